@@ -1,0 +1,42 @@
+# One task runner. Every target creates .venv on a fresh clone and installs what it needs.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+export HF_HUB_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: install demo test lint bench clean
+
+install: $(STAMP)
+
+# torch is pinned to the CPU build that lies on this machine, and installed BEFORE
+# sentence-transformers so no resolver pulls a multi-GB CUDA build.
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet torch==2.13.0
+	$(PIP) install --quiet -e '.[local,dev]'
+	rm -f $(VENV)/.installed-*
+	touch $(STAMP)
+
+demo: install
+	rm -f docs.embed.db docs.embed.db-wal docs.embed.db-shm
+	$(VENV)/bin/semsearch index docs --index docs.embed.db
+	$(VENV)/bin/semsearch search "how do I keep private notes out of results?" --index docs.embed.db --limit 3
+	$(VENV)/bin/semsearch search "which scores does hybrid search return" --index docs.embed.db --limit 3
+
+test: install
+	$(PY) -m pytest -q
+
+lint: install
+	$(VENV)/bin/ruff check semsearch tests benchmarks
+	$(VENV)/bin/ruff format --check semsearch tests benchmarks
+	$(VENV)/bin/mypy semsearch
+
+bench: install
+	$(PY) benchmarks/indexing.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.embed.db*

@@ -1,0 +1,57 @@
+"""semsearch: semantic, keyword and hybrid search over your own data.
+
+import semsearch
+db = semsearch.connect("notes.embed.db")
+notes = db.collection("notes")
+notes.upsert([{"id": "a.md", "text": "How to link notes with [[wikilinks]]"}])
+for hit in notes.search("connect two notes"):
+    print(hit.id, hit.score)
+"""
+
+from semsearch.collection import Collection, CollectionStats
+from semsearch.database import Database, connect
+from semsearch.errors import (
+    BackendUnavailable,
+    DimensionMismatch,
+    EmbedderUnavailable,
+    IndexNotFound,
+    InvalidFilter,
+    InvalidQuery,
+    InvalidRecord,
+    ModelMismatch,
+    NotAnIndex,
+    SemsearchError,
+    StoreCorrupted,
+)
+from semsearch.results import Chunk, Hit, LegScore, Record, SearchResult, UpsertReport
+from semsearch.schema import Field, Schema, SchemaConflict
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BackendUnavailable",
+    "Chunk",
+    "Collection",
+    "CollectionStats",
+    "Database",
+    "DimensionMismatch",
+    "EmbedderUnavailable",
+    "Field",
+    "Hit",
+    "IndexNotFound",
+    "InvalidFilter",
+    "InvalidQuery",
+    "InvalidRecord",
+    "LegScore",
+    "ModelMismatch",
+    "NotAnIndex",
+    "Record",
+    "Schema",
+    "SchemaConflict",
+    "SearchResult",
+    "SemsearchError",
+    "StoreCorrupted",
+    "UpsertReport",
+    "__version__",
+    "connect",
+]

@@ -1,0 +1,1 @@
+"""The semsearch command line (typer)."""

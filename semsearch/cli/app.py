@@ -1,0 +1,23 @@
+"""The `semsearch` command: one typer app; each command group lives in its own module."""
+
+from __future__ import annotations
+
+import typer
+
+from semsearch.cli import index_cmd, search_cmd, stats_cmd
+
+app = typer.Typer(
+    name="semsearch",
+    help="Semantic, keyword and hybrid search over your own notes and data.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.command("index")(index_cmd.index)
+app.command("search")(search_cmd.search)
+app.command("stats")(stats_cmd.stats)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

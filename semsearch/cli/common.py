@@ -1,0 +1,102 @@
+"""Shared CLI plumbing: options, the error mapping (once), and opening an index."""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable
+from typing import Annotated, Any, ParamSpec, TypeVar
+
+import typer
+from rich.console import Console
+
+from semsearch import settings
+from semsearch.errors import (
+    BackendUnavailable,
+    IndexNotFound,
+    InvalidFilter,
+    InvalidQuery,
+    InvalidRecord,
+    ModelMismatch,
+    SemsearchError,
+)
+
+__all__ = ["CollectionOpt", "IndexOpt", "cli_errors", "err_console", "open_collection", "out"]
+
+out = Console(highlight=False, soft_wrap=True)
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+IndexOpt = Annotated[
+    str,
+    typer.Option(
+        "--index",
+        "-i",
+        envvar=settings.ENV_INDEX,
+        help="Index file (*.embed.db).",
+        show_envvar=True,
+    ),
+]
+CollectionOpt = Annotated[
+    str,
+    typer.Option(
+        "--collection",
+        "-c",
+        envvar=settings.ENV_COLLECTION,
+        help="Collection name.",
+        show_envvar=True,
+    ),
+]
+
+#: Exit codes per error class; anything else from semsearch exits 1.
+EXIT_CODES: dict[type[SemsearchError], int] = {
+    IndexNotFound: 3,
+    InvalidQuery: 4,
+    InvalidFilter: 4,
+    InvalidRecord: 4,
+    ModelMismatch: 5,
+    BackendUnavailable: 6,
+}
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def exit_code(exc: SemsearchError) -> int:
+    """The process exit code for a semsearch error."""
+    for cls in type(exc).__mro__:
+        if cls in EXIT_CODES:
+            return EXIT_CODES[cls]
+    return 1
+
+
+def cli_errors(func: Callable[P, R]) -> Callable[P, R]:
+    """Print a SemsearchError's message and hint on stderr and exit non-zero, no traceback."""
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return func(*args, **kwargs)
+        except SemsearchError as exc:
+            err_console.print(f"[bold red]error:[/] {exc.message}")
+            if exc.hint:
+                err_console.print(f"[bold]hint:[/] {exc.hint}")
+            raise typer.Exit(exit_code(exc)) from None
+
+    return wrapper
+
+
+def require_index(index: str) -> None:
+    """Raise IndexNotFound (before any model load) when the index file does not exist."""
+    if index != ":memory:" and not os.path.exists(index):
+        raise IndexNotFound(f"no index at {index}", hint="run `semsearch index <folder>` first")
+
+
+def open_collection(index: str, collection: str, **kwargs: Any) -> Any:
+    """Open an existing collection of an existing index; the model is not loaded."""
+    import semsearch
+
+    require_index(index)
+    db = semsearch.connect(index)
+    return db.collection(
+        collection, create=False, embedder=os.environ.get(settings.ENV_MODEL), **kwargs
+    )

@@ -1,0 +1,56 @@
+"""`semsearch index PATH`: index a markdown folder, incrementally."""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated
+
+import typer
+
+from semsearch import settings
+from semsearch.cli.common import CollectionOpt, IndexOpt, cli_errors, err_console, out
+
+
+@cli_errors
+def index(
+    path: Annotated[str, typer.Argument(help="Folder of markdown notes.")],
+    index: IndexOpt = settings.DEFAULT_INDEX,
+    collection: CollectionOpt = settings.DEFAULT_COLLECTION,
+    include: Annotated[
+        list[str] | None, typer.Option("--include", help="Glob of files to index (repeatable).")
+    ] = None,
+    exclude: Annotated[
+        list[str] | None, typer.Option("--exclude", help="Glob of files to skip (repeatable).")
+    ] = None,
+) -> None:
+    """Index (or re-index) a folder of markdown notes. Unchanged notes are not re-embedded."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    import semsearch
+    from semsearch.sources.vault import DEFAULT_INCLUDE, VAULT_SCHEMA, index_folder
+
+    db = semsearch.connect(index)
+    coll = db.collection(
+        collection, schema=VAULT_SCHEMA, embedder=os.environ.get(settings.ENV_MODEL)
+    )
+    columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=err_console, transient=True) as bar:
+        task = bar.add_task("indexing files", total=None)
+        report = index_folder(
+            coll,
+            path,
+            include=tuple(include or DEFAULT_INCLUDE),
+            exclude=tuple(exclude or ()),
+            progress=lambda done, total: bar.update(task, completed=done, total=total),
+        )
+    for rel, reason in report.skipped:
+        err_console.print(f"[yellow]skipped[/] {rel}: {reason}")
+    for message in dict.fromkeys(report.errors):
+        err_console.print(f"[yellow]warning:[/] {message}")
+    out.print(
+        f"files: {report.new} new, {report.changed} changed, {report.unchanged} unchanged, "
+        f"{report.removed} removed, {len(report.skipped)} skipped; "
+        f"chunks embedded: {report.chunks_embedded} (reused {report.chunks_reused}, "
+        f"pending {report.chunks_pending}); time: {report.seconds:.1f} s"
+    )
+    db.close()

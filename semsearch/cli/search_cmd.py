@@ -1,0 +1,71 @@
+"""`semsearch search QUERY`: ranked search, printed as text or one JSON document."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+from semsearch import settings
+from semsearch.cli.common import CollectionOpt, IndexOpt, cli_errors, open_collection, out
+from semsearch.results import SearchResult
+
+
+@cli_errors
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for.")],
+    index: IndexOpt = settings.DEFAULT_INDEX,
+    collection: CollectionOpt = settings.DEFAULT_COLLECTION,
+    mode: Annotated[
+        str, typer.Option("--mode", "-m", help="semantic | keyword | hybrid.")
+    ] = "semantic",
+    limit: Annotated[int, typer.Option("--limit", "-n", help="At most this many hits.")] = 10,
+    min_score: Annotated[
+        float, typer.Option("--min-score", help="Semantic: minimum cosine similarity [-1, 1].")
+    ] = 0.3,
+    folder: Annotated[
+        str | None, typer.Option("--folder", help="Only paths under this prefix.")
+    ] = None,
+    exclude: Annotated[
+        list[str] | None, typer.Option("--exclude", help="Hide paths matching this glob.")
+    ] = None,
+    hyde: Annotated[
+        str | None, typer.Option("--hyde", help="HyDE: embed this hypothetical answer instead.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+) -> None:
+    """Search an index by meaning (semantic), by words (keyword) or both (hybrid)."""
+    coll = open_collection(index, collection)
+    result = coll.search(
+        query,
+        mode=mode,
+        limit=limit,
+        min_score=min_score,
+        folder=folder,
+        exclude=tuple(exclude or ()),
+        hypothetical_answer=hyde,
+    )
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
+    else:
+        render(result)
+    coll.store.close()
+
+
+def render(result: SearchResult) -> None:
+    """Print hits for a person: rank, score, id, heading path and a one-line snippet."""
+    note = " (HyDE)" if result.hyde else ""
+    out.print(f"[bold]{len(result)} hits[/] for {result.query!r} ({result.mode}{note})")
+    if result.degraded:
+        out.print(f"[yellow]degraded:[/] {result.degraded_reason}")
+    for rank, hit in enumerate(result, 1):
+        where = ""
+        if hit.chunk is not None:
+            heading = " > ".join(hit.chunk.heading_path)
+            lines = f":{hit.chunk.line_start}" if hit.chunk.line_start else ""
+            where = f"{lines}  [dim]{heading}[/]" if heading else lines
+        out.print(f"{rank:>2}. [cyan]{hit.score:.3f}[/]  [bold]{hit.id}[/]{where}")
+        if hit.chunk is not None:
+            snippet = " ".join(hit.chunk.text.split())
+            out.print(f"    {snippet[:160]}{'…' if len(snippet) > 160 else ''}", markup=False)

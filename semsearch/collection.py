@@ -1,0 +1,380 @@
+"""Collection: a named set of records with one schema and one embedder, and its verbs."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, cast
+
+from semsearch.chunking import chunk_markdown, chunk_text, embedding_text
+from semsearch.embedders.base import Embedder
+from semsearch.errors import EmbedderUnavailable, InvalidQuery, InvalidRecord
+from semsearch.filters import parse_filter
+from semsearch.results import Chunk, Record, SearchResult, UpsertReport
+from semsearch.schema import Schema
+from semsearch.search import PathScope, SearchRequest, run_search, validate_request
+from semsearch.stores.base import ChunkWrite, CollectionInfo, PendingChunk, RecordWrite, Store
+
+__all__ = ["Collection", "CollectionStats"]
+
+log = logging.getLogger(__name__)
+
+#: Records written per transaction, and texts per embedding call (progress granularity).
+WRITE_BATCH = 256
+EMBED_GROUP = 256
+
+Progress = Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class CollectionStats:
+    """A collection's counts: records, chunks by embedding status, model and last write."""
+
+    name: str
+    model_id: str
+    dim: int | None
+    records: int
+    chunks: int
+    embedded: int
+    pending: int
+    failed: int
+    last_updated: str | None
+    fields: dict[str, str]
+
+
+class Collection:
+    """A named set of records with one schema and one embedder.
+
+    Obtained from :meth:`semsearch.Database.collection`; not constructed directly.
+    """
+
+    def __init__(self, store: Store, info: CollectionInfo, schema: Schema, embedder: Embedder):
+        self.store = store
+        self.info = info
+        self.schema = schema
+        self.embedder = embedder
+
+    @property
+    def name(self) -> str:
+        """The collection's name."""
+        return self.info.name
+
+    @property
+    def model_id(self) -> str:
+        """The embedder model id stored with the collection."""
+        return self.info.model_id
+
+    def __repr__(self) -> str:
+        return f"Collection({self.name!r}, model={self.model_id!r})"
+
+    # -- writes -------------------------------------------------------------------------------
+
+    def upsert(
+        self, records: Iterable[Mapping[str, Any]], *, progress: Progress | None = None
+    ) -> UpsertReport:
+        """Insert or update records by id, then embed their new chunks.
+
+        Each record is a JSON object with an ``id`` (str or int); ``text`` (if present) is the
+        document text, the rest are its fields. The whole input is validated before anything is
+        written. Unchanged records are skipped; unchanged chunks (same content hash, same model)
+        are never re-embedded. If the embedder fails, the records stay stored, keyword-searchable
+        and counted as pending; :meth:`reindex` embeds them later.
+
+        Args:
+            records: JSON objects.
+            progress: called with the number of chunks embedded after each embedding group.
+        Returns:
+            UpsertReport with record counts (added/updated/unchanged) and chunk counts.
+        Raises:
+            InvalidRecord: a record has no id, a duplicate id, a non-JSON value or a field of the
+                wrong type; nothing from the call is written.
+        """
+        prepared = [self._prepare(r) for r in records]
+        _check_unique(prepared)
+        report = UpsertReport()
+        embed_ok = True
+        for start in range(0, len(prepared), WRITE_BATCH):
+            batch = prepared[start : start + WRITE_BATCH]
+            known = self.store.record_hashes(self.name, [r[0] for r in batch])
+            changed = [r for r in batch if known.get(r[0]) != r[4]]
+            report.unchanged += len(batch) - len(changed)
+            writes = [self._with_chunks(*r) for r in changed]
+            result = self.store.write_records(self.name, writes)
+            report.added += result.added
+            report.updated += result.updated
+            report.unchanged += result.unchanged
+            report.chunks_reused += result.reused
+            if embed_ok:
+                embed_ok = self._embed(result.pending, report, progress)
+            else:
+                report.chunks_pending += len(result.pending)
+        return report
+
+    def _prepare(
+        self, record: Mapping[str, Any]
+    ) -> tuple[str, dict[str, Any], dict[str, Any], str, str]:
+        if not isinstance(record, Mapping):
+            raise InvalidRecord(
+                f"a record must be a JSON object, got {type(record).__name__}",
+                hint='{"id": "a", "text": "..."}',
+            )
+        raw_id = record.get("id")
+        if (
+            isinstance(raw_id, bool)
+            or not isinstance(raw_id, str | int)
+            or str(raw_id).strip() == ""
+        ):
+            raise InvalidRecord(
+                f"record without a usable id: id={raw_id!r}",
+                hint="give every record a non-empty string id",
+            )
+        record_id = str(raw_id)
+        fields = {k: v for k, v in record.items() if k not in ("id", "text")}
+        attrs = self.schema.declared_values(record_id, record)
+        text = self.schema.render_text(record_id, record)
+        try:
+            digest = json.dumps([fields, text], sort_keys=True, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise InvalidRecord(
+                f"record {record_id!r} holds a value that is not JSON: {exc}",
+                hint="use strings, numbers, booleans, lists and objects",
+            ) from exc
+        content_hash = hashlib.sha256(digest.encode()).hexdigest()
+        return record_id, fields, attrs, text, content_hash
+
+    def _with_chunks(
+        self,
+        record_id: str,
+        fields: dict[str, Any],
+        attrs: dict[str, Any],
+        text: str,
+        content_hash: str,
+    ) -> RecordWrite:
+        chunks = self.chunk(text, fields)
+        writes = []
+        for c in chunks:
+            embed = embedding_text(c.text, c.heading_path)
+            writes.append(ChunkWrite(c, embed, hashlib.sha256(embed.encode()).hexdigest()))
+        return RecordWrite(record_id, fields, attrs, text, content_hash, writes)
+
+    def chunk(self, text: str, fields: Mapping[str, Any] | None = None) -> list[Chunk]:
+        """Split ``text`` into chunks sized to the embedder's token window (schema's chunker).
+
+        For markdown, ``fields["body_line"]`` (1-based line where the body starts in its file)
+        makes the chunks' line numbers file lines.
+        """
+        window = self.embedder.max_tokens
+        if self.schema.chunker == "markdown":
+            offset = int((fields or {}).get("body_line", 1)) - 1
+            spans = chunk_markdown(text, self.embedder, window, line_offset=offset)
+        else:
+            spans = chunk_text(text, self.embedder, window)
+        return [
+            Chunk(
+                s.text,
+                s.ordinal,
+                s.char_start,
+                s.char_end,
+                s.heading_path,
+                s.line_start,
+                s.line_end,
+            )
+            for s in spans
+        ]
+
+    def _embed(
+        self, pending: list[PendingChunk], report: UpsertReport, progress: Progress | None
+    ) -> bool:
+        """Embed and store vectors; on embedder failure leave the rest pending and return False."""
+        for start in range(0, len(pending), EMBED_GROUP):
+            group = pending[start : start + EMBED_GROUP]
+            try:
+                vectors = self.embedder.embed_documents([p.embed_text for p in group])
+            except EmbedderUnavailable as exc:
+                self.store.mark_failed(
+                    self.name, [p.chunk_id for p in pending[start:]], exc.message
+                )
+                report.chunks_pending += len(pending) - start
+                report.errors.append(f"embedding failed, chunks left pending: {exc.message}")
+                log.warning(
+                    "embedding failed; %d chunks left pending: %s", len(pending) - start, exc
+                )
+                return False
+            self.store.set_vectors(self.name, [p.chunk_id for p in group], vectors)
+            report.chunks_embedded += len(group)
+            if progress is not None:
+                progress(len(group))
+        return True
+
+    def reindex(self, *, progress: Progress | None = None) -> UpsertReport:
+        """Embed every chunk that is pending or failed (e.g. after an embedder outage).
+
+        Returns:
+            UpsertReport whose ``chunks_embedded`` counts the newly embedded chunks.
+        Raises:
+            EmbedderUnavailable: the embedder still fails (the chunks stay pending).
+        """
+        report = UpsertReport()
+        while pending := self.store.pending_chunks(self.name, EMBED_GROUP):
+            if not self._embed(pending, report, progress):
+                raise EmbedderUnavailable(
+                    report.errors[-1], hint="fix the embedder, then run reindex again"
+                )
+        return report
+
+    def delete(self, ids: str | Sequence[str]) -> int:
+        """Delete records (with their chunks, vectors and keyword rows). Returns how many existed."""
+        return self.store.delete_records(self.name, _as_ids(ids))
+
+    # -- reads --------------------------------------------------------------------------------
+
+    def get(self, ids: str | Sequence[str]) -> list[Record]:
+        """The records that exist among ``ids``, in the order asked."""
+        return self.store.get_records(self.name, _as_ids(ids))
+
+    def ids(self) -> list[str]:
+        """Every record id, sorted."""
+        return self.store.list_ids(self.name)
+
+    def count(self) -> int:
+        """Number of records."""
+        return self.store.count(self.name)
+
+    def find(
+        self,
+        where: Mapping[str, Any] | None = None,
+        *,
+        limit: int = 100,
+        offset: int = 0,
+        order_by: str | Sequence[str] | None = None,
+    ) -> list[Record]:
+        """Records matching ``where``, without ranking.
+
+        Args:
+            where: a filter (see :mod:`semsearch.filters`), or None for all records.
+            limit: at most this many records, in [1, 10000].
+            offset: skip this many first.
+            order_by: declared field names, ``-name`` for descending; ties (and the default)
+                order by id.
+        Raises:
+            InvalidFilter: bad filter or unknown order_by field. InvalidQuery: bad limit/offset.
+        """
+        if not 1 <= limit <= 10_000 or offset < 0:
+            raise InvalidQuery(
+                f"limit must be in [1, 10000] and offset >= 0, got {limit}, {offset}",
+                hint="e.g. limit=100",
+            )
+        ast = parse_filter(where, self.schema)
+        return self.store.find(self.name, ast, limit, offset, _order(order_by, self.schema))
+
+    def search(
+        self,
+        query: str,
+        *,
+        mode: str = "semantic",
+        limit: int = 10,
+        min_score: float | None = 0.3,
+        where: Mapping[str, Any] | None = None,
+        folder: str | None = None,
+        exclude: Sequence[str] = (),
+        hypothetical_answer: str | None = None,
+        fallback: Literal["keyword"] | None = None,
+    ) -> SearchResult:
+        """Search the collection; each record appears once, with its best chunk.
+
+        Args:
+            query: the user's text. Empty with a ``where`` filter runs :meth:`find` instead
+                (``mode == "structured"``).
+            mode: ``"semantic"`` (cosine similarity in [-1, 1]), ``"keyword"`` (BM25, >= 0,
+                higher is better) or ``"hybrid"`` (reciprocal rank fusion of both, k=60; the
+                fused score is comparable only within one query; each hit carries both legs'
+                scores and ranks in ``components``).
+            limit: at most this many hits, in [1, 1000].
+            min_score: semantic mode only: drop hits whose cosine similarity is below it
+                (default 0.3; None keeps all).
+            where: filter on declared fields, applied before ranking.
+            folder: only ids (paths) under this prefix.
+            exclude: fnmatch globs on ids hidden from every result; the search refills so up to
+                ``limit`` hits come back when enough other matches exist.
+            hypothetical_answer: HyDE: embed this text instead of the query (the query is still
+                echoed and used by the keyword leg); sets ``SearchResult.hyde``.
+            fallback: ``"keyword"`` to return keyword results (marked degraded) when the
+                embedder fails in semantic mode, instead of raising.
+        Raises:
+            InvalidQuery: unknown mode, bad limit or min_score, or an empty query with no filter.
+            InvalidFilter: bad ``where``.
+            EmbedderUnavailable: semantic mode and the embedder fails (unless ``fallback``).
+        """
+        validate_request(query, mode, limit, min_score)
+        ast = parse_filter(where, self.schema)
+        scope = PathScope(folder, tuple(exclude))
+        if not query.strip():
+            if ast is None and not folder:
+                raise InvalidQuery(
+                    "the query is empty",
+                    hint="give a query, or a `where` filter to list matching records",
+                )
+            return self._structured(query, ast_where=where, scope=scope, limit=limit)
+        checked_mode = cast(Literal["semantic", "keyword", "hybrid"], mode)
+        request = SearchRequest(
+            query, checked_mode, limit, min_score, scope, ast, hypothetical_answer, fallback
+        )
+        return run_search(self, request)
+
+    def _structured(
+        self, query: str, *, ast_where: Mapping[str, Any] | None, scope: PathScope, limit: int
+    ) -> SearchResult:
+        from semsearch.results import Hit
+
+        hits: list[Hit] = []
+        offset = 0
+        while len(hits) < limit:
+            page = self.find(ast_where, limit=500, offset=offset)
+            hits += [Hit(r.id, 0.0, None, r.fields) for r in page if scope.allows(r.id)]
+            if len(page) < 500:
+                break
+            offset += 500
+        return SearchResult(query, hits[:limit], "structured", total_candidates=len(hits))
+
+    def stats(self) -> CollectionStats:
+        """Counts by embedding status, model, dimension, last write time and declared fields."""
+        s = self.store.stats(self.name)
+        info = self.store.get_collection(self.name) or self.info
+        return CollectionStats(
+            self.name, info.model_id, info.dim, s.records, s.chunks, s.embedded, s.pending,
+            s.failed, s.last_updated, {f.name: f.type for f in self.schema.fields},
+        )  # fmt: skip
+
+
+def _as_ids(ids: str | Sequence[str]) -> list[str]:
+    return [ids] if isinstance(ids, str) else [str(i) for i in ids]
+
+
+def _check_unique(prepared: list[tuple[str, Any, Any, Any, Any]]) -> None:
+    seen: set[str] = set()
+    for record_id, *_ in prepared:
+        if record_id in seen:
+            raise InvalidRecord(
+                f"record id {record_id!r} appears twice in one upsert",
+                hint="ids must be unique; nothing was written",
+            )
+        seen.add(record_id)
+
+
+def _order(order_by: str | Sequence[str] | None, schema: Schema) -> list[tuple[str, bool]]:
+    from semsearch.errors import InvalidFilter
+
+    names = [order_by] if isinstance(order_by, str) else list(order_by or [])
+    out = []
+    for name in names:
+        field = name.removeprefix("-")
+        if schema.field(field) is None:
+            valid = ", ".join(f.name for f in schema.fields) or "none declared"
+            raise InvalidFilter(
+                f"cannot order by unknown field {field!r}", hint=f"declared fields: {valid}"
+            )
+        out.append((field, name.startswith("-")))
+    return out

@@ -1,0 +1,167 @@
+"""connect(): a location string picks the backend; Database holds the collection registry."""
+
+from __future__ import annotations
+
+import os
+import re
+from types import TracebackType
+
+from semsearch.collection import Collection
+from semsearch.embedders.base import Embedder, resolve_embedder
+from semsearch.errors import BackendUnavailable, DimensionMismatch, IndexNotFound, ModelMismatch
+from semsearch.schema import Schema
+from semsearch.stores.base import CollectionInfo, Store
+
+__all__ = ["Database", "connect"]
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+_SCHEMES = (
+    "a path ending in .embed.db, ':memory:'; coming: postgresql://..., milvus-lite:///path.db, "
+    "http(s)://host:19530"
+)
+
+
+def connect(location: str | os.PathLike[str]) -> Database:
+    """Open a store by location.
+
+    Args:
+        location: a path ending in ``.embed.db`` (SQLite file, created on first write) or
+            ``":memory:"``.
+    Returns:
+        A Database. Nothing is loaded or created until it is used.
+    Raises:
+        BackendUnavailable: any other location (the message lists the supported schemes).
+        NotAnIndex: the path exists but is not a semsearch index (the file is left unchanged).
+    """
+    loc = os.fspath(location)
+    if loc == ":memory:" or loc.endswith(".embed.db"):
+        from semsearch.stores.sqlite import SQLiteStore
+
+        return Database(SQLiteStore(loc))
+    raise BackendUnavailable(
+        f"unsupported location {_redact(loc)!r}", hint=f"supported locations: {_SCHEMES}"
+    )
+
+
+def _redact(location: str) -> str:
+    return re.sub(r"//([^:/@]+):[^@]*@", r"//\1:***@", location)
+
+
+class Database:
+    """One store and its collections. Use as a context manager to close it."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    @property
+    def location(self) -> str:
+        """Where the store lives (a file path, ``:memory:``, or a URL without password)."""
+        return _redact(self.store.location)
+
+    def exists(self) -> bool:
+        """True when the index exists (for SQLite: the file exists)."""
+        return self.store.exists()
+
+    def collections(self) -> list[str]:
+        """Names of the collections in the store, sorted."""
+        return [c.name for c in self.store.list_collections()]
+
+    def collection(
+        self,
+        name: str,
+        *,
+        schema: Schema | None = None,
+        embedder: str | Embedder | None = None,
+        create: bool = True,
+    ) -> Collection:
+        """Open (or create) a collection.
+
+        Args:
+            name: 1-64 chars of letters, digits, ``_ . -``, starting with a letter or digit.
+            schema: declared fields and text template. For an existing collection it may add new
+                fields; anything else that differs raises SchemaConflict.
+            embedder: an Embedder or a spec string (``local:<path-or-name>``, ``fake:<dim>``).
+                None means the stored model for an existing collection, else the default
+                (``SEMSEARCH_MODEL`` or all-MiniLM-L6-v2). Nothing is loaded yet.
+            create: create the collection if it does not exist.
+        Raises:
+            IndexNotFound: the collection does not exist and ``create`` is False.
+            ModelMismatch: ``embedder`` differs from the model the collection was built with.
+            DimensionMismatch: the embedder's dimension differs from the stored one.
+        """
+        if not isinstance(name, str) or not _NAME.fullmatch(name):
+            from semsearch.errors import InvalidQuery
+
+            raise InvalidQuery(
+                f"invalid collection name {name!r}", hint="e.g. 'notes' or 'spells-2024'"
+            )
+        info = self.store.get_collection(name)
+        if info is None:
+            return self._create(name, schema, embedder, create)
+        stored = Schema.from_json(info.schema_json)
+        merged = stored.merge(schema) if schema is not None else stored
+        if merged != stored:
+            info = CollectionInfo(
+                info.name, merged.to_json(), info.model_id, info.dim, info.options
+            )
+            self.store.update_collection(info)
+        return Collection(self.store, info, merged, self._embedder_for(info, embedder))
+
+    def _create(
+        self, name: str, schema: Schema | None, embedder: str | Embedder | None, create: bool
+    ) -> Collection:
+        if not create:
+            existing = self.collections()
+            where = f"in {self.location}" if self.exists() else f"at {self.location}"
+            raise IndexNotFound(
+                f"no collection {name!r} {where}",
+                hint=f"existing collections: {', '.join(existing)}"
+                if existing
+                else "run `semsearch index <folder>` first",
+            )
+        emb = resolve_embedder(embedder)
+        schema = schema or Schema()
+        info = CollectionInfo(name, schema.to_json(), emb.model_id, None)
+        self.store.create_collection(info)
+        return Collection(self.store, info, schema, emb)
+
+    @staticmethod
+    def _embedder_for(info: CollectionInfo, embedder: str | Embedder | None) -> Embedder:
+        if embedder is None:
+            return resolve_embedder(info.model_id)
+        emb = resolve_embedder(embedder)
+        if emb.model_id != info.model_id:
+            raise ModelMismatch(
+                f"collection {info.name!r} was built with model {info.model_id}; "
+                f"asked to use {emb.model_id}",
+                hint="use the original model, or re-embed into a new collection "
+                "(nothing was re-embedded or dropped)",
+            )
+        if info.dim is not None and emb.dim != info.dim:
+            raise DimensionMismatch(
+                f"collection {info.name!r} holds {info.dim}-d vectors; the embedder gives {emb.dim}-d",
+                hint="use the model the collection was built with",
+            )
+        return emb
+
+    def drop_collection(self, name: str) -> bool:
+        """Delete a collection and all its records. Returns False if it did not exist."""
+        return self.store.drop_collection(name)
+
+    def close(self) -> None:
+        """Close the store."""
+        self.store.close()
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Database({self.location!r})"

@@ -1,0 +1,1 @@
+"""Embedding models behind one protocol: local sentence-transformers, API providers, a test fake."""

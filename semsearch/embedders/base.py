@@ -1,0 +1,192 @@
+"""The Embedder protocol, a base class that does the shared work, and the registry of providers.
+
+Implementers subclass :class:`BaseEmbedder` and write ``_embed_batch(texts, kind)`` plus
+``_load()``; batching, shape checks, NaN/Inf/zero rejection and unit-normalisation live here once.
+Providers register a spec prefix (``local``, ``fake``, ...) with :func:`register_provider`.
+"""
+
+from __future__ import annotations
+
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from typing import Literal, Protocol, runtime_checkable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from semsearch.errors import DimensionMismatch, EmbedderUnavailable
+
+__all__ = [
+    "BaseEmbedder",
+    "EmbedKind",
+    "Embedder",
+    "register_provider",
+    "resolve_embedder",
+]
+
+log = logging.getLogger(__name__)
+
+EmbedKind = Literal["query", "document"]
+Vectors = NDArray[np.float32]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """What semsearch needs from an embedding model.
+
+    Attributes:
+        model_id: stable id stored with a collection, e.g. ``"sentence-transformers/all-MiniLM-L6-v2"``.
+        dim: output dimension (e.g. 384).
+        max_tokens: usable token window per text, special tokens excluded (e.g. 254).
+    """
+
+    model_id: str
+
+    @property
+    def dim(self) -> int: ...
+
+    @property
+    def max_tokens(self) -> int: ...
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        """float32[n, dim], unit-normalised rows; raises EmbedderUnavailable on bad output."""
+        ...
+
+    def embed_query(self, text: str) -> NDArray[np.float32]:
+        """float32[dim], unit-normalised; raises EmbedderUnavailable on bad output."""
+        ...
+
+    def token_spans(self, text: str) -> list[tuple[int, int]]:
+        """Char offsets of each token of ``text`` under the model's tokenizer, specials excluded."""
+        ...
+
+
+class BaseEmbedder(ABC):
+    """Shared batching and validation. Subclasses write ``_embed_batch`` and the three properties.
+
+    Args:
+        batch_size: texts per call to ``_embed_batch`` (default 32).
+    """
+
+    model_id: str = ""
+
+    def __init__(self, batch_size: int = 32) -> None:
+        self.batch_size = batch_size
+
+    @property
+    @abstractmethod
+    def dim(self) -> int: ...
+
+    @property
+    @abstractmethod
+    def max_tokens(self) -> int: ...
+
+    @abstractmethod
+    def _embed_batch(self, texts: list[str], kind: EmbedKind) -> NDArray[np.floating]:
+        """Raw vectors for ``texts``: any float dtype, shape [len(texts), dim]."""
+
+    @abstractmethod
+    def token_spans(self, text: str) -> list[tuple[int, int]]: ...
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        """Embed documents in batches of ``batch_size``.
+
+        Returns:
+            float32[len(texts), dim], every row unit-normalised (L2 norm 1).
+        Raises:
+            EmbedderUnavailable: the model returned NaN, Inf, a zero vector or a wrong shape.
+        """
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for start in range(0, len(texts), self.batch_size):
+            batch = list(texts[start : start + self.batch_size])
+            out[start : start + len(batch)] = self._checked(batch, "document")
+        return out
+
+    def embed_query(self, text: str) -> NDArray[np.float32]:
+        """Embed one query: float32[dim], unit-normalised. Raises EmbedderUnavailable on bad output."""
+        vector: NDArray[np.float32] = self._checked([text], "query")[0]
+        return vector
+
+    def _checked(self, texts: list[str], kind: EmbedKind) -> Vectors:
+        raw = np.asarray(self._embed_batch(texts, kind))
+        return validate_vectors(raw, len(texts), self.dim, self.model_id)
+
+
+def validate_vectors(raw: NDArray[np.floating], n: int, dim: int, model_id: str) -> Vectors:
+    """Check a model's output and return it unit-normalised as float32[n, dim].
+
+    Raises:
+        DimensionMismatch: the model returned another dimension than ``dim``.
+        EmbedderUnavailable: wrong row count, or any row with NaN, Inf or zero norm.
+    """
+    if raw.ndim != 2 or raw.shape[0] != n:
+        raise EmbedderUnavailable(
+            f"model {model_id} returned shape {raw.shape} for {n} texts",
+            hint="check the model; expected one vector per text",
+        )
+    if raw.shape[1] != dim:
+        raise DimensionMismatch(
+            f"model {model_id} returned {raw.shape[1]}-d vectors, expected {dim}-d",
+            hint="the collection was built with another dimension; use the same model",
+        )
+    vectors = raw.astype(np.float32, copy=True)
+    if not np.isfinite(vectors).all():
+        raise EmbedderUnavailable(
+            f"model {model_id} returned NaN or Inf values; nothing was stored",
+            hint="check the model files; a corrupted model gives non-finite output",
+        )
+    norms = np.linalg.norm(vectors, axis=1)
+    if (norms < 1e-12).any():
+        raise EmbedderUnavailable(
+            f"model {model_id} returned a zero vector; nothing was stored",
+            hint="a zero vector has no direction, so cosine similarity is undefined",
+        )
+    vectors /= norms[:, None]
+    return vectors
+
+
+ProviderFactory = Callable[[str], Embedder]
+_PROVIDERS: dict[str, ProviderFactory] = {}
+
+
+def register_provider(prefix: str, factory: ProviderFactory) -> None:
+    """Register ``factory(name)`` for spec strings ``"<prefix>:<name>"``."""
+    _PROVIDERS[prefix] = factory
+
+
+def resolve_embedder(spec: str | Embedder | None) -> Embedder:
+    """Turn a spec string into an Embedder (nothing is loaded until the first text is embedded).
+
+    Args:
+        spec: an Embedder (returned as is); ``None`` for the default (``SEMSEARCH_MODEL`` or the
+            packaged all-MiniLM-L6-v2); ``"local:<path-or-name>"``, ``"fake:<dim>"``; a bare
+            path or model name means ``local:``.
+    Raises:
+        EmbedderUnavailable: unknown provider prefix.
+    """
+    if spec is not None and not isinstance(spec, str):
+        return spec
+    _ensure_builtin_providers()
+    if spec is None:
+        from semsearch.embedders.local import default_model_spec
+
+        spec = default_model_spec()
+    prefix, sep, name = spec.partition(":")
+    if sep and prefix in _PROVIDERS:
+        return _PROVIDERS[prefix](name)
+    if sep and len(prefix) > 1 and "/" not in prefix and "\\" not in prefix:
+        raise EmbedderUnavailable(
+            f"unknown embedding provider {prefix!r} in {spec!r}",
+            hint=f"use one of: {', '.join(sorted(_PROVIDERS))} (e.g. 'local:all-MiniLM-L6-v2')",
+        )
+    return _PROVIDERS["local"](spec)
+
+
+def _ensure_builtin_providers() -> None:
+    if "local" in _PROVIDERS:
+        return
+    from semsearch.embedders import fake, local
+
+    register_provider("local", local.LocalEmbedder.from_spec)
+    register_provider("fake", fake.FakeEmbedder.from_spec)

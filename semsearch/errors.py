@@ -1,0 +1,90 @@
+"""Errors raised by semsearch.
+
+Every error carries a ``message`` (what went wrong) and a ``hint`` (how to fix it). The CLI,
+HTTP and MCP faces print both and map the class to an exit or status code in one place.
+
+    SemsearchError
+    ├── IndexNotFound          the index file or collection does not exist
+    ├── NotAnIndex             an existing file is not a semsearch index (left untouched)
+    ├── ModelMismatch          the embedder differs from the one the collection was built with
+    ├── DimensionMismatch      a vector has another dimension than the collection's
+    ├── InvalidFilter          a ``where`` filter names an unknown field or operator
+    ├── InvalidQuery           a query (or its arguments) cannot be run as given
+    ├── InvalidRecord          a record is malformed (no id, wrong field type, ...)
+    ├── EmbedderUnavailable    the embedding model cannot be loaded or fails
+    ├── BackendUnavailable     the storage backend cannot be reached or is unsupported
+    └── StoreCorrupted         the store's contents are inconsistent or unreadable
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BackendUnavailable",
+    "DimensionMismatch",
+    "EmbedderUnavailable",
+    "IndexNotFound",
+    "InvalidFilter",
+    "InvalidQuery",
+    "InvalidRecord",
+    "ModelMismatch",
+    "NotAnIndex",
+    "SemsearchError",
+    "StoreCorrupted",
+]
+
+
+class SemsearchError(Exception):
+    """Base of every semsearch error.
+
+    Args:
+        message: what went wrong, one sentence, no absolute paths when it can reach a client.
+        hint: how to fix it (a command to run, a value to change), or None.
+    """
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message if not self.hint else f"{self.message}\nhint: {self.hint}"
+
+
+class IndexNotFound(SemsearchError):
+    """Raised when the index file, or a collection inside it, does not exist."""
+
+
+class NotAnIndex(SemsearchError):
+    """Raised when an existing file is not a semsearch index. The file is left byte-for-byte unchanged."""
+
+
+class ModelMismatch(SemsearchError):
+    """Raised when a collection is opened with another embedder model than it was built with."""
+
+
+class DimensionMismatch(SemsearchError):
+    """Raised when a vector's dimension differs from the collection's; nothing is stored."""
+
+
+class InvalidFilter(SemsearchError):
+    """Raised when a ``where`` filter uses an unknown field, operator or a value of the wrong type."""
+
+
+class InvalidQuery(SemsearchError):
+    """Raised when a search cannot run as asked (empty query and no filter, bad mode, bad limit)."""
+
+
+class InvalidRecord(SemsearchError):
+    """Raised when a record is malformed; nothing from its batch is written."""
+
+
+class EmbedderUnavailable(SemsearchError):
+    """Raised when the embedding model cannot be found or loaded, or it returns bad vectors."""
+
+
+class BackendUnavailable(SemsearchError):
+    """Raised when a location names a backend that is not available or cannot be reached."""
+
+
+class StoreCorrupted(SemsearchError):
+    """Raised when the store is readable but its contents are inconsistent."""

@@ -1,0 +1,192 @@
+"""The ``where`` filter language: parse and validate a JSON filter into a small AST.
+
+Syntax (MongoDB/chroma style), over a collection's declared fields:
+
+    {"level": 3}                                  equality by plain value
+    {"level": {"$gte": 2, "$lt": 5}}              operators: $eq $ne $gt $gte $lt $lte $in $nin
+    {"classes": {"$contains": "Wizard"}}          list[str] fields ({"classes": "Wizard"} too)
+    {"level_min": 2, "level_max": 4}              range suffixes (>= and <=)
+    {"$and": [...]}, {"$or": [...]}, {"$not": {...}}
+
+Several keys in one object are ANDed. ``$ne`` and ``$nin`` also match records where the field is
+absent (as in MongoDB); ``$not`` is the exact complement of its operand. Backends compile the
+AST with bound parameters only; values never reach query text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from semsearch.errors import InvalidFilter
+from semsearch.schema import Field, FieldType, Schema
+
+__all__ = ["OPERATORS", "And", "Compare", "Filter", "Not", "Op", "Or", "parse_filter"]
+
+Op = Literal["eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "contains"]
+OPERATORS: dict[str, Op] = {
+    "$eq": "eq",
+    "$ne": "ne",
+    "$gt": "gt",
+    "$gte": "gte",
+    "$lt": "lt",
+    "$lte": "lte",
+    "$in": "in",
+    "$nin": "nin",
+    "$contains": "contains",
+}
+_LOGICAL = ("$and", "$or", "$not")
+_ORDERED_TYPES: tuple[FieldType, ...] = ("int", "float", "str")
+
+
+@dataclass(frozen=True)
+class Compare:
+    """``field <op> value`` on a declared field of type ``type``.
+
+    For list[str] fields, ``eq``/``contains`` mean "the list holds value", ``ne`` means it does
+    not, ``in`` means "holds any of", ``nin`` "holds none of".
+    """
+
+    field: str
+    op: Op
+    value: Any
+    type: FieldType
+
+
+@dataclass(frozen=True)
+class And:
+    """All of ``items``."""
+
+    items: tuple[Filter, ...]
+
+
+@dataclass(frozen=True)
+class Or:
+    """Any of ``items``."""
+
+    items: tuple[Filter, ...]
+
+
+@dataclass(frozen=True)
+class Not:
+    """The exact complement of ``item``."""
+
+    item: Filter
+
+
+Filter = Compare | And | Or | Not
+
+
+def parse_filter(where: Mapping[str, Any] | None, schema: Schema) -> Filter | None:
+    """Parse and validate a ``where`` object against ``schema``.
+
+    Returns:
+        The AST, or None for an empty or missing filter.
+    Raises:
+        InvalidFilter: unknown field or operator (naming the valid choices), or a value whose
+            type does not match the field.
+    """
+    if where is None:
+        return None
+    if not isinstance(where, Mapping):
+        raise InvalidFilter(
+            f"a filter must be a JSON object, got {type(where).__name__}",
+            hint='write it like {"level": 3} or {"level": {"$gte": 2}}',
+        )
+    if not where:
+        return None
+    return _parse_object(where, schema)
+
+
+def _parse_object(obj: Mapping[str, Any], schema: Schema) -> Filter:
+    items = [_parse_key(key, value, schema) for key, value in obj.items()]
+    return items[0] if len(items) == 1 else And(tuple(items))
+
+
+def _parse_key(key: str, value: Any, schema: Schema) -> Filter:
+    if key in ("$and", "$or"):
+        if not isinstance(value, list) or not value:
+            raise InvalidFilter(
+                f"{key} takes a non-empty list of filters", hint=f'{{"{key}": [...]}}'
+            )
+        parts = tuple(_parse_object(_need_object(v, key), schema) for v in value)
+        return And(parts) if key == "$and" else Or(parts)
+    if key == "$not":
+        return Not(_parse_object(_need_object(value, key), schema))
+    if key.startswith("$"):
+        raise InvalidFilter(
+            f"unknown logical operator {key!r}", hint=f"use one of: {', '.join(_LOGICAL)}"
+        )
+    field = schema.field(key)
+    if field is None:
+        return _parse_suffix(key, value, schema)
+    if isinstance(value, Mapping):
+        if not value:
+            raise InvalidFilter(f"empty operator object for field {key!r}", hint='{"$eq": ...}')
+        parts = tuple(_compare(field, op, v) for op, v in value.items())
+        return parts[0] if len(parts) == 1 else And(parts)
+    return _compare(field, "$eq", value)
+
+
+def _parse_suffix(key: str, value: Any, schema: Schema) -> Filter:
+    for suffix, op in (("_min", "$gte"), ("_max", "$lte")):
+        base = schema.field(key.removesuffix(suffix)) if key.endswith(suffix) else None
+        if base is not None:
+            return _compare(base, op, value)
+    valid = sorted(f.name for f in schema.fields)
+    raise InvalidFilter(
+        f"unknown field {key!r} in filter",
+        hint=f"filterable fields: {', '.join(valid)}"
+        if valid
+        else "this collection declares no fields",
+    )
+
+
+def _need_object(value: Any, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise InvalidFilter(f"{where} expects filter objects, got {value!r}", hint='{"level": 3}')
+    return value
+
+
+def _compare(field: Field, op_name: str, value: Any) -> Compare:
+    op = OPERATORS.get(op_name)
+    if op is None:
+        raise InvalidFilter(
+            f"unknown operator {op_name!r} on field {field.name!r}",
+            hint=f"use one of: {', '.join(OPERATORS)}",
+        )
+    if op in ("gt", "gte", "lt", "lte") and field.type not in _ORDERED_TYPES:
+        raise InvalidFilter(
+            f"operator {op_name} does not apply to {field.type} field {field.name!r}",
+            hint="ranges work on int, float and str fields",
+        )
+    if op == "contains" and field.type != "list[str]":
+        raise InvalidFilter(
+            f"$contains applies to list[str] fields; {field.name!r} is {field.type}",
+            hint=f'use {{"{field.name}": value}} for equality',
+        )
+    if op in ("in", "nin"):
+        if not isinstance(value, list) or not value:
+            raise InvalidFilter(
+                f"{op_name} on {field.name!r} takes a non-empty list", hint="[1, 2]"
+            )
+        return Compare(field.name, op, tuple(_scalar(field, v) for v in value), field.type)
+    return Compare(field.name, op, _scalar(field, value), field.type)
+
+
+def _scalar(field: Field, value: Any) -> Any:
+    element = "str" if field.type == "list[str]" else field.type
+    ok = {
+        "str": isinstance(value, str),
+        "bool": isinstance(value, bool),
+        "int": isinstance(value, int) and not isinstance(value, bool),
+        "float": isinstance(value, int | float) and not isinstance(value, bool),
+    }[element]
+    if not ok:
+        raise InvalidFilter(
+            f"field {field.name!r} is {field.type}; the filter value {value!r} is "
+            f"{type(value).__name__}",
+            hint=f"give a {element} value",
+        )
+    return float(value) if element == "float" else value

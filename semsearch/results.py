@@ -1,0 +1,145 @@
+"""Small frozen value types that the library returns: records, chunks, hits and reports."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "Chunk",
+    "Hit",
+    "LegScore",
+    "Record",
+    "SearchMode",
+    "SearchResult",
+    "UpsertReport",
+]
+
+SearchMode = Literal["semantic", "keyword", "hybrid", "structured"]
+
+
+@dataclass(frozen=True)
+class Record:
+    """A stored record: ``id``, its ``fields`` (a JSON object) and its derived ``text``."""
+
+    id: str
+    fields: dict[str, Any]
+    text: str
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A piece of a record's text, sized to the embedder's token window.
+
+    Attributes:
+        text: the chunk's text.
+        ordinal: 0-based position within the record.
+        char_start, char_end: offsets into the record's text (end exclusive).
+        heading_path: markdown headings above the chunk, outermost first.
+        line_start, line_end: 1-based inclusive line range in the source file, or None.
+    """
+
+    text: str
+    ordinal: int
+    char_start: int
+    char_end: int
+    heading_path: tuple[str, ...] = ()
+    line_start: int | None = None
+    line_end: int | None = None
+
+
+@dataclass(frozen=True)
+class LegScore:
+    """One leg's view of a hit in hybrid search: its score and 1-based rank (None if absent)."""
+
+    score: float | None
+    rank: int | None
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result: a record and its best-matching chunk.
+
+    Attributes:
+        id: the record id.
+        score: semantic: cosine similarity in [-1, 1]; keyword: BM25 (>= 0, higher is better);
+            hybrid: the fused score, comparable only within one query; structured: 0.0.
+        chunk: the record's best-matching chunk (None in structured mode).
+        fields: the record's fields.
+        components: hybrid only: ``{"semantic": LegScore, "keyword": LegScore}``.
+    """
+
+    id: str
+    score: float
+    chunk: Chunk | None
+    fields: dict[str, Any]
+    components: dict[str, LegScore] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (tuples become lists)."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The hits of one search plus what happened.
+
+    Attributes:
+        query: the query as given (echoed even when HyDE replaced it for embedding).
+        hits: best first; ties broken by id.
+        mode: the mode that ran: semantic, keyword, hybrid or structured.
+        hyde: True only when a hypothetical answer was embedded in place of the query.
+        degraded: True when part of the search could not run (e.g. embedder down).
+        degraded_reason: why, in one sentence, or None.
+        total_candidates: chunks or records the store considered before limit/min_score.
+    """
+
+    query: str
+    hits: list[Hit]
+    mode: SearchMode
+    hyde: bool = False
+    degraded: bool = False
+    degraded_reason: str | None = None
+    total_candidates: int = 0
+
+    def __iter__(self) -> Iterator[Hit]:
+        return iter(self.hits)
+
+    def __len__(self) -> int:
+        return len(self.hits)
+
+    def __getitem__(self, index: int) -> Hit:
+        return self.hits[index]
+
+    @property
+    def ids(self) -> list[str]:
+        """The hit ids in rank order."""
+        return [hit.id for hit in self.hits]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return asdict(self)
+
+
+@dataclass
+class UpsertReport:
+    """What an upsert did, in records and chunks."""
+
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    chunks_embedded: int = 0
+    chunks_reused: int = 0
+    chunks_pending: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def merge(self, other: UpsertReport) -> None:
+        """Add ``other``'s counts into this report."""
+        self.added += other.added
+        self.updated += other.updated
+        self.unchanged += other.unchanged
+        self.chunks_embedded += other.chunks_embedded
+        self.chunks_reused += other.chunks_reused
+        self.chunks_pending += other.chunks_pending
+        self.errors.extend(other.errors)

@@ -1,0 +1,242 @@
+"""Collection schemas: declared, typed fields that filters may use, and the text template.
+
+A record is a JSON object with an ``id``. The schema says which values are declared fields
+(``name -> str | int | float | bool | list[str]``, read from a dotted source path such as
+``school.name``; a path through a list of objects collects a list, e.g. ``classes.name``) and which
+source paths make up the text that is chunked and embedded, in order. Lists of paragraphs are
+joined with blank lines and empty parts are skipped. The key ``text`` is special: it is the
+record's document text (like chroma's ``documents``) and is not kept among the fields.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast
+
+from semsearch.errors import InvalidRecord, SemsearchError
+
+__all__ = ["FIELD_TYPES", "Field", "FieldType", "Schema", "SchemaConflict"]
+
+log = logging.getLogger(__name__)
+
+FieldType = Literal["str", "int", "float", "bool", "list[str]"]
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+FIELD_TYPES: tuple[FieldType, ...] = ("str", "int", "float", "bool", "list[str]")
+Chunker = Literal["text", "markdown"]
+
+
+class SchemaConflict(SemsearchError):
+    """Raised when a collection is reopened with a schema that conflicts with the stored one."""
+
+
+@dataclass(frozen=True)
+class Field:
+    """A declared field.
+
+    Attributes:
+        name: the field's name in filters and results.
+        type: one of ``str``, ``int``, ``float``, ``bool``, ``list[str]``.
+        path: dotted source path in the record (default: ``name``).
+    """
+
+    name: str
+    type: FieldType
+    path: str | None = None
+
+    def __post_init__(self) -> None:
+        if not _NAME.fullmatch(self.name):
+            raise SemsearchError(
+                f"field name {self.name!r} is not an identifier",
+                hint="use letters, digits and underscores, starting with a letter or _",
+            )
+        if self.type not in FIELD_TYPES:
+            raise SemsearchError(
+                f"field {self.name!r} has unknown type {self.type!r}",
+                hint=f"use one of: {', '.join(FIELD_TYPES)}",
+            )
+
+    @property
+    def source(self) -> str:
+        """The dotted source path the value is read from."""
+        return self.path or self.name
+
+
+@dataclass(frozen=True)
+class Schema:
+    """A collection's declared fields, text template and chunker.
+
+    Attributes:
+        fields: declared fields, usable in ``where`` filters.
+        text: source paths whose values make up the embedded text, in order.
+        chunker: ``"text"`` (paragraphs and sentences) or ``"markdown"`` (follows headings).
+    """
+
+    fields: tuple[Field, ...] = ()
+    text: tuple[str, ...] = ("text",)
+    chunker: Chunker = "text"
+    _by_name: dict[str, Field] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fields", tuple(self.fields))
+        object.__setattr__(self, "text", tuple(self.text))
+        object.__setattr__(self, "_by_name", {f.name: f for f in self.fields})
+        if len(self._by_name) != len(self.fields):
+            raise SemsearchError("a schema declares the same field twice", hint="rename one")
+
+    @classmethod
+    def from_types(
+        cls,
+        types: Mapping[str, str],
+        *,
+        text: tuple[str, ...] = ("text",),
+        chunker: Chunker = "text",
+    ) -> Schema:
+        """Build a schema from ``{"name": "type"}`` or ``{"name": "type=source.path"}``."""
+        fields = []
+        for name, spec in types.items():
+            type_, _, path = spec.partition("=")
+            fields.append(Field(name, cast(FieldType, type_.strip()), path.strip() or None))
+        return cls(tuple(fields), text, chunker)
+
+    def field(self, name: str) -> Field | None:
+        """The declared field called ``name``, or None."""
+        return self._by_name.get(name)
+
+    # -- (de)serialisation ------------------------------------------------------------------
+
+    def to_json(self) -> str:
+        """A stable JSON form stored with the collection."""
+        data = {
+            "fields": [{"name": f.name, "type": f.type, "path": f.path} for f in self.fields],
+            "text": list(self.text),
+            "chunker": self.chunker,
+        }
+        return json.dumps(data, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, raw: str) -> Schema:
+        """Inverse of :meth:`to_json`."""
+        data = json.loads(raw)
+        fields = tuple(Field(f["name"], f["type"], f.get("path")) for f in data["fields"])
+        return cls(fields, tuple(data["text"]), data.get("chunker", "text"))
+
+    # -- compatibility ----------------------------------------------------------------------
+
+    def merge(self, requested: Schema) -> Schema:
+        """The schema to keep when ``requested`` reopens a collection stored with ``self``.
+
+        New fields may be added; anything else that differs raises SchemaConflict showing the
+        difference.
+        """
+        problems = [
+            f"field {f.name!r}: stored {self._describe(self.field(f.name))}, asked {self._describe(f)}"
+            for f in requested.fields
+            if self.field(f.name) is not None and self.field(f.name) != f
+        ]
+        problems += [
+            f"field {f.name!r}: stored, but missing from the new schema"
+            for f in self.fields
+            if requested.field(f.name) is None
+        ]
+        if requested.text != self.text:
+            problems.append(
+                f"text template: stored {list(self.text)}, asked {list(requested.text)}"
+            )
+        if requested.chunker != self.chunker:
+            problems.append(f"chunker: stored {self.chunker!r}, asked {requested.chunker!r}")
+        if problems:
+            raise SchemaConflict(
+                "the schema conflicts with the stored one: " + "; ".join(problems),
+                hint="only new fields may be added; create a new collection for other changes",
+            )
+        added = tuple(f for f in requested.fields if self.field(f.name) is None)
+        return Schema(self.fields + added, self.text, self.chunker)
+
+    @staticmethod
+    def _describe(f: Field | None) -> str:
+        if f is None:
+            return "nothing"
+        return f"{f.type}" + (f" from {f.path!r}" if f.path else "")
+
+    # -- records ----------------------------------------------------------------------------
+
+    def declared_values(self, record_id: str, record: Mapping[str, Any]) -> dict[str, Any]:
+        """The declared fields' values of ``record``, type-checked (None when absent).
+
+        Raises:
+            InvalidRecord: a value has the wrong type; names the record, field and both types.
+        """
+        values: dict[str, Any] = {}
+        for f in self.fields:
+            value = resolve_path(record, f.source)
+            values[f.name] = None if value is None else _coerce(record_id, f, value)
+        return values
+
+    def render_text(self, record_id: str, record: Mapping[str, Any]) -> str:
+        """The record's text from the template: parts joined by blank lines, empty ones skipped."""
+        parts = [_as_text(resolve_path(record, path)) for path in self.text]
+        present = [p for p in parts if p]
+        if len(self.text) > 1 and len(present) == 1 and parts[0]:
+            log.warning("record %r: its text template yields only %r", record_id, self.text[0])
+        return "\n\n".join(present)
+
+
+def resolve_path(record: Mapping[str, Any], path: str) -> Any:
+    """Read a dotted path; a list of objects along the way yields a list of values."""
+    value: Any = record
+    for key in path.split("."):
+        if isinstance(value, Mapping):
+            value = value.get(key)
+        elif isinstance(value, list):
+            value = [item.get(key) for item in value if isinstance(item, Mapping)]
+            value = [v for v in value if v is not None]
+        else:
+            return None
+        if value is None:
+            return None
+    return value
+
+
+def _as_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return "\n\n".join(s for s in (_as_text(v) for v in value) if s)
+    if isinstance(value, Mapping):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return str(value).strip()
+
+
+def _coerce(record_id: str, f: Field, value: Any) -> Any:
+    ok: bool
+    if f.type == "bool":
+        ok = isinstance(value, bool)
+    elif f.type == "int":
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif f.type == "float":
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        value = float(value) if ok else value
+    elif f.type == "str":
+        ok = isinstance(value, str)
+    else:
+        ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+    if not ok:
+        raise InvalidRecord(
+            f"record {record_id!r}: field {f.name!r} expects {f.type}, got "
+            f"{_type_name(value)} ({json.dumps(value, default=str)[:60]})",
+            hint="fix the value or declare the field with the right type; nothing was written",
+        )
+    return value
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, list):
+        inner = sorted({_type_name(v) for v in value})
+        return f"list[{'|'.join(inner) or 'empty'}]"
+    return {bool: "bool", int: "int", float: "float", str: "str", dict: "object"}.get(
+        type(value), type(value).__name__
+    )

@@ -1,0 +1,229 @@
+"""Query planning: modes, over-fetch and refill, privacy excludes, HyDE, fusion, degraded results.
+
+The store answers chunk-level primitives (vector top-k, keyword top-k, find). This module turns
+them into record-level hits: each record appears once, with its best chunk. Paths hidden by
+``exclude`` globs or outside ``folder`` are dropped, and the store is asked again with a deeper
+``k`` until ``limit`` hits are found or the store runs dry, so excludes never shrink a result
+that has enough other matches.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from semsearch import fusion
+from semsearch.errors import EmbedderUnavailable, InvalidQuery
+from semsearch.filters import Filter
+from semsearch.results import Hit, LegScore, SearchResult
+from semsearch.stores.base import ScoredChunk
+
+if TYPE_CHECKING:
+    from semsearch.collection import Collection
+
+__all__ = ["MODES", "PathScope", "SearchRequest", "path_matches", "run_search"]
+
+MODES = ("semantic", "keyword", "hybrid")
+MAX_LIMIT = 1000
+
+
+@dataclass(frozen=True)
+class PathScope:
+    """Which record ids (paths) may appear in results: inside ``folder``, matching no ``exclude``.
+
+    ``exclude`` patterns are fnmatch globs on the record id, where ``*`` also crosses ``/`` (so
+    ``private/*`` hides everything below ``private/``); a bare folder name hides its subtree.
+    """
+
+    folder: str | None = None
+    exclude: tuple[str, ...] = ()
+
+    def allows(self, record_id: str) -> bool:
+        """True when ``record_id`` may be shown."""
+        if self.folder:
+            prefix = self.folder.strip("/") + "/"
+            if prefix != "/" and not record_id.startswith(prefix):
+                return False
+        return not any(path_matches(record_id, pattern) for pattern in self.exclude)
+
+
+def path_matches(path: str, pattern: str) -> bool:
+    """True when a relative POSIX ``path`` matches an fnmatch glob or lies under a folder.
+
+    ``*`` also crosses ``/``, so ``private/*`` matches ``private/a/b.md``; ``private`` and
+    ``private/`` match everything below ``private/``.
+    """
+    pattern = pattern.strip()
+    if not pattern:
+        return False
+    folder = pattern.rstrip("/").removesuffix("/**").removesuffix("/*")
+    return fnmatch.fnmatchcase(path, pattern) or path.startswith(folder + "/")
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """A validated search. See :meth:`semsearch.Collection.search` for the meaning of each field."""
+
+    query: str
+    mode: Literal["semantic", "keyword", "hybrid"]
+    limit: int
+    min_score: float | None
+    scope: PathScope
+    where: Filter | None
+    hypothetical_answer: str | None
+    fallback: Literal["keyword"] | None = None
+
+
+@dataclass(frozen=True)
+class _Leg:
+    best: list[ScoredChunk]  # one per record, best first
+    candidates: int
+
+
+def collect(
+    fetch: Callable[[int], list[ScoredChunk]],
+    limit: int,
+    scope: PathScope,
+    min_score: float | None = None,
+) -> _Leg:
+    """Best chunk per allowed record, up to ``limit`` records, refetching deeper as needed."""
+    k = max(4 * limit, 40)
+    while True:
+        candidates = fetch(k)
+        best: dict[str, ScoredChunk] = {}
+        cut = False
+        for cand in candidates:
+            if min_score is not None and cand.score < min_score:
+                cut = True
+                break
+            if cand.record_id not in best and scope.allows(cand.record_id):
+                best[cand.record_id] = cand
+                if len(best) == limit:
+                    break
+        if len(best) >= limit or cut or len(candidates) < k:
+            return _Leg(list(best.values()), len(candidates))
+        k *= 4
+
+
+def run_search(coll: Collection, req: SearchRequest) -> SearchResult:
+    """Run a validated request against a collection (semantic, keyword or hybrid)."""
+    if req.mode == "keyword":
+        leg = _keyword_leg(coll, req, req.limit)
+        hits = _hits(coll, [(c, c.score, None) for c in leg.best])
+        return SearchResult(req.query, hits, "keyword", total_candidates=leg.candidates)
+    if req.mode == "semantic":
+        try:
+            leg = _semantic_leg(coll, req, req.limit, req.min_score)
+        except EmbedderUnavailable as exc:
+            if req.fallback != "keyword":
+                raise
+            kw = _keyword_leg(coll, req, req.limit)
+            hits = _hits(coll, [(c, c.score, None) for c in kw.best])
+            return SearchResult(
+                req.query, hits, "keyword", False, True,
+                f"semantic search unavailable ({exc.message}); keyword results instead",
+                kw.candidates,
+            )  # fmt: skip
+        hits = _hits(coll, [(c, c.score, None) for c in leg.best])
+        return SearchResult(
+            req.query, hits, "semantic", _hyde(req), total_candidates=leg.candidates
+        )
+    return _hybrid(coll, req)
+
+
+def _hyde(req: SearchRequest) -> bool:
+    return bool(req.hypothetical_answer and req.hypothetical_answer.strip())
+
+
+def _semantic_leg(
+    coll: Collection, req: SearchRequest, limit: int, min_score: float | None
+) -> _Leg:
+    text = req.hypothetical_answer if _hyde(req) else req.query
+    vector = coll.embedder.embed_query(text or "")
+    return collect(
+        lambda k: coll.store.vector_search(coll.name, vector, k, req.where),
+        limit,
+        req.scope,
+        min_score,
+    )
+
+
+def _keyword_leg(coll: Collection, req: SearchRequest, limit: int) -> _Leg:
+    return collect(
+        lambda k: coll.store.keyword_search(coll.name, req.query, k, req.where), limit, req.scope
+    )
+
+
+#: Records each leg contributes to hybrid fusion (before the final ``limit``).
+HYBRID_DEPTH = 100
+
+
+def _hybrid(coll: Collection, req: SearchRequest) -> SearchResult:
+    depth = max(req.limit, HYBRID_DEPTH)
+    keyword = _keyword_leg(coll, req, depth)
+    reason = None
+    embedded = True
+    try:
+        semantic = _semantic_leg(coll, req, depth, None)
+    except EmbedderUnavailable as exc:
+        semantic, embedded = _Leg([], 0), False
+        reason = f"semantic leg missing: {exc.message}; keyword results only"
+    if reason is None and not keyword.best:
+        reason = "keyword leg missing: no record contains the query's words"
+    legs = {"semantic": semantic.best, "keyword": keyword.best}
+    fused = fusion.rrf([[(c.record_id, c.score) for c in leg] for leg in legs.values()])
+    chosen = fused[: req.limit]
+    by_leg = {
+        name: {c.record_id: (rank, c) for rank, c in enumerate(leg, 1)}
+        for name, leg in legs.items()
+    }
+    rows = []
+    for record_id, score in chosen:
+        components = {
+            name: LegScore(found[1].score, found[0])
+            if (found := table.get(record_id))
+            else LegScore(None, None)
+            for name, table in by_leg.items()
+        }
+        best = (by_leg["semantic"].get(record_id) or by_leg["keyword"][record_id])[1]
+        rows.append((best, score, components))
+    hits = _hits(coll, rows)
+    return SearchResult(
+        req.query, hits, "hybrid", _hyde(req) and embedded,
+        reason is not None, reason, semantic.candidates + keyword.candidates,
+    )  # fmt: skip
+
+
+def _hits(
+    coll: Collection,
+    rows: Sequence[tuple[ScoredChunk, float, dict[str, LegScore] | None]],
+) -> list[Hit]:
+    chunks = coll.store.get_chunks(coll.name, [c.chunk_id for c, _, _ in rows])
+    fields = coll.store.record_fields(coll.name, [c.record_id for c, _, _ in rows])
+    return [
+        Hit(c.record_id, score, chunks.get(c.chunk_id), fields.get(c.record_id, {}), comps)
+        for c, score, comps in rows
+    ]
+
+
+def validate_request(
+    query: str,
+    mode: str,
+    limit: int,
+    min_score: float | None,
+) -> None:
+    """Raise InvalidQuery for an unknown mode, a limit outside [1, 1000] or a bad min_score."""
+    if mode not in MODES:
+        raise InvalidQuery(f"unknown search mode {mode!r}", hint=f"use one of: {', '.join(MODES)}")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise InvalidQuery(
+            f"limit must be an integer in [1, {MAX_LIMIT}], got {limit!r}", hint="e.g. limit=10"
+        )
+    if min_score is not None and not -1.0 <= float(min_score) <= 1.0:
+        raise InvalidQuery(
+            f"min_score is a cosine similarity in [-1, 1], got {min_score!r}", hint="e.g. 0.3"
+        )
+    if not isinstance(query, str):
+        raise InvalidQuery(f"query must be a string, got {type(query).__name__}", hint="pass text")

@@ -1,0 +1,1 @@
+"""Sources that turn folders and files into records."""

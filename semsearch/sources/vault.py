@@ -1,0 +1,188 @@
+"""Markdown folders ("vaults") as records: one file, one record; incremental and idempotent.
+
+A record's id is the file's path relative to the folder (POSIX). Its fields are ``path``,
+``title`` (front matter ``title``, else the first H1, else the file name), ``folder``,
+``modified`` (mtime, Unix seconds), ``body_line`` (1-based line where the body starts) and the
+keys of the YAML front matter. The front matter never goes into a chunk.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import fnmatch
+import os
+import re
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from semsearch.collection import Collection
+from semsearch.errors import SemsearchError
+from semsearch.schema import Field, Schema
+from semsearch.search import path_matches
+
+__all__ = ["VAULT_SCHEMA", "SyncReport", "index_folder", "read_note", "scan_folder"]
+
+#: Declared fields of a markdown collection, and its chunker.
+VAULT_SCHEMA = Schema(
+    fields=(
+        Field("path", "str"),
+        Field("title", "str"),
+        Field("folder", "str"),
+        Field("modified", "float"),
+    ),
+    text=("text",),
+    chunker="markdown",
+)
+DEFAULT_INCLUDE = ("*.md", "*.markdown")
+SKIPPED_DIRS = frozenset({".git", "node_modules"})
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S)
+_H1 = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.M)
+FILES_PER_BATCH = 64
+
+
+@dataclass
+class SyncReport:
+    """What one folder sync did. ``skipped`` lists (relative path, reason)."""
+
+    new: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    chunks_embedded: int = 0
+    chunks_reused: int = 0
+    chunks_pending: int = 0
+    errors: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def scan_folder(
+    root: Path, include: Sequence[str] = DEFAULT_INCLUDE, exclude: Sequence[str] = ()
+) -> Iterator[str]:
+    """Relative POSIX paths of the files under ``root`` to index, sorted.
+
+    Hidden folders, ``.git`` and ``node_modules`` are skipped; a file is kept when it matches an
+    ``include`` glob (on its name or relative path) and no ``exclude`` glob.
+    """
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in SKIPPED_DIRS]
+        for name in filenames:
+            rel = Path(dirpath, name).relative_to(root).as_posix()
+            if name.startswith("."):
+                continue
+            if not any(
+                fnmatch.fnmatchcase(name, g) or fnmatch.fnmatchcase(rel, g) for g in include
+            ):
+                continue
+            if not any(path_matches(rel, g) for g in exclude):
+                found.append(rel)
+    yield from sorted(found)
+
+
+def read_note(root: Path, rel: str) -> dict[str, Any]:
+    """Read one markdown file into a record (``id``, ``text`` and fields).
+
+    Raises:
+        UnicodeDecodeError: the file is not valid UTF-8. OSError: it cannot be read.
+    """
+    path = root / rel
+    raw = path.read_bytes().decode("utf-8")
+    front, body, body_line = split_front_matter(raw)
+    h1 = _H1.search(body)
+    title = front.get("title") or (h1.group(1).strip() if h1 else Path(rel).stem)
+    folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
+    fields = {k: _jsonable(v) for k, v in front.items() if k not in ("id", "text")}
+    fields.update(
+        path=rel,
+        title=str(title),
+        folder=folder,
+        modified=path.stat().st_mtime,
+        body_line=body_line,
+    )
+    return {"id": rel, "text": body, **fields}
+
+
+def split_front_matter(raw: str) -> tuple[dict[str, Any], str, int]:
+    """(front matter mapping, body, 1-based line where the body starts). Bad YAML gives {}."""
+    match = _FRONT_MATTER.match(raw)
+    if match is None:
+        return {}, raw, 1
+    try:
+        data = yaml.safe_load(match.group(1) or "") or {}
+    except yaml.YAMLError:
+        data = {}
+    body_line = raw[: match.end()].count("\n") + 1
+    return (data if isinstance(data, dict) else {}), raw[match.end() :], body_line
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dt.date | dt.datetime):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
+def index_folder(
+    collection: Collection,
+    root: str | Path,
+    *,
+    include: Sequence[str] = DEFAULT_INCLUDE,
+    exclude: Sequence[str] = (),
+    progress: Callable[[int, int], None] | None = None,
+) -> SyncReport:
+    """Bring ``collection`` in step with the markdown files under ``root``.
+
+    New files are added, changed ones replaced (unchanged chunks keep their vectors), files no
+    longer present (or now excluded) are removed from every search path. A file that is not
+    valid UTF-8 or cannot be read is reported in ``skipped`` and the run goes on.
+
+    Args:
+        progress: called with (files done, files total) after each batch.
+    Raises:
+        SemsearchError: ``root`` is not a folder.
+    """
+    start = time.perf_counter()
+    base = Path(root)
+    if not base.is_dir():
+        raise SemsearchError(f"{root} is not a folder", hint="give the path of a folder of notes")
+    report = SyncReport()
+    paths = list(scan_folder(base, include, exclude))
+    for offset in range(0, len(paths), FILES_PER_BATCH):
+        batch = paths[offset : offset + FILES_PER_BATCH]
+        records = [r for r in (_try_read(base, rel, report) for rel in batch) if r is not None]
+        result = collection.upsert(records)
+        report.new += result.added
+        report.changed += result.updated
+        report.unchanged += result.unchanged
+        report.chunks_embedded += result.chunks_embedded
+        report.chunks_reused += result.chunks_reused
+        report.chunks_pending += result.chunks_pending
+        report.errors += result.errors
+        if progress is not None:
+            progress(offset + len(batch), len(paths))
+    kept = set(paths) - {rel for rel, _ in report.skipped}
+    gone = [i for i in collection.ids() if i not in kept]
+    report.removed = collection.delete(gone) if gone else 0
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+def _try_read(root: Path, rel: str, report: SyncReport) -> dict[str, Any] | None:
+    try:
+        return read_note(root, rel)
+    except UnicodeDecodeError:
+        report.skipped.append((rel, "not valid UTF-8"))
+    except OSError as exc:
+        report.skipped.append((rel, f"cannot be read: {exc.strerror or exc}"))
+    return None

@@ -1,0 +1,1 @@
+"""Storage backends behind the Store protocol (stores/base.py)."""

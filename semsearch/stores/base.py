@@ -1,0 +1,178 @@
+"""The Store protocol: what every backend implements. Only plain values cross it.
+
+A store persists collections, records, chunks (with their float32 vectors and embedding status)
+and a keyword index, and answers three primitive queries: exact-or-ANN vector search, keyword
+search and structured find. Chunking, hashing, embedding, fusion and privacy live above it, once.
+Filters arrive as the AST from :mod:`semsearch.filters`; each backend compiles them with bound
+parameters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from semsearch.filters import Filter
+from semsearch.results import Chunk, Record
+
+__all__ = [
+    "ChunkWrite",
+    "CollectionInfo",
+    "PendingChunk",
+    "RecordWrite",
+    "ScoredChunk",
+    "Store",
+    "StoreStats",
+    "WriteResult",
+]
+
+
+@dataclass(frozen=True)
+class CollectionInfo:
+    """A collection as stored: name, schema (JSON), embedder model id and dimension."""
+
+    name: str
+    schema_json: str
+    model_id: str
+    dim: int | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ChunkWrite:
+    """A chunk to store. ``content_hash`` is sha256 of the embedded text (model fixed per collection)."""
+
+    chunk: Chunk
+    embed_text: str
+    content_hash: str
+
+
+@dataclass(frozen=True)
+class RecordWrite:
+    """A record to store with its chunks.
+
+    Attributes:
+        id: record id.
+        fields: the record's fields (JSON object, without ``id`` and ``text``).
+        attrs: declared field values, type-checked, for filters.
+        text: the record's derived text.
+        content_hash: sha256 over fields + text; equal hash means nothing changed.
+        chunks: the record's chunks, in order.
+    """
+
+    id: str
+    fields: dict[str, Any]
+    attrs: dict[str, Any]
+    text: str
+    content_hash: str
+    chunks: list[ChunkWrite]
+
+
+@dataclass(frozen=True)
+class PendingChunk:
+    """A chunk that still needs a vector: its store id and the text to embed."""
+
+    chunk_id: int
+    embed_text: str
+
+
+@dataclass
+class WriteResult:
+    """What ``write_records`` did: record counts, and the chunks left to embed."""
+
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    reused: int = 0
+    pending: list[PendingChunk] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ScoredChunk:
+    """A search candidate: chunk id, its record id, and the leg's score (higher is better)."""
+
+    chunk_id: int
+    record_id: str
+    score: float
+
+
+@dataclass(frozen=True)
+class StoreStats:
+    """Counts for one collection."""
+
+    records: int
+    chunks: int
+    embedded: int
+    pending: int
+    failed: int
+    last_updated: str | None
+
+
+class Store(Protocol):
+    """A storage backend. Methods take the collection name first; errors are SemsearchErrors."""
+
+    location: str
+
+    def close(self) -> None: ...
+
+    # -- collections ------------------------------------------------------------------------
+    def exists(self) -> bool:
+        """True when the store holds an index (a SQLite file that exists, a reachable server)."""
+        ...
+
+    def get_collection(self, name: str) -> CollectionInfo | None: ...
+    def list_collections(self) -> list[CollectionInfo]: ...
+    def create_collection(self, info: CollectionInfo) -> None: ...
+    def update_collection(self, info: CollectionInfo) -> None: ...
+    def drop_collection(self, name: str) -> bool: ...
+
+    # -- records ----------------------------------------------------------------------------
+    def record_hashes(self, collection: str, ids: Sequence[str]) -> dict[str, str]: ...
+
+    def write_records(self, collection: str, records: Sequence[RecordWrite]) -> WriteResult:
+        """Write records, chunks and keyword rows in ONE transaction; reuse vectors by hash."""
+        ...
+
+    def set_vectors(
+        self, collection: str, chunk_ids: Sequence[int], vectors: NDArray[np.float32]
+    ) -> None:
+        """Store float32[n, dim] unit vectors for chunks; marks them embedded."""
+        ...
+
+    def mark_failed(self, collection: str, chunk_ids: Sequence[int], error: str) -> None: ...
+    def pending_chunks(self, collection: str, limit: int) -> list[PendingChunk]: ...
+    def get_records(self, collection: str, ids: Sequence[str]) -> list[Record]: ...
+    def get_chunks(self, collection: str, chunk_ids: Sequence[int]) -> dict[int, Chunk]: ...
+    def record_fields(self, collection: str, ids: Sequence[str]) -> dict[str, dict[str, Any]]: ...
+    def delete_records(self, collection: str, ids: Sequence[str]) -> int: ...
+    def list_ids(self, collection: str) -> list[str]: ...
+    def count(self, collection: str) -> int: ...
+    def stats(self, collection: str) -> StoreStats: ...
+
+    # -- queries ----------------------------------------------------------------------------
+    def vector_search(
+        self, collection: str, vector: NDArray[np.float32], k: int, where: Filter | None
+    ) -> list[ScoredChunk]:
+        """Top-k chunks by cosine similarity in [-1, 1], best first, ties by record id."""
+        ...
+
+    def keyword_search(
+        self, collection: str, text: str, k: int, where: Filter | None
+    ) -> list[ScoredChunk]:
+        """Top-k chunks by keyword score (BM25 on SQLite; >= 0, higher is better)."""
+        ...
+
+    def find(
+        self,
+        collection: str,
+        where: Filter | None,
+        limit: int,
+        offset: int,
+        order_by: Sequence[tuple[str, bool]],
+    ) -> list[Record]:
+        """Records matching ``where`` without ranking; ``order_by`` is (field, descending) pairs."""
+        ...

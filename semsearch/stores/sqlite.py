@@ -1,0 +1,472 @@
+"""The embedded default store: one SQLite file (``*.embed.db``) in WAL mode, or ``:memory:``.
+
+The file is the source of truth: collections, records, chunks with their float32 vectors, one
+FTS5 table per collection, and a change log. The in-memory vector matrix is a derived cache,
+checked against the collection's change counter before every search. Opening a file that is
+not a semsearch index raises NotAnIndex and leaves it byte-for-byte unchanged (it is inspected
+read-only first); migrations run only when writing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from semsearch.errors import DimensionMismatch, NotAnIndex, StoreCorrupted
+from semsearch.filters import Filter
+from semsearch.results import Chunk, Record
+from semsearch.stores import sqlite_schema as ddl
+from semsearch.stores.base import (
+    CollectionInfo,
+    PendingChunk,
+    RecordWrite,
+    ScoredChunk,
+    StoreStats,
+    WriteResult,
+)
+from semsearch.stores.exact import VectorMatrix, top_k
+from semsearch.stores.sqlite_sql import compile_filter, fts_query, order_by_sql
+from semsearch.stores.sqlite_writes import delete_record_rows, write_record
+
+__all__ = ["SQLiteStore"]
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class SQLiteStore:
+    """A semsearch index in one SQLite file.
+
+    Args:
+        path: a file path (conventionally ``*.embed.db``) or ``":memory:"``. A missing file is
+            created on the first write, never on a read.
+    Raises:
+        NotAnIndex: the file exists but is not a semsearch index (it is left unchanged).
+        StoreCorrupted: the file was written by a newer semsearch.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.location = path
+        self._lock = threading.RLock()
+        self._cache: dict[int, VectorMatrix] = {}
+        self._conn: sqlite3.Connection | None = None
+        if path == ":memory:":
+            self._conn = self._connect(path)
+            ddl.migrate(self._conn)
+        elif os.path.exists(path) and os.path.getsize(path) > 0:
+            _inspect_read_only(path)
+            self._conn = self._connect(path)
+
+    # -- connection ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _connect(path: str) -> sqlite3.Connection:
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
+        conn.execute("PRAGMA synchronous = NORMAL")
+        return conn
+
+    def exists(self) -> bool:
+        """True when the file exists (or the store is in memory)."""
+        return self._conn is not None
+
+    def close(self) -> None:
+        """Close the connection; the store cannot be used afterwards."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def _read(self) -> sqlite3.Connection | None:
+        return self._conn
+
+    @contextmanager
+    def _write(self, collection: str | None = None) -> Iterator[sqlite3.Connection]:
+        """One write transaction; creates and migrates the file on first use."""
+        with self._lock:
+            if self._conn is None:
+                self._conn = self._connect(self.location)
+                self._conn.execute("PRAGMA journal_mode = WAL")
+            ddl.migrate(self._conn)
+            conn = self._conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+                if collection is not None:
+                    conn.execute(
+                        "UPDATE collections SET version = version + 1, updated_at = ? "
+                        "WHERE name = ?",
+                        (_now(), collection),
+                    )
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+
+    def _collection_id(self, conn: sqlite3.Connection, name: str) -> int:
+        row = conn.execute("SELECT id FROM collections WHERE name = ?", (name,)).fetchone()
+        if row is None:
+            raise StoreCorrupted(f"collection {name!r} vanished", hint="reopen the collection")
+        return int(row[0])
+
+    # -- collections --------------------------------------------------------------------------
+
+    def get_collection(self, name: str) -> CollectionInfo | None:
+        """The stored collection called ``name``, or None."""
+        return next((c for c in self.list_collections() if c.name == name), None)
+
+    def list_collections(self) -> list[CollectionInfo]:
+        """Every collection in the file, by name."""
+        conn = self._read()
+        if conn is None or ddl.schema_version(conn) == 0:
+            return []
+        rows = conn.execute(
+            "SELECT name, schema, model_id, dim, options FROM collections ORDER BY name"
+        ).fetchall()
+        return [CollectionInfo(r[0], r[1], r[2], r[3], json.loads(r[4])) for r in rows]
+
+    def create_collection(self, info: CollectionInfo) -> None:
+        """Create a collection with its FTS5 table and field indexes."""
+        fields = [f["name"] for f in json.loads(info.schema_json)["fields"]]
+        with self._write() as conn:
+            cur = conn.execute(
+                "INSERT INTO collections (name, schema, model_id, dim, options, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    info.name,
+                    info.schema_json,
+                    info.model_id,
+                    info.dim,
+                    json.dumps(info.options),
+                    _now(),
+                ),
+            )
+            ddl.create_collection_objects(conn, int(cur.lastrowid or 0), fields)
+
+    def update_collection(self, info: CollectionInfo) -> None:
+        """Store a changed schema (added fields) or the dimension learnt from the first vectors."""
+        fields = [f["name"] for f in json.loads(info.schema_json)["fields"]]
+        with self._write(info.name) as conn:
+            conn.execute(
+                "UPDATE collections SET schema = ?, dim = ?, options = ? WHERE name = ?",
+                (info.schema_json, info.dim, json.dumps(info.options), info.name),
+            )
+            ddl.create_collection_objects(conn, self._collection_id(conn, info.name), fields)
+
+    def drop_collection(self, name: str) -> bool:
+        """Delete a collection and everything in it. Returns False if it did not exist."""
+        info = self.get_collection(name)
+        if info is None:
+            return False
+        fields = [f["name"] for f in json.loads(info.schema_json)["fields"]]
+        with self._write() as conn:
+            cid = self._collection_id(conn, name)
+            ddl.drop_collection_objects(conn, cid, fields)
+            for table in ("changes", "chunks", "records"):
+                conn.execute(f"DELETE FROM {table} WHERE collection_id = ?", (cid,))
+            conn.execute("DELETE FROM collections WHERE id = ?", (cid,))
+        self._cache.pop(cid, None)
+        return True
+
+    # -- writes -------------------------------------------------------------------------------
+
+    def record_hashes(self, collection: str, ids: Sequence[str]) -> dict[str, str]:
+        """``{id: content_hash}`` for the ids that exist."""
+        out: dict[str, str] = {}
+        conn = self._read()
+        if conn is None:
+            return out
+        for batch in _batches(list(ids)):
+            rows = conn.execute(
+                "SELECT r.id, r.content_hash FROM records r JOIN collections c "
+                f"ON c.id = r.collection_id WHERE c.name = ? AND r.id IN ({_marks(batch)})",
+                (collection, *batch),
+            ).fetchall()
+            out.update({r[0]: r[1] for r in rows})
+        return out
+
+    def write_records(self, collection: str, records: Sequence[RecordWrite]) -> WriteResult:
+        """Write records, chunks and FTS rows in one transaction, reusing vectors by hash."""
+        result = WriteResult()
+        with self._write(collection) as conn:
+            cid = self._collection_id(conn, collection)
+            for record in records:
+                write_record(conn, cid, record, result)
+        return result
+
+    def set_vectors(
+        self, collection: str, chunk_ids: Sequence[int], vectors: NDArray[np.float32]
+    ) -> None:
+        """Store float32[n, dim] unit vectors; the first vectors fix the collection's dim."""
+        if len(chunk_ids) == 0:
+            return
+        dim = int(vectors.shape[1])
+        with self._write(collection) as conn:
+            stored = conn.execute("SELECT dim FROM collections WHERE name = ?", (collection,))
+            stored_dim = stored.fetchone()[0]
+            if stored_dim is None:
+                conn.execute("UPDATE collections SET dim = ? WHERE name = ?", (dim, collection))
+            elif stored_dim != dim:
+                raise DimensionMismatch(
+                    f"collection {collection!r} holds {stored_dim}-d vectors; got {dim}-d",
+                    hint="use the model the collection was built with",
+                )
+            cid = self._collection_id(conn, collection)
+            blobs = np.ascontiguousarray(vectors, dtype="<f4")
+            conn.executemany(
+                "UPDATE chunks SET vector = ?, status = 'embedded', error = NULL "
+                "WHERE id = ? AND collection_id = ?",
+                [(blobs[i].tobytes(), int(cid_), cid) for i, cid_ in enumerate(chunk_ids)],
+            )
+            conn.executemany(
+                "INSERT INTO changes (collection_id, chunk_id, op) VALUES (?, ?, 'add')",
+                [(cid, int(c)) for c in chunk_ids],
+            )
+
+    def mark_failed(self, collection: str, chunk_ids: Sequence[int], error: str) -> None:
+        """Record that embedding these chunks failed (they stay keyword-searchable)."""
+        with self._write(collection) as conn:
+            conn.executemany(
+                "UPDATE chunks SET status = 'failed', error = ? WHERE id = ?",
+                [(error[:500], int(c)) for c in chunk_ids],
+            )
+
+    def delete_records(self, collection: str, ids: Sequence[str]) -> int:
+        """Delete records with their chunks, vectors and FTS rows. Returns how many existed."""
+        if not ids or self._read() is None:
+            return 0
+        with self._write(collection) as conn:
+            cid = self._collection_id(conn, collection)
+            return sum(delete_record_rows(conn, cid, batch) for batch in _batches(list(ids)))
+
+    # -- reads --------------------------------------------------------------------------------
+
+    def _rows(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        conn = self._read()
+        if conn is None:
+            return []
+        with self._lock:
+            return conn.execute(sql, params).fetchall()
+
+    def pending_chunks(self, collection: str, limit: int) -> list[PendingChunk]:
+        """Up to ``limit`` chunks without a vector (pending or failed), oldest first."""
+        from semsearch.chunking import embedding_text
+
+        rows = self._rows(
+            "SELECT k.id, k.text, k.heading_path FROM chunks k JOIN collections c "
+            "ON c.id = k.collection_id WHERE c.name = ? AND k.status != 'embedded' "
+            "ORDER BY k.id LIMIT ?",
+            (collection, limit),
+        )
+        return [PendingChunk(r[0], embedding_text(r[1], tuple(json.loads(r[2])))) for r in rows]
+
+    def get_records(self, collection: str, ids: Sequence[str]) -> list[Record]:
+        """The records that exist among ``ids``, in the order asked."""
+        found: dict[str, Record] = {}
+        for batch in _batches(list(ids)):
+            rows = self._rows(
+                "SELECT r.id, r.fields, r.text FROM records r JOIN collections c "
+                f"ON c.id = r.collection_id WHERE c.name = ? AND r.id IN ({_marks(batch)})",
+                (collection, *batch),
+            )
+            found.update({r[0]: Record(r[0], json.loads(r[1]), r[2]) for r in rows})
+        return [found[i] for i in ids if i in found]
+
+    def record_fields(self, collection: str, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """``{id: fields}`` for the ids that exist."""
+        return {r.id: r.fields for r in self.get_records(collection, ids)}
+
+    def get_chunks(self, collection: str, chunk_ids: Sequence[int]) -> dict[int, Chunk]:
+        """``{chunk_id: Chunk}`` for the ids that exist."""
+        out: dict[int, Chunk] = {}
+        for batch in _batches([int(c) for c in chunk_ids]):
+            rows = self._rows(
+                "SELECT id, text, ordinal, char_start, char_end, heading_path, line_start, "
+                f"line_end FROM chunks WHERE id IN ({_marks(batch)})",
+                batch,
+            )
+            for r in rows:
+                out[r[0]] = Chunk(r[1], r[2], r[3], r[4], tuple(json.loads(r[5])), r[6], r[7])
+        return out
+
+    def list_ids(self, collection: str) -> list[str]:
+        """Every record id in the collection, sorted."""
+        rows = self._rows(
+            "SELECT r.id FROM records r JOIN collections c ON c.id = r.collection_id "
+            "WHERE c.name = ? ORDER BY r.id",
+            (collection,),
+        )
+        return [r[0] for r in rows]
+
+    def count(self, collection: str) -> int:
+        """Number of records."""
+        rows = self._rows(
+            "SELECT COUNT(*) FROM records r JOIN collections c ON c.id = r.collection_id "
+            "WHERE c.name = ?",
+            (collection,),
+        )
+        return int(rows[0][0]) if rows else 0
+
+    def stats(self, collection: str) -> StoreStats:
+        """Record and chunk counts by embedding status, and the last write time."""
+        rows = self._rows(
+            "SELECT k.status, COUNT(*) FROM chunks k JOIN collections c ON c.id = k.collection_id "
+            "WHERE c.name = ? GROUP BY k.status",
+            (collection,),
+        )
+        by_status = {r[0]: int(r[1]) for r in rows}
+        updated = self._rows("SELECT updated_at FROM collections WHERE name = ?", (collection,))
+        return StoreStats(
+            records=self.count(collection),
+            chunks=sum(by_status.values()),
+            embedded=by_status.get("embedded", 0),
+            pending=by_status.get("pending", 0),
+            failed=by_status.get("failed", 0),
+            last_updated=updated[0][0] if updated else None,
+        )
+
+    def file_size(self) -> int:
+        """Bytes on disk (main file + WAL), 0 in memory."""
+        if self.location == ":memory:":
+            return 0
+        return sum(
+            os.path.getsize(p) for p in (self.location, self.location + "-wal") if os.path.exists(p)
+        )
+
+    # -- queries ------------------------------------------------------------------------------
+
+    def _matrix(self, collection: str) -> tuple[int, VectorMatrix] | None:
+        rows = self._rows("SELECT id, version, dim FROM collections WHERE name = ?", (collection,))
+        if not rows:
+            return None
+        cid, version, dim = rows[0]
+        cached = self._cache.get(cid)
+        if cached is not None and cached.version == version:
+            return cid, cached
+        data = self._rows(
+            "SELECT k.id, k.record_rowid, r.id, k.vector FROM chunks k JOIN records r "
+            "ON r.rowid = k.record_rowid WHERE k.collection_id = ? AND k.status = 'embedded' "
+            "ORDER BY k.id",
+            (cid,),
+        )
+        n = len(data)
+        matrix = np.frombuffer(b"".join(r[3] for r in data), dtype="<f4").astype(np.float32)
+        snapshot = VectorMatrix(
+            version=version,
+            chunk_ids=np.fromiter((r[0] for r in data), dtype=np.int64, count=n),
+            record_rowids=np.fromiter((r[1] for r in data), dtype=np.int64, count=n),
+            record_ids=[r[2] for r in data],
+            matrix=matrix.reshape(n, dim or 0) if n else np.empty((0, dim or 0), np.float32),
+        )
+        self._cache[cid] = snapshot
+        return cid, snapshot
+
+    def _filtered_rowids(self, cid: int, where: Filter) -> NDArray[np.int64]:
+        sql, params = compile_filter(where)
+        rows = self._rows(
+            f"SELECT r.rowid FROM records r WHERE r.collection_id = ? AND ({sql})", (cid, *params)
+        )
+        return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+
+    def vector_search(
+        self, collection: str, vector: NDArray[np.float32], k: int, where: Filter | None
+    ) -> list[ScoredChunk]:
+        """Exact top-k chunks by cosine similarity in [-1, 1]; the filter applies before ranking."""
+        found = self._matrix(collection)
+        if found is None:
+            return []
+        cid, snap = found
+        if snap.matrix.shape[0] and snap.matrix.shape[1] != vector.shape[0]:
+            raise DimensionMismatch(
+                f"query vector is {vector.shape[0]}-d; collection {collection!r} is "
+                f"{snap.matrix.shape[1]}-d",
+                hint="query with the model the collection was built with",
+            )
+        mask = None
+        if where is not None:
+            mask = np.isin(snap.record_rowids, self._filtered_rowids(cid, where))
+        rows, scores = top_k(snap.matrix, vector, k, mask)
+        hits = [
+            ScoredChunk(int(snap.chunk_ids[r]), snap.record_ids[r], float(s))
+            for r, s in zip(rows, scores, strict=True)
+        ]
+        return sorted(hits, key=lambda h: (-h.score, h.record_id, h.chunk_id))
+
+    def keyword_search(
+        self, collection: str, text: str, k: int, where: Filter | None
+    ) -> list[ScoredChunk]:
+        """Top-k chunks by BM25 (negated FTS5 ``bm25()``: >= 0, higher is better)."""
+        match = fts_query(text)
+        rows = self._rows("SELECT id FROM collections WHERE name = ?", (collection,))
+        if match is None or not rows:
+            return []
+        cid = int(rows[0][0])
+        table = ddl.fts_table(cid)
+        filter_sql, params = compile_filter(where) if where is not None else ("1", [])
+        sql = (
+            f"SELECT k.id, r.id, -bm25({table}) AS score FROM {table} "
+            f"JOIN chunks k ON k.id = {table}.rowid JOIN records r ON r.rowid = k.record_rowid "
+            f"WHERE {table} MATCH ? AND ({filter_sql}) ORDER BY score DESC, r.id LIMIT ?"
+        )
+        found = self._rows(sql, (match, *params, k))
+        return [ScoredChunk(int(r[0]), r[1], float(r[2])) for r in found]
+
+    def find(
+        self,
+        collection: str,
+        where: Filter | None,
+        limit: int,
+        offset: int,
+        order_by: Sequence[tuple[str, bool]],
+    ) -> list[Record]:
+        """Records matching ``where``, ordered by ``order_by`` then id."""
+        filter_sql, params = compile_filter(where) if where is not None else ("1", [])
+        rows = self._rows(
+            "SELECT r.id, r.fields, r.text FROM records r JOIN collections c "
+            f"ON c.id = r.collection_id WHERE c.name = ? AND ({filter_sql}) "
+            f"{order_by_sql(order_by)} LIMIT ? OFFSET ?",
+            (collection, *params, limit, offset),
+        )
+        return [Record(r[0], json.loads(r[1]), r[2]) for r in rows]
+
+
+def _inspect_read_only(path: str) -> None:
+    """Refuse a file that is not a semsearch index without writing a byte to it."""
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise NotAnIndex(f"cannot open {path} as an index: {exc}", hint=_NOT_INDEX_HINT) from exc
+    try:
+        if not ddl.is_semsearch_file(conn):
+            raise NotAnIndex(f"{path} is not a semsearch index", hint=_NOT_INDEX_HINT)
+        version = ddl.schema_version(conn)
+    except sqlite3.DatabaseError as exc:
+        raise NotAnIndex(f"{path} is not a semsearch index ({exc})", hint=_NOT_INDEX_HINT) from exc
+    finally:
+        conn.close()
+    if version > ddl.SCHEMA_VERSION:
+        raise StoreCorrupted(
+            f"{path} uses index format {version}; this semsearch reads up to {ddl.SCHEMA_VERSION}",
+            hint="upgrade semsearch (pip install -U semsearch)",
+        )
+
+
+_NOT_INDEX_HINT = "the file was left untouched; choose another path ending in .embed.db"
+
+
+def _marks(items: Sequence[Any]) -> str:
+    return ", ".join("?" for _ in items)
+
+
+def _batches(items: list[Any], size: int = 500) -> Iterator[list[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]

@@ -1,0 +1,175 @@
+"""The on-disk layout of a ``*.embed.db`` file: numbered migrations and per-collection DDL.
+
+Migrations run only on a write path, each in its own transaction, and are recorded in
+``semsearch_migrations``. docs/storage.md documents the layout for users.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+__all__ = [
+    "FORMAT_NAME",
+    "SCHEMA_VERSION",
+    "create_collection_objects",
+    "drop_collection_objects",
+    "fts_table",
+    "is_semsearch_file",
+    "migrate",
+    "schema_version",
+]
+
+FORMAT_NAME = "semsearch"
+
+_V1 = """
+CREATE TABLE semsearch_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE collections (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    schema TEXT NOT NULL,
+    model_id TEXT NOT NULL,
+    dim INTEGER,
+    options TEXT NOT NULL DEFAULT '{}',
+    version INTEGER NOT NULL DEFAULT 0,   -- change counter: bumped by every write
+    created_at TEXT NOT NULL,
+    updated_at TEXT
+);
+CREATE TABLE records (
+    rowid INTEGER PRIMARY KEY,
+    collection_id INTEGER NOT NULL REFERENCES collections(id),
+    id TEXT NOT NULL,
+    fields TEXT NOT NULL,                 -- JSON object
+    attrs TEXT NOT NULL,                  -- JSON object: declared, type-checked field values
+    text TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    UNIQUE (collection_id, id)
+);
+CREATE TABLE chunks (
+    id INTEGER PRIMARY KEY,
+    collection_id INTEGER NOT NULL REFERENCES collections(id),
+    record_rowid INTEGER NOT NULL REFERENCES records(rowid),
+    ordinal INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    char_start INTEGER NOT NULL,
+    char_end INTEGER NOT NULL,
+    heading_path TEXT NOT NULL DEFAULT '[]',   -- JSON list of headings
+    line_start INTEGER,
+    line_end INTEGER,
+    content_hash TEXT NOT NULL,                -- sha256 of the embedded text
+    vector BLOB,                               -- float32[dim], unit-normalised, little-endian
+    status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'embedded', 'failed')),
+    error TEXT
+);
+CREATE INDEX chunks_by_record ON chunks (record_rowid, ordinal);
+CREATE INDEX chunks_by_hash ON chunks (collection_id, content_hash);
+CREATE INDEX chunks_by_status ON chunks (collection_id, status);
+CREATE TABLE changes (                         -- vector change log, for derived caches
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    collection_id INTEGER NOT NULL,
+    chunk_id INTEGER NOT NULL,
+    op TEXT NOT NULL CHECK (op IN ('add', 'delete'))
+);
+"""
+
+_MIGRATIONS: list[tuple[int, Callable[[sqlite3.Connection], None]]] = [
+    (1, lambda conn: _executescript(conn, _V1)),
+]
+SCHEMA_VERSION = _MIGRATIONS[-1][0]
+
+
+def _executescript(conn: sqlite3.Connection, script: str) -> None:
+    for statement in script.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def is_semsearch_file(conn: sqlite3.Connection) -> bool:
+    """True when the connected database carries semsearch's meta table and format marker."""
+    row = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'semsearch_meta'"
+    ).fetchone()
+    if row is None:
+        return False
+    fmt = conn.execute("SELECT value FROM semsearch_meta WHERE key = 'format'").fetchone()
+    return fmt is not None and fmt[0] == FORMAT_NAME
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    """The file's applied schema version (0 for an empty database)."""
+    row = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'semsearch_migrations'"
+    ).fetchone()
+    if row is None:
+        return 0
+    value = conn.execute("SELECT MAX(version) FROM semsearch_migrations").fetchone()[0]
+    return int(value or 0)
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Apply every pending migration, each in its own transaction (write path only)."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS semsearch_migrations "
+        "(version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
+    current = schema_version(conn)
+    for version, apply in _MIGRATIONS:
+        if version <= current:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            apply(conn)
+            if version == 1:
+                conn.execute(
+                    "INSERT INTO semsearch_meta (key, value) VALUES ('format', ?), "
+                    "('created_at', ?)",
+                    (FORMAT_NAME, _now()),
+                )
+            conn.execute(
+                "INSERT INTO semsearch_migrations (version, applied_at) VALUES (?, ?)",
+                (version, _now()),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+
+def fts_table(collection_id: int) -> str:
+    """Name of a collection's FTS5 table (ids are integers, so the name is safe to inline)."""
+    return f"fts_{int(collection_id)}"
+
+
+# porter over unicode61 with diacritics removed: English stemming, accent-insensitive.
+FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
+
+
+def create_collection_objects(
+    conn: sqlite3.Connection, collection_id: int, fields: list[str]
+) -> None:
+    """Create a collection's FTS5 table and one expression index per declared field."""
+    table = fts_table(collection_id)
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5("
+        f"text, content='chunks', content_rowid='id', tokenize='{FTS_TOKENIZER}')"
+    )
+    for name in fields:
+        conn.execute(
+            f"CREATE INDEX IF NOT EXISTS attr_{int(collection_id)}_{name} ON records "
+            f"(collection_id, json_extract(attrs, '$.{name}'))"
+        )
+
+
+def drop_collection_objects(
+    conn: sqlite3.Connection, collection_id: int, fields: list[str]
+) -> None:
+    """Drop what :func:`create_collection_objects` made."""
+    conn.execute(f"DROP TABLE IF EXISTS {fts_table(collection_id)}")
+    for name in fields:
+        conn.execute(f"DROP INDEX IF EXISTS attr_{int(collection_id)}_{name}")
