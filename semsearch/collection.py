@@ -73,7 +73,11 @@ class Collection:
     # -- writes -------------------------------------------------------------------------------
 
     def upsert(
-        self, records: Iterable[Mapping[str, Any]], *, progress: Progress | None = None
+        self,
+        records: Iterable[Mapping[str, Any]],
+        *,
+        embed: bool = True,
+        progress: Progress | None = None,
     ) -> UpsertReport:
         """Insert or update records by id, then embed their new chunks.
 
@@ -85,6 +89,9 @@ class Collection:
 
         Args:
             records: JSON objects.
+            embed: False stores new chunks as pending without calling the embedder (a
+                background worker or :meth:`reindex` embeds them); they are keyword-searchable
+                at once.
             progress: called with the number of chunks embedded after each embedding group.
         Returns:
             UpsertReport with record counts (added/updated/unchanged) and chunk counts.
@@ -95,7 +102,7 @@ class Collection:
         prepared = [self._prepare(r) for r in records]
         _check_unique(prepared)
         report = UpsertReport()
-        embed_ok = True
+        embed_ok = embed
         for start in range(0, len(prepared), WRITE_BATCH):
             batch = prepared[start : start + WRITE_BATCH]
             known = self.store.record_hashes(self.name, [r[0] for r in batch])
@@ -282,6 +289,7 @@ class Collection:
         exclude: Sequence[str] = (),
         hypothetical_answer: str | None = None,
         fallback: Literal["keyword"] | None = None,
+        exact: bool = False,
     ) -> SearchResult:
         """Search the collection; each record appears once, with its best chunk.
 
@@ -303,6 +311,7 @@ class Collection:
                 echoed and used by the keyword leg); sets ``SearchResult.hyde``.
             fallback: ``"keyword"`` to return keyword results (marked degraded) when the
                 embedder fails in semantic mode, instead of raising.
+            exact: force an exact vector scan where an ANN index would answer.
         Raises:
             InvalidQuery: unknown mode, bad limit or min_score, or an empty query with no filter.
             InvalidFilter: bad ``where``.
@@ -320,7 +329,7 @@ class Collection:
             return self._structured(query, ast_where=where, scope=scope, limit=limit)
         checked_mode = cast(Literal["semantic", "keyword", "hybrid"], mode)
         request = SearchRequest(
-            query, checked_mode, limit, min_score, scope, ast, hypothetical_answer, fallback
+            query, checked_mode, limit, min_score, scope, ast, hypothetical_answer, fallback, exact
         )
         return run_search(self, request)
 

@@ -74,6 +74,7 @@ class SearchRequest:
     where: Filter | None
     hypothetical_answer: str | None
     fallback: Literal["keyword"] | None = None
+    exact: bool = False
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,7 @@ def _semantic_leg(
     text = req.hypothetical_answer if _hyde(req) else req.query
     vector = coll.embedder.embed_query(text or "")
     return collect(
-        lambda k: coll.store.vector_search(coll.name, vector, k, req.where),
+        lambda k: coll.store.vector_search(coll.name, vector, k, req.where, req.exact),
         limit,
         req.scope,
         min_score,

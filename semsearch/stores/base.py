@@ -155,9 +155,18 @@ class Store(Protocol):
 
     # -- queries ----------------------------------------------------------------------------
     def vector_search(
-        self, collection: str, vector: NDArray[np.float32], k: int, where: Filter | None
+        self,
+        collection: str,
+        vector: NDArray[np.float32],
+        k: int,
+        where: Filter | None,
+        exact: bool = False,
     ) -> list[ScoredChunk]:
-        """Top-k chunks by cosine similarity in [-1, 1], best first, ties by record id."""
+        """Top-k chunks by cosine similarity in [-1, 1], best first, ties by record id.
+
+        ``exact=True`` forces an exact scan where the backend would use an ANN index. Must
+        return min(k, matching chunks) rows whatever the filter's selectivity.
+        """
         ...
 
     def keyword_search(

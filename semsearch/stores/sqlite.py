@@ -378,7 +378,12 @@ class SQLiteStore:
         return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
 
     def vector_search(
-        self, collection: str, vector: NDArray[np.float32], k: int, where: Filter | None
+        self,
+        collection: str,
+        vector: NDArray[np.float32],
+        k: int,
+        where: Filter | None,
+        exact: bool = False,
     ) -> list[ScoredChunk]:
         """Exact top-k chunks by cosine similarity in [-1, 1]; the filter applies before ranking."""
         found = self._matrix(collection)
