@@ -195,6 +195,8 @@ def _read_json(path: Path) -> Any:
 def _load_sentence_transformer(path: Path, model_id: str) -> Any:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # keep CLI output clean
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:
