@@ -287,6 +287,7 @@ class Collection:
         where: Mapping[str, Any] | None = None,
         folder: str | None = None,
         exclude: Sequence[str] = (),
+        include: Sequence[str] = (),
         hypothetical_answer: str | None = None,
         fallback: Literal["keyword"] | None = None,
         exact: bool = False,
@@ -307,6 +308,8 @@ class Collection:
             folder: only ids (paths) under this prefix.
             exclude: fnmatch globs on ids hidden from every result; the search refills so up to
                 ``limit`` hits come back when enough other matches exist.
+            include: fnmatch globs on ids; when given, only matching ids may appear (an
+                allowlist, refilled like ``exclude``; ``exclude`` wins).
             hypothetical_answer: HyDE: embed this text instead of the query (the query is still
                 echoed and used by the keyword leg); sets ``SearchResult.hyde``.
             fallback: ``"keyword"`` to return keyword results (marked degraded) when the
@@ -319,7 +322,7 @@ class Collection:
         """
         validate_request(query, mode, limit, min_score)
         ast = parse_filter(where, self.schema)
-        scope = PathScope(folder, tuple(exclude))
+        scope = PathScope(folder, tuple(exclude), tuple(include))
         if not query.strip():
             if ast is None and not folder:
                 raise InvalidQuery(

@@ -31,14 +31,17 @@ MAX_LIMIT = 1000
 
 @dataclass(frozen=True)
 class PathScope:
-    """Which record ids (paths) may appear in results: inside ``folder``, matching no ``exclude``.
+    """Which record ids (paths) may appear in results: inside ``folder``, matching one ``include``
+    glob when any are given (an allowlist), and matching no ``exclude`` glob.
 
-    ``exclude`` patterns are fnmatch globs on the record id, where ``*`` also crosses ``/`` (so
-    ``private/*`` hides everything below ``private/``); a bare folder name hides its subtree.
+    Patterns are fnmatch globs on the record id, where ``*`` also crosses ``/`` (so ``private/*``
+    hides everything below ``private/``); a bare folder name matches its subtree. ``exclude`` wins
+    over ``include``.
     """
 
     folder: str | None = None
     exclude: tuple[str, ...] = ()
+    include: tuple[str, ...] = ()
 
     def allows(self, record_id: str) -> bool:
         """True when ``record_id`` may be shown."""
@@ -46,6 +49,8 @@ class PathScope:
             prefix = self.folder.strip("/") + "/"
             if prefix != "/" and not record_id.startswith(prefix):
                 return False
+        if self.include and not any(path_matches(record_id, p) for p in self.include):
+            return False
         return not any(path_matches(record_id, pattern) for pattern in self.exclude)
 
 
