@@ -160,7 +160,9 @@ def resolve_embedder(spec: str | Embedder | None) -> Embedder:
 
     Args:
         spec: an Embedder (returned as is); ``None`` for the default (``SEMSEARCH_MODEL`` or the
-            packaged all-MiniLM-L6-v2); ``"local:<path-or-name>"``, ``"fake:<dim>"``; a bare
+            packaged all-MiniLM-L6-v2); ``"local:<path-or-name>"``, ``"fake:<dim>"``,
+            ``"openai:<model>"``, ``"azure-openai:<deployment>"``, ``"gemini:<model>"``,
+            ``"ollama:<model>"`` (API options after ``?``, see docs/embedders.md); a bare
             path or model name means ``local:``.
     Raises:
         EmbedderUnavailable: unknown provider prefix.
@@ -190,3 +192,23 @@ def _ensure_builtin_providers() -> None:
 
     register_provider("local", local.LocalEmbedder.from_spec)
     register_provider("fake", fake.FakeEmbedder.from_spec)
+    _register_api_providers()
+
+
+def _register_api_providers() -> None:
+    """API providers; their client packages are imported only when a text is embedded."""
+
+    def lazy(module: str, cls: str) -> ProviderFactory:
+        def factory(name: str) -> Embedder:
+            import importlib
+
+            made: Embedder = getattr(importlib.import_module(module), cls).from_spec(name)
+            return made
+
+        return factory
+
+    package = "semsearch.embedders"
+    register_provider("openai", lazy(f"{package}.openai_provider", "OpenAIEmbedder"))
+    register_provider("azure-openai", lazy(f"{package}.azure_openai", "AzureOpenAIEmbedder"))
+    register_provider("gemini", lazy(f"{package}.gemini", "GeminiEmbedder"))
+    register_provider("ollama", lazy(f"{package}.ollama", "OllamaEmbedder"))

@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from semsearch.embedders.base import BaseEmbedder, EmbedKind, Vectors, validate_vectors
+from semsearch.embedders.prompts import Prompts, prompts_for
 from semsearch.errors import EmbedderUnavailable
 
 if TYPE_CHECKING:
@@ -59,7 +60,9 @@ class LocalEmbedder(BaseEmbedder):
 
     ``model_id`` is ``sentence-transformers/all-MiniLM-L6-v2`` for the packaged model, else
     ``local:<absolute folder>``. ``dim`` and ``max_tokens`` come from the model's own config
-    files (no torch needed); ``max_tokens`` excludes the tokenizer's special tokens.
+    files (no torch needed); ``max_tokens`` excludes the tokenizer's special tokens and the
+    longest query/document prefix the model card asks for (:attr:`prompts`, e.g. e5's
+    ``"query: "`` / ``"passage: "``).
     Raises EmbedderUnavailable (lazily, on first use) when the folder is missing or broken.
     """
 
@@ -75,6 +78,7 @@ class LocalEmbedder(BaseEmbedder):
         self._tokenizer: Tokenizer | None = None
         self._dim: int | None = None
         self._max_seq: int | None = None
+        self._prompts: Prompts | None = None
         self._lock = threading.Lock()
 
     @classmethod
@@ -115,7 +119,16 @@ class LocalEmbedder(BaseEmbedder):
         if self._max_seq is None:
             self._max_seq = int(self._load().max_seq_length)
         special = self.tokenizer.num_special_tokens_to_add(False)
-        return self._max_seq - special
+        prefix = self.prompts.token_cost(lambda p: len(self.token_spans(p)))
+        return self._max_seq - special - prefix
+
+    @property
+    def prompts(self) -> Prompts:
+        """Query/document prefixes: the folder's declared ``prompts``, else the known table."""
+        if self._prompts is None:
+            config = _read_json(self.path / "config_sentence_transformers.json")
+            self._prompts = prompts_for(self.name, config if isinstance(config, dict) else None)
+        return self._prompts
 
     @property
     def tokenizer(self) -> Tokenizer:
@@ -142,11 +155,11 @@ class LocalEmbedder(BaseEmbedder):
         """float32[n, dim], unit-normalised. One encode call so the model sorts by length."""
         if not texts:
             return np.empty((0, self.dim), dtype=np.float32)
-        raw = self._encode(list(texts))
+        raw = self._encode(self.prompts.apply(texts, "document"))
         return validate_vectors(raw, len(texts), self.dim, self.model_id)
 
     def _embed_batch(self, texts: list[str], kind: EmbedKind) -> NDArray[np.floating]:
-        return self._encode(texts)
+        return self._encode(self.prompts.apply(texts, kind))
 
     def _encode(self, texts: list[str]) -> NDArray[np.floating]:
         model = self._load()
