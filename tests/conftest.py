@@ -63,3 +63,18 @@ def minilm():
 @pytest.fixture(scope="session")
 def foam_docs() -> Path:
     return shared_path("vault", "foam-docs")
+
+
+@pytest.fixture(scope="session")
+def foam_index(tmp_path_factory: pytest.TempPathFactory, foam_docs: Path, minilm) -> Path:
+    """An index of ../shared/data/vault/foam-docs built once per session with the real model.
+
+    Read-only for tests: copy it (shutil.copy) before writing to it.
+    """
+    from semsearch.sources.vault import VAULT_SCHEMA, index_folder
+
+    path = tmp_path_factory.mktemp("foam") / "foam.embed.db"
+    with semsearch.connect(path) as database:
+        coll = database.collection("notes", schema=VAULT_SCHEMA, embedder=minilm)
+        index_folder(coll, foam_docs)
+    return path
