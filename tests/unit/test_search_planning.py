@@ -25,7 +25,9 @@ def notes(db: semsearch.Database) -> semsearch.Collection:
 
 def test_exclude_refills_up_to_limit(notes: semsearch.Collection) -> None:
     for mode in ("semantic", "keyword", "hybrid"):
-        result = notes.search("garden tomatoes", mode=mode, limit=10, exclude=["private/*"], min_score=None)
+        result = notes.search(
+            "garden tomatoes", mode=mode, limit=10, exclude=["private/*"], min_score=None
+        )
         assert len(result) == 10, mode
         assert all(hit.id.startswith("public/") for hit in result), mode
 
