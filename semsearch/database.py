@@ -16,8 +16,8 @@ __all__ = ["Database", "connect"]
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _SCHEMES = (
-    "a path ending in .embed.db, ':memory:'; coming: postgresql://..., milvus-lite:///path.db, "
-    "http(s)://host:19530"
+    "a path ending in .embed.db, ':memory:', milvus-lite:///path.db, http(s)://host:19530 "
+    "(Milvus); coming: postgresql://..."
 )
 
 
@@ -26,7 +26,9 @@ def connect(location: str | os.PathLike[str]) -> Database:
 
     Args:
         location: a path ending in ``.embed.db`` (SQLite file, created on first write) or
-            ``":memory:"``.
+            ``":memory:"``; or ``milvus-lite:///path/notes.db`` (a Milvus Lite data folder) or
+            ``http(s)://[user:pass@]host:19530[?token=...&db=...]`` for Milvus (needs
+            ``pip install 'semsearch[milvus]'``).
     Returns:
         A Database. Nothing is loaded or created until it is used.
     Raises:
@@ -38,6 +40,10 @@ def connect(location: str | os.PathLike[str]) -> Database:
         from semsearch.stores.sqlite import SQLiteStore
 
         return Database(SQLiteStore(loc))
+    if loc.startswith(("milvus-lite://", "http://", "https://")):
+        from semsearch.stores.milvus import MilvusStore
+
+        return Database(MilvusStore(loc))
     raise BackendUnavailable(
         f"unsupported location {_redact(loc)!r}", hint=f"supported locations: {_SCHEMES}"
     )

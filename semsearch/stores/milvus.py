@@ -1,0 +1,548 @@
+"""The Milvus store: Milvus Lite (a local data folder) or any Milvus server, through pymilvus.
+
+``connect("milvus-lite:///path/notes.db")`` opens Milvus Lite in-process (one process per
+folder); ``connect("http://host:19530")`` (optionally ``user:pass@`` or ``?token=``, ``?db=``)
+opens a Milvus server or cluster. The layout (three Milvus collections per semsearch
+collection plus ``semsearch_meta``) is documented in :mod:`semsearch.stores.milvus_layout`
+and docs/milvus.md. Vector search uses Milvus' index (COSINE); keyword search uses Milvus'
+own BM25 function; hybrid fusion happens above the store, in :mod:`semsearch.search`.
+
+Milvus has no transactions: each write upserts chunks and vectors first and the record row
+last (its content hash is the commit marker, so a re-run repairs a half-done write), then
+flushes, so the next search sees the data.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from semsearch.errors import DimensionMismatch, IndexNotFound
+from semsearch.filters import Filter
+from semsearch.results import Chunk, Record
+from semsearch.stores import milvus_layout as lay
+from semsearch.stores.base import (
+    CollectionInfo,
+    PendingChunk,
+    RecordWrite,
+    ScoredChunk,
+    StoreStats,
+    WriteResult,
+)
+from semsearch.stores.milvus_conn import (
+    MilvusTarget,
+    close_client,
+    open_client,
+    parse_location,
+    translated,
+)
+from semsearch.stores.milvus_expr import column, compile_filter, literal
+
+__all__ = ["MilvusStore"]
+
+#: Milvus' largest ``limit`` (topk) per search or query page.
+MAX_TOPK = 16384
+#: A filtered vector search whose filter matches at most this many chunks is answered by an
+#: exact scan of exactly those chunks (filtered ANN loses recall on selective filters).
+EXACT_MAX = 4096
+_BATCH = 500
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _all(expr: str) -> str:
+    return expr or "chunk_id >= 0"
+
+
+class MilvusStore:
+    """A semsearch store in Milvus.
+
+    Args:
+        location: ``milvus-lite:///path.db`` or ``http(s)://[user:pass@]host:port``, with
+            optional ``?token=``, ``?db=`` and ``?index=HNSW|IVF_FLAT|AUTOINDEX|FLAT`` (the
+            vector index of new collections; default HNSW).
+        index: overrides ``?index=``.
+    Raises:
+        BackendUnavailable: bad location, pymilvus/milvus-lite missing, server unreachable,
+            or the Lite folder is open in another process.
+        StoreCorrupted / NotAnIndex: the Lite path is unreadable or not a Milvus Lite folder.
+    """
+
+    def __init__(self, location: str, *, index: str | None = None) -> None:
+        target = parse_location(location)
+        if index is not None:
+            target = MilvusTarget(target.lite_path, target.uri, target.token, target.db_name, index)
+        self.target = target
+        self.location = target.display
+        self._lock = threading.RLock()
+        self._client: Any = None
+        self._loaded: set[str] = set()
+        self._meta_cache: dict[str, dict[str, Any]] = {}
+        if target.lite_path is None or os.path.exists(target.lite_path):
+            self._connect()
+
+    # -- connection ---------------------------------------------------------------------------
+
+    def _connect(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                self._client = open_client(self.target)
+            return self._client
+
+    def _read_client(self) -> Any | None:
+        """The client, or None when a Milvus Lite folder does not exist yet (reads find nothing)."""
+        return self._client
+
+    def exists(self) -> bool:
+        """True when the store holds a semsearch index (the ``semsearch_meta`` collection)."""
+        client = self._read_client()
+        if client is None:
+            return False
+        with translated("listing collections"):
+            return bool(client.has_collection(lay.META))
+
+    def close(self) -> None:
+        """Close the client; for Milvus Lite, stop its server when no other store uses the folder."""
+        with self._lock:
+            if self._client is not None:
+                close_client(self.target, self._client)
+                self._client = None
+                self._loaded.clear()
+
+    def _load(self, client: Any, name: str) -> bool:
+        """Load a Milvus collection once per store; False when it does not exist."""
+        if name in self._loaded:
+            return True
+        with translated(f"loading {name}"):
+            if not client.has_collection(name):
+                return False
+            client.load_collection(name)
+        self._loaded.add(name)
+        return True
+
+    def _coll(self, collection: str, kind: str) -> tuple[Any, str] | None:
+        """(client, Milvus name) of a loaded collection part, or None if it does not exist."""
+        client = self._read_client()
+        if client is None:
+            return None
+        name = lay.names(collection)[kind]
+        return (client, name) if self._load(client, name) else None
+
+    # -- collections --------------------------------------------------------------------------
+
+    def _meta_rows(self, names: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        found = self._coll_meta()
+        if found is None:
+            return []
+        client, meta = found
+        expr = f"name in [{', '.join(literal(n) for n in names)}]" if names else 'name != ""'
+        with translated("reading collection metadata"):
+            rows = client.query(meta, filter=expr, output_fields=["name", "info"])
+        return [{"name": r["name"], **json.loads(r["info"])} for r in rows]
+
+    def _coll_meta(self) -> tuple[Any, str] | None:
+        client = self._read_client()
+        if client is None or not self._load(client, lay.META):
+            return None
+        return client, lay.META
+
+    @staticmethod
+    def _to_info(meta: dict[str, Any]) -> CollectionInfo:
+        return CollectionInfo(
+            meta["name"], meta["schema"], meta["model_id"], meta.get("dim"), meta.get("options", {})
+        )
+
+    def meta(self, name: str) -> dict[str, Any]:
+        """The stored metadata document of collection ``name``.
+
+        Raises:
+            IndexNotFound: no such collection.
+        """
+        rows = self._meta_rows([name])
+        if not rows:
+            raise IndexNotFound(f"no collection {name!r} in {self.location}", hint="create it")
+        return rows[0]
+
+    def meta_cached(self, name: str) -> dict[str, Any]:
+        """:meth:`meta`, cached once the dimension is known (it never changes afterwards)."""
+        cached = self._meta_cache.get(name)
+        if cached is None or cached.get("dim") is None:
+            cached = self._meta_cache[name] = self.meta(name)
+        return cached
+
+    def get_collection(self, name: str) -> CollectionInfo | None:
+        """The stored collection called ``name``, or None."""
+        rows = self._meta_rows([name])
+        return self._to_info(rows[0]) if rows else None
+
+    def list_collections(self) -> list[CollectionInfo]:
+        """Every semsearch collection in the store, by name."""
+        return sorted((self._to_info(m) for m in self._meta_rows()), key=lambda i: i.name)
+
+    def put_meta(self, meta: dict[str, Any]) -> None:
+        """Write a collection's metadata row (creating ``semsearch_meta`` if needed) and flush."""
+        client = self._connect()
+        with self._lock, translated("writing collection metadata"):
+            if not client.has_collection(lay.META):
+                client.create_collection(
+                    lay.META,
+                    schema=lay.meta_schema(),
+                    index_params=lay.index_params(client, "meta"),
+                )
+            self._load(client, lay.META)
+            doc = {k: v for k, v in meta.items() if k != "name"}
+            row = {"name": meta["name"], "info": json.dumps(doc), "_v": lay.DUMMY_VECTOR}
+            client.upsert(lay.META, [row])
+            client.flush(lay.META)
+            self._meta_cache[meta["name"]] = dict(meta)
+
+    def create_part(
+        self, collection: str, kind: str, fields: list[dict[str, Any]], dim: int = 0
+    ) -> None:
+        """Create one Milvus collection (records/chunks/vectors) of a semsearch collection."""
+        client = self._connect()
+        name = lay.names(collection)[kind]
+        schema = {
+            "records": lambda: lay.records_schema(fields),
+            "chunks": lambda: lay.chunks_schema(fields),
+            "vectors": lambda: lay.vectors_schema(fields, dim),
+        }[kind]()
+        with self._lock, translated(f"creating {name}"):
+            if not client.has_collection(name):
+                params = lay.index_params(client, kind, self.target.index)
+                client.create_collection(name, schema=schema, index_params=params)
+            self._load(client, name)
+
+    def create_collection(self, info: CollectionInfo) -> None:
+        """Create the Milvus collections (vectors only if ``info.dim`` is known) and the meta row."""
+        fields = json.loads(info.schema_json)["fields"]
+        for kind in ("records", "chunks"):
+            self.create_part(info.name, kind, fields)
+        if info.dim:
+            self.create_part(info.name, "vectors", fields, info.dim)
+        now = _now()
+        self.put_meta(
+            {
+                "name": info.name,
+                "schema": info.schema_json,
+                "model_id": info.model_id,
+                "dim": info.dim,
+                "options": info.options,
+                "created_at": now,
+                "updated_at": now,
+                "index": self.target.index,
+            }
+        )
+
+    def update_collection(self, info: CollectionInfo) -> None:
+        """Store a changed schema (added fields, by rebuilding the Milvus collections) or dim."""
+        from semsearch.stores.milvus_writes import add_fields
+
+        meta = self.meta(info.name)
+        if info.schema_json != meta["schema"]:
+            add_fields(self, meta, info.schema_json)
+        meta.update(schema=info.schema_json, dim=info.dim or meta.get("dim"), options=info.options)
+        self.put_meta(meta)
+
+    def drop_collection(self, name: str) -> bool:
+        """Drop a collection's Milvus collections and its meta row. False if it did not exist."""
+        if self.get_collection(name) is None:
+            return False
+        client = self._connect()
+        with self._lock, translated(f"dropping {name}"):
+            for part in lay.names(name).values():
+                client.drop_collection(part)
+                self._loaded.discard(part)
+            client.delete(lay.META, filter=f"name == {literal(name)}")
+            self._meta_cache.pop(name, None)
+            client.flush(lay.META)
+        return True
+
+    # -- writes (see milvus_writes) -----------------------------------------------------------
+
+    def record_hashes(self, collection: str, ids: Sequence[str]) -> dict[str, str]:
+        """``{id: content_hash}`` for the ids that exist."""
+        rows = self.rows_by(
+            collection, "records", "record_id", ids, ["record_id", "content_hash"], "part == 0"
+        )
+        return {r["record_id"]: r["content_hash"] for r in rows}
+
+    def write_records(self, collection: str, records: Sequence[RecordWrite]) -> WriteResult:
+        """Upsert records and their chunks; reuse vectors by content hash; flush before returning."""
+        from semsearch.stores.milvus_writes import write_records
+
+        with self._lock:
+            return write_records(self, collection, records)
+
+    def set_vectors(
+        self, collection: str, chunk_ids: Sequence[int], vectors: NDArray[np.float32]
+    ) -> None:
+        """Store float32[n, dim] unit vectors; the first vectors fix the collection's dim."""
+        from semsearch.stores.milvus_writes import set_vectors
+
+        with self._lock:
+            set_vectors(self, collection, chunk_ids, vectors)
+
+    def mark_failed(self, collection: str, chunk_ids: Sequence[int], error: str) -> None:
+        """Record that embedding these chunks failed (they stay keyword-searchable)."""
+        from semsearch.stores.milvus_writes import set_status
+
+        with self._lock:
+            set_status(self, collection, chunk_ids, "failed", error[:1000])
+
+    def delete_records(self, collection: str, ids: Sequence[str]) -> int:
+        """Delete records with their chunks and vectors. Returns how many existed."""
+        from semsearch.stores.milvus_writes import delete_records
+
+        with self._lock:
+            return delete_records(self, collection, ids)
+
+    # -- reads --------------------------------------------------------------------------------
+
+    def rows_by(
+        self,
+        collection: str,
+        kind: str,
+        key: str,
+        values: Sequence[Any],
+        fields: list[str],
+        extra: str = "",
+    ) -> list[dict[str, Any]]:
+        """Rows of one part whose ``key`` is among ``values`` (batched ``in`` queries)."""
+        found = self._coll(collection, kind)
+        if found is None or not values:
+            return []
+        client, name = found
+        out: list[dict[str, Any]] = []
+        unique = list(dict.fromkeys(values))
+        for start in range(0, len(unique), _BATCH):
+            batch = unique[start : start + _BATCH]
+            expr = f"{key} in [{', '.join(literal(v) for v in batch)}]"
+            with translated(f"reading {kind}"):
+                out += client.query(
+                    name, filter=f"{expr} and {extra}" if extra else expr, output_fields=fields
+                )
+        return out
+
+    def scan(
+        self, collection: str, kind: str, expr: str, fields: list[str]
+    ) -> Iterator[dict[str, Any]]:
+        """Every row of one part matching ``expr``, in pages (a query iterator)."""
+        found = self._coll(collection, kind)
+        if found is None:
+            return
+        client, name = found
+        with translated(f"scanning {kind}"):
+            it = client.query_iterator(name, batch_size=1000, filter=expr, output_fields=fields)
+            try:
+                while page := it.next():
+                    yield from page
+            finally:
+                it.close()
+
+    def count_where(self, collection: str, kind: str, expr: str) -> int:
+        """Number of rows of one part matching ``expr``."""
+        found = self._coll(collection, kind)
+        if found is None:
+            return 0
+        client, name = found
+        with translated(f"counting {kind}"):
+            rows = client.query(name, filter=expr, output_fields=["count(*)"])
+        return int(rows[0]["count(*)"]) if rows else 0
+
+    def pending_chunks(
+        self, collection: str, limit: int, where: Filter | None = None
+    ) -> list[PendingChunk]:
+        """Up to ``limit`` chunks without a vector (pending or failed), of records matching
+        ``where`` (None: all), lowest chunk id first."""
+        from semsearch.chunking import embedding_text
+
+        found = self._coll(collection, "chunks")
+        if found is None:
+            return []
+        client, name = found
+        expr = 'status != "embedded"'
+        if where is not None:
+            expr += f" and {compile_filter(where)}"
+        with translated("reading pending chunks"):
+            rows = client.query(
+                name,
+                filter=expr,
+                limit=min(limit, MAX_TOPK),
+                output_fields=["chunk_id", "text", "loc"],
+            )
+        rows.sort(key=lambda r: r["chunk_id"])
+        return [
+            PendingChunk(r["chunk_id"], embedding_text(r["text"], tuple(json.loads(r["loc"])[2])))
+            for r in rows
+        ]
+
+    def get_records(self, collection: str, ids: Sequence[str]) -> list[Record]:
+        """The records that exist among ``ids``, in the order asked."""
+        rows = self.rows_by(
+            collection, "records", "record_id", ids, ["record_id", "part", "nparts", "body"]
+        )
+        parts: dict[str, dict[int, str]] = {}
+        for r in rows:
+            parts.setdefault(r["record_id"], {})[r["part"]] = r["body"]
+        found = {}
+        for rid, by_part in parts.items():
+            if 0 in by_part and len(by_part) == max(by_part) + 1:
+                doc = json.loads("".join(by_part[i] for i in sorted(by_part)))
+                found[rid] = Record(rid, doc["fields"], doc["text"])
+        return [found[i] for i in dict.fromkeys(ids) if i in found]
+
+    def record_fields(self, collection: str, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """``{id: fields}`` for the ids that exist."""
+        return {r.id: r.fields for r in self.get_records(collection, ids)}
+
+    def get_chunks(self, collection: str, chunk_ids: Sequence[int]) -> dict[int, Chunk]:
+        """``{chunk_id: Chunk}`` for the ids that exist."""
+        rows = self.rows_by(
+            collection,
+            "chunks",
+            "chunk_id",
+            [int(c) for c in chunk_ids],
+            ["chunk_id", "text", "ordinal", "loc"],
+        )
+        out = {}
+        for r in rows:
+            start, end, heading, line_start, line_end = json.loads(r["loc"])
+            out[r["chunk_id"]] = Chunk(
+                r["text"], r["ordinal"], start, end, tuple(heading), line_start, line_end
+            )
+        return out
+
+    def list_ids(self, collection: str) -> list[str]:
+        """Every record id in the collection, sorted."""
+        return sorted(
+            r["record_id"] for r in self.scan(collection, "records", "part == 0", ["record_id"])
+        )
+
+    def count(self, collection: str) -> int:
+        """Number of records."""
+        return self.count_where(collection, "records", "part == 0")
+
+    def stats(self, collection: str, where: Filter | None = None) -> StoreStats:
+        """Record and chunk counts by embedding status (of records matching ``where``), and the
+        last write time."""
+        extra = f" and {compile_filter(where)}" if where is not None else ""
+        by = {
+            s: self.count_where(collection, "chunks", f'status == "{s}"{extra}')
+            for s in ("embedded", "pending", "failed")
+        }
+        rows = self._meta_rows([collection])
+        return StoreStats(
+            records=self.count_where(collection, "records", f"part == 0{extra}"),
+            chunks=sum(by.values()),
+            embedded=by["embedded"],
+            pending=by["pending"],
+            failed=by["failed"],
+            last_updated=rows[0].get("updated_at") if rows else None,
+        )
+
+    def chunk_vectors(
+        self, collection: str, ids: Sequence[str]
+    ) -> dict[str, list[NDArray[np.float32] | None]]:
+        """``{record_id: [float32[dim] vector, or None if not embedded, per chunk by ordinal]}``."""
+        chunks = self.rows_by(
+            collection, "chunks", "record_id", ids, ["chunk_id", "record_id", "ordinal"]
+        )
+        vecs = {
+            r["chunk_id"]: np.asarray(r["vector"], dtype=np.float32)
+            for r in self.rows_by(collection, "vectors", "record_id", ids, ["chunk_id", "vector"])
+        }
+        out: dict[str, list[NDArray[np.float32] | None]] = {}
+        for r in sorted(chunks, key=lambda r: (r["record_id"], r["ordinal"])):
+            out.setdefault(r["record_id"], []).append(vecs.get(r["chunk_id"]))
+        return out
+
+    def file_size(self) -> int:
+        """Bytes on disk of a Milvus Lite folder (0 for a server)."""
+        path = self.target.lite_path
+        if path is None or not os.path.isdir(path):
+            return 0
+        return sum(
+            os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(path) for f in files
+        )
+
+    # -- queries (see milvus_query) -----------------------------------------------------------
+
+    def vector_search(
+        self,
+        collection: str,
+        vector: NDArray[np.float32],
+        k: int,
+        where: Filter | None,
+        exact: bool = False,
+    ) -> list[ScoredChunk]:
+        """Top-k chunks by cosine similarity in [-1, 1], best first, ties by record id.
+
+        Filters that match at most :data:`EXACT_MAX` chunks, ``exact=True``, ``k`` above
+        Milvus' topk limit, and any ANN answer shorter than min(k, matches) are answered by an
+        exact scan of the matching vectors, so a filter never starves the result.
+        """
+        from semsearch.stores.milvus_query import vector_search
+
+        return vector_search(self, collection, vector, k, where, exact)
+
+    def keyword_search(
+        self, collection: str, text: str, k: int, where: Filter | None
+    ) -> list[ScoredChunk]:
+        """Top-k chunks by Milvus' BM25 (>= 0, higher is better), ties by record id."""
+        from semsearch.stores.milvus_query import keyword_search
+
+        return keyword_search(self, collection, text, k, where)
+
+    def find(
+        self,
+        collection: str,
+        where: Filter | None,
+        limit: int,
+        offset: int,
+        order_by: Sequence[tuple[str, bool]],
+    ) -> list[Record]:
+        """Records matching ``where``, ordered by ``order_by`` then id (sorted client-side)."""
+        from semsearch.stores.milvus_query import find
+
+        return find(self, collection, where, limit, offset, order_by)
+
+    # -- helpers shared by the write and query modules ----------------------------------------
+
+    def check_dim(self, collection: str, dim: int) -> int | None:
+        """The stored dim; raises DimensionMismatch when it differs from ``dim``."""
+        stored = self.meta(collection).get("dim")
+        if stored is not None and int(stored) != dim:
+            raise DimensionMismatch(
+                f"collection {collection!r} holds {stored}-d vectors; got {dim}-d",
+                hint="use the model the collection was built with",
+            )
+        return stored
+
+    @staticmethod
+    def filter_expr(where: Filter | None) -> str:
+        """The Milvus expression of a filter AST ('' for none)."""
+        return compile_filter(where) if where is not None else ""
+
+    @staticmethod
+    def attr_columns(fields: list[dict[str, Any]]) -> list[str]:
+        """The ``f_*`` columns of the declared fields."""
+        return [column(f["name"]) for f in fields]
+
+    @staticmethod
+    def all_expr(expr: str) -> str:
+        """``expr``, or a match-all expression on ``chunk_id`` when it is empty."""
+        return _all(expr)
+
+    def client(self) -> Any:
+        """The connected pymilvus client (connecting, and for Lite creating the folder, if needed)."""
+        return self._connect()

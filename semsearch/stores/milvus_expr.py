@@ -1,0 +1,117 @@
+"""Compile the ``where`` filter AST to a Milvus boolean expression, with every value escaped.
+
+Milvus filters are expression strings (``f_level >= 2 and array_contains(f_tags, "a")``).
+Milvus Lite 3.2 has no expression templates (``filter_params``), so values must be written
+into the expression; this module is the ONE place that does it, and it does it safely:
+
+- strings become double-quoted literals in which ``\\``, ``"``, ``'``, newline, carriage return
+  and tab are backslash-escaped (the escapes both the Milvus server grammar and Milvus Lite's
+  tokenizer accept), so a value such as ``x" or f_name != "`` stays one literal;
+- numbers are written by Python's ``repr`` after checking they are finite (and, for ints,
+  inside int64); booleans become ``true``/``false``;
+- field names come from the schema (validated identifiers) and get the ``f_`` prefix, so a
+  user field can never name an internal column.
+
+The system semsearch replaces formatted values straight into its expressions; a record whose
+name contained ``" or "`` could widen a filter to every row. The tests in
+``tests/milvus/test_expr.py`` pin the escaping down.
+
+Null semantics: Milvus uses three-valued logic, so ``not (f == 1)`` would drop rows where ``f``
+is null. Every leaf is compiled two-valued (``f is not null and f == v``; ``ne``/``nin`` as
+``f is null or ...``), which makes ``not`` the exact complement, matching :mod:`semsearch.filters`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from semsearch.errors import InvalidFilter
+from semsearch.filters import And, Compare, Filter, Not, Or
+
+__all__ = ["FIELD_PREFIX", "column", "compile_filter", "literal"]
+
+#: Prefix of the Milvus scalar column holding a declared field (``level`` -> ``f_level``).
+FIELD_PREFIX = "f_"
+
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_CMP = {"eq": "==", "ne": "!=", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def column(name: str) -> str:
+    """The Milvus column of declared field ``name`` (a validated identifier)."""
+    return FIELD_PREFIX + name
+
+
+def literal(value: Any) -> str:
+    """One value as a Milvus expression literal.
+
+    Args:
+        value: str, bool, int (int64 range) or finite float.
+    Returns:
+        The literal text: ``"..."`` with escapes, ``true``/``false``, or a number.
+    Raises:
+        InvalidFilter: a non-finite float, an int outside int64, or another type.
+    """
+    if isinstance(value, str):
+        return '"' + "".join(_ESCAPES.get(ch, ch) for ch in value) + '"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        if not _INT64[0] <= value <= _INT64[1]:
+            raise InvalidFilter(
+                f"filter value {value} is outside the 64-bit integer range",
+                hint="int fields hold values in [-2**63, 2**63 - 1]",
+            )
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidFilter(f"filter value {value} is not finite", hint="give a finite number")
+        return repr(value)
+    raise InvalidFilter(
+        f"filter value {value!r} has unsupported type {type(value).__name__}",
+        hint="use a string, number or boolean",
+    )
+
+
+def _list(values: Sequence[Any]) -> str:
+    return "[" + ", ".join(literal(v) for v in values) + "]"
+
+
+def compile_filter(f: Filter) -> str:
+    """Compile a filter AST to a two-valued Milvus boolean expression.
+
+    Returns:
+        An expression over the ``f_*`` columns; absent (null) fields compare as false except
+        under ``ne``/``nin``, and ``$not`` is the exact complement of its operand.
+    Raises:
+        InvalidFilter: a value that cannot be written as a Milvus literal (see :func:`literal`).
+    """
+    if isinstance(f, And | Or):
+        joiner = " and " if isinstance(f, And) else " or "
+        return "(" + joiner.join(compile_filter(item) for item in f.items) + ")"
+    if isinstance(f, Not):
+        return f"(not {compile_filter(f.item)})"
+    return _compare(f)
+
+
+def _compare(c: Compare) -> str:
+    col = column(c.field)
+    values: tuple[Any, ...] = c.value if isinstance(c.value, tuple) else (c.value,)
+    if c.type == "list[str]":
+        if c.op in ("in", "nin"):
+            test = f"array_contains_any({col}, {_list(values)})"
+        else:
+            test = f"array_contains({col}, {literal(values[0])})"
+        if c.op in ("ne", "nin"):
+            return f"({col} is null or not {test})"
+        return f"({col} is not null and {test})"
+    if c.op == "in":
+        return f"({col} is not null and {col} in {_list(values)})"
+    if c.op == "nin":
+        return f"({col} is null or {col} not in {_list(values)})"
+    if c.op == "ne":
+        return f"({col} is null or {col} != {literal(values[0])})"
+    return f"({col} is not null and {col} {_CMP[c.op]} {literal(values[0])})"

@@ -1,0 +1,200 @@
+"""The Milvus layout of a semsearch store: collection names, schemas and index parameters.
+
+Per semsearch collection ``name`` there are up to three Milvus collections, named from a
+prefix ``ss_<slug>_<hash8>`` (Milvus names allow only letters, digits and ``_``):
+
+- ``<prefix>_records``: one row per record (more when its JSON body exceeds one VARCHAR):
+  ``pk`` = ``"<part>:<id>"``, ``record_id``, ``part``, ``nparts``, ``content_hash``, ``body``
+  (a slice of ``{"fields": ..., "text": ...}`` as JSON), and on part 0 the declared fields as
+  typed nullable ``f_<name>`` columns. The row is written last and acts as the commit marker.
+- ``<prefix>_chunks``: one row per chunk: ``chunk_id`` (int64, a hash of record id, ordinal,
+  offsets and content hash), ``record_id``, ``ordinal``, ``text`` (analysed), ``sparse`` (built
+  by Milvus' BM25 function from ``text``), ``content_hash``, ``status``
+  (pending/embedded/failed), ``error``, ``loc`` (JSON: offsets, heading path, lines) and the
+  ``f_*`` columns.
+- ``<prefix>_vectors``: one row per embedded chunk: ``chunk_id``, ``record_id``,
+  ``content_hash``, ``vector`` (float32[dim], metric COSINE) and the ``f_*`` columns. It is
+  created when the dimension is known (at creation, or with the first vectors), so a
+  collection whose embedder has not answered yet is still keyword-searchable.
+
+A store-wide ``semsearch_meta`` collection holds one row per semsearch collection: its name
+and a JSON document with schema, model id, dim, options, prefix and timestamps.
+
+Milvus needs a vector field in every collection: ``semsearch_meta`` and ``*_records`` carry a
+constant 2-d ``_v`` column that is never searched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any
+
+from semsearch.stores.milvus_expr import column
+
+__all__ = [
+    "BODY_PART_CHARS",
+    "META",
+    "VARCHAR_MAX",
+    "chunk_id",
+    "chunks_schema",
+    "index_params",
+    "meta_schema",
+    "names",
+    "records_schema",
+    "vectors_schema",
+]
+
+META = "semsearch_meta"
+#: Milvus' VARCHAR limit in bytes; a body slice of this many characters always fits (<= 4 B/char).
+VARCHAR_MAX = 65535
+BODY_PART_CHARS = VARCHAR_MAX // 4
+#: Index parameters per vector index type (metric COSINE). ``search`` holds query-time params.
+INDEXES: dict[str, dict[str, Any]] = {
+    "HNSW": {"build": {"M": 16, "efConstruction": 200}, "search": {"ef": 128}},
+    "IVF_FLAT": {"build": {"nlist": 128}, "search": {"nprobe": 16}},
+    "AUTOINDEX": {"build": {}, "search": {}},
+    "FLAT": {"build": {}, "search": {}},
+}
+_DUMMY = "_v"
+
+
+def names(collection: str) -> dict[str, str]:
+    """Milvus collection names for a semsearch collection: ``records``, ``chunks``, ``vectors``."""
+    slug = re.sub(r"[^A-Za-z0-9_]", "_", collection)[:40]
+    digest = hashlib.blake2b(collection.encode(), digest_size=4).hexdigest()
+    prefix = f"ss_{slug}_{digest}"
+    return {kind: f"{prefix}_{kind}" for kind in ("records", "chunks", "vectors")}
+
+
+def chunk_id(record_id: str, ordinal: int, start: int, end: int, content_hash: str) -> int:
+    """A stable positive int63 id for a chunk (blake2b of its identity; collisions ~2**-63)."""
+    key = f"{record_id}\x00{ordinal}\x00{start}\x00{end}\x00{content_hash}".encode()
+    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") >> 1
+
+
+def _schema(dynamic: bool = False) -> Any:
+    from pymilvus import MilvusClient
+
+    return MilvusClient.create_schema(auto_id=False, enable_dynamic_field=dynamic)
+
+
+def _add_fields(schema: Any, fields: list[dict[str, Any]]) -> None:
+    from pymilvus import DataType
+
+    for f in fields:
+        name, kind = column(f["name"]), f["type"]
+        if kind == "list[str]":
+            schema.add_field(
+                name,
+                DataType.ARRAY,
+                element_type=DataType.VARCHAR,
+                max_capacity=4096,
+                max_length=VARCHAR_MAX,
+                nullable=True,
+            )
+        elif kind == "str":
+            schema.add_field(name, DataType.VARCHAR, max_length=VARCHAR_MAX, nullable=True)
+        else:
+            dtype = {"int": DataType.INT64, "float": DataType.DOUBLE, "bool": DataType.BOOL}[kind]
+            schema.add_field(name, dtype, nullable=True)
+
+
+def meta_schema() -> Any:
+    """``semsearch_meta``: ``name`` (pk), ``info`` (JSON text), ``_v`` (dummy 2-d vector)."""
+    from pymilvus import DataType
+
+    s = _schema()
+    s.add_field("name", DataType.VARCHAR, is_primary=True, max_length=256)
+    s.add_field("info", DataType.VARCHAR, max_length=VARCHAR_MAX)
+    s.add_field(_DUMMY, DataType.FLOAT_VECTOR, dim=2)
+    return s
+
+
+def records_schema(fields: list[dict[str, Any]]) -> Any:
+    """``*_records`` with the declared fields as ``f_*`` columns."""
+    from pymilvus import DataType
+
+    s = _schema()
+    s.add_field("pk", DataType.VARCHAR, is_primary=True, max_length=VARCHAR_MAX)
+    s.add_field("record_id", DataType.VARCHAR, max_length=VARCHAR_MAX)
+    s.add_field("part", DataType.INT64)
+    s.add_field("nparts", DataType.INT64)
+    s.add_field("content_hash", DataType.VARCHAR, max_length=128)
+    s.add_field("body", DataType.VARCHAR, max_length=VARCHAR_MAX)
+    s.add_field(_DUMMY, DataType.FLOAT_VECTOR, dim=2)
+    _add_fields(s, fields)
+    return s
+
+
+def chunks_schema(fields: list[dict[str, Any]]) -> Any:
+    """``*_chunks`` with the BM25 function from ``text`` to ``sparse``."""
+    from pymilvus import DataType, Function, FunctionType
+
+    s = _schema()
+    s.add_field("chunk_id", DataType.INT64, is_primary=True)
+    s.add_field("record_id", DataType.VARCHAR, max_length=VARCHAR_MAX)
+    s.add_field("ordinal", DataType.INT64)
+    s.add_field("text", DataType.VARCHAR, max_length=VARCHAR_MAX, enable_analyzer=True)
+    s.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+    s.add_field("content_hash", DataType.VARCHAR, max_length=128)
+    s.add_field("status", DataType.VARCHAR, max_length=16)
+    s.add_field("error", DataType.VARCHAR, max_length=1024)
+    s.add_field("loc", DataType.VARCHAR, max_length=VARCHAR_MAX)
+    _add_fields(s, fields)
+    s.add_function(
+        Function(
+            name="bm25",
+            function_type=FunctionType.BM25,
+            input_field_names=["text"],
+            output_field_names=["sparse"],
+        )
+    )
+    return s
+
+
+def vectors_schema(fields: list[dict[str, Any]], dim: int) -> Any:
+    """``*_vectors`` with a float32[dim] ``vector``."""
+    from pymilvus import DataType
+
+    s = _schema()
+    s.add_field("chunk_id", DataType.INT64, is_primary=True)
+    s.add_field("record_id", DataType.VARCHAR, max_length=VARCHAR_MAX)
+    s.add_field("content_hash", DataType.VARCHAR, max_length=128)
+    s.add_field("vector", DataType.FLOAT_VECTOR, dim=dim)
+    _add_fields(s, fields)
+    return s
+
+
+def index_params(client: Any, kind: str, vector_index: str = "HNSW") -> Any:
+    """Index parameters for a collection of ``kind`` (meta/records/chunks/vectors)."""
+    params = client.prepare_index_params()
+    if kind in ("meta", "records"):
+        params.add_index(field_name=_DUMMY, index_type="FLAT", metric_type="L2")
+    elif kind == "chunks":
+        params.add_index(
+            field_name="sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25"
+        )
+    else:
+        params.add_index(
+            field_name="vector",
+            index_type=vector_index,
+            metric_type="COSINE",
+            params=INDEXES[vector_index]["build"],
+        )
+    return params
+
+
+DUMMY_VECTOR = [1.0, 0.0]
+
+
+def loc_json(
+    char_start: int,
+    char_end: int,
+    heading_path: tuple[str, ...],
+    line_start: int | None,
+    line_end: int | None,
+) -> str:
+    """The ``loc`` column: a chunk's offsets, heading path and line range as JSON."""
+    return json.dumps([char_start, char_end, list(heading_path), line_start, line_end])

@@ -1,0 +1,359 @@
+"""Writes of the Milvus store: upsert records and chunks, store vectors, delete, add fields.
+
+Order of every write (Milvus has no transactions): chunk rows, then vector rows, then stale
+rows deleted, then the record row whose content hash marks the record as written, then a
+flush. If a write stops half-way, the record's old hash is still stored (or none), so the next
+upsert of the same record redoes it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from semsearch.errors import InvalidRecord
+from semsearch.stores import milvus_layout as lay
+from semsearch.stores.base import PendingChunk, RecordWrite, WriteResult
+from semsearch.stores.milvus_conn import translated
+from semsearch.stores.milvus_expr import column, literal
+
+if TYPE_CHECKING:
+    from semsearch.stores.milvus import MilvusStore
+
+__all__ = ["add_fields", "delete_records", "set_status", "set_vectors", "write_records"]
+
+
+def _fields(meta: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(json.loads(meta["schema"])["fields"])
+
+
+def _attrs(fields: list[dict[str, Any]], values: dict[str, Any]) -> dict[str, Any]:
+    return {column(f["name"]): values.get(f["name"]) for f in fields}
+
+
+def _check_sizes(records: Sequence[RecordWrite]) -> None:
+    """Refuse values larger than a Milvus VARCHAR before anything is written."""
+    for r in records:
+        too_big = len(r.id.encode()) > lay.VARCHAR_MAX - 16 or any(
+            len(c.chunk.text.encode()) > lay.VARCHAR_MAX for c in r.chunks
+        )
+        too_big = too_big or any(
+            isinstance(v, str) and len(v.encode()) > lay.VARCHAR_MAX for v in r.attrs.values()
+        )
+        if too_big:
+            raise InvalidRecord(
+                f"record {r.id[:60]!r} has an id, a declared string field or a chunk over "
+                f"{lay.VARCHAR_MAX} bytes, Milvus' VARCHAR limit",
+                hint="shorten it, or split the text with spaces so the chunker can cut it; "
+                "nothing was written",
+            )
+
+
+def _record_rows(fields: list[dict[str, Any]], r: RecordWrite) -> list[dict[str, Any]]:
+    body = json.dumps({"fields": r.fields, "text": r.text}, ensure_ascii=False, sort_keys=True)
+    size = lay.BODY_PART_CHARS
+    pieces = [body[i : i + size] for i in range(0, len(body), size)] or [""]
+    rows = []
+    for part, piece in enumerate(pieces):
+        attrs = _attrs(fields, r.attrs if part == 0 else {})
+        rows.append(
+            {
+                "pk": f"{part}:{r.id}",
+                "record_id": r.id,
+                "part": part,
+                "nparts": len(pieces),
+                "content_hash": r.content_hash,
+                "body": piece,
+                "_v": lay.DUMMY_VECTOR,
+                **attrs,
+            }
+        )
+    return rows
+
+
+def write_records(
+    store: MilvusStore, collection: str, records: Sequence[RecordWrite]
+) -> WriteResult:
+    """See :meth:`MilvusStore.write_records`."""
+    result = WriteResult()
+    meta = store.meta(collection)
+    fields = _fields(meta)
+    _check_sizes(records)
+    known = store.record_hashes(collection, [r.id for r in records])
+    changed = [r for r in records if known.get(r.id) != r.content_hash]
+    result.unchanged = len(records) - len(changed)
+    if not changed:
+        return result
+    rids = [r.id for r in changed]
+    old = {
+        row["chunk_id"]: row["status"]
+        for row in store.rows_by(collection, "chunks", "record_id", rids, ["chunk_id", "status"])
+    }
+    new_chunks = [
+        (
+            lay.chunk_id(
+                r.id, c.chunk.ordinal, c.chunk.char_start, c.chunk.char_end, c.content_hash
+            ),
+            r,
+            c,
+        )
+        for r in changed
+        for c in r.chunks
+    ]
+    vectors = _reusable(store, collection, new_chunks, old)
+    chunk_rows, vector_rows = [], []
+    for cid, r, c in new_chunks:
+        ch = c.chunk
+        vec = vectors.get(cid)
+        loc = lay.loc_json(ch.char_start, ch.char_end, ch.heading_path, ch.line_start, ch.line_end)
+        attrs = _attrs(fields, r.attrs)
+        chunk_rows.append(
+            {
+                "chunk_id": cid,
+                "record_id": r.id,
+                "ordinal": ch.ordinal,
+                "text": ch.text,
+                "content_hash": c.content_hash,
+                "status": "embedded" if vec is not None else "pending",
+                "error": "",
+                "loc": loc,
+                **attrs,
+            }
+        )
+        if vec is None:
+            result.pending.append(PendingChunk(cid, c.embed_text))
+        else:
+            if old.get(cid) != "embedded":
+                result.reused += 1
+            vector_rows.append(
+                {
+                    "chunk_id": cid,
+                    "record_id": r.id,
+                    "content_hash": c.content_hash,
+                    "vector": vec,
+                    **attrs,
+                }
+            )
+    stale = list(set(old) - {cid for cid, _, _ in new_chunks})
+    _upsert(store, collection, "chunks", chunk_rows)
+    _upsert(store, collection, "vectors", vector_rows)
+    _delete_ids(store, collection, ("chunks", "vectors"), stale)
+    rows = [row for r in changed for row in _record_rows(fields, r)]
+    _upsert(store, collection, "records", rows)
+    _trim_parts(store, collection, rows)
+    result.added = sum(1 for r in changed if r.id not in known)
+    result.updated = len(changed) - result.added
+    _touch(store, collection, meta)
+    return result
+
+
+def _reusable(
+    store: MilvusStore,
+    collection: str,
+    new_chunks: list[tuple[int, RecordWrite, Any]],
+    old: dict[int, str],
+) -> dict[int, list[float]]:
+    """Vectors for new chunks: the chunk's own (kept) vector, or any vector with its hash."""
+    kept = [cid for cid, _, _ in new_chunks if old.get(cid) == "embedded"]
+    by_id = {
+        row["chunk_id"]: row["vector"]
+        for row in store.rows_by(collection, "vectors", "chunk_id", kept, ["chunk_id", "vector"])
+    }
+    hashes = [c.content_hash for cid, _, c in new_chunks if cid not in by_id]
+    by_hash = {
+        row["content_hash"]: row["vector"]
+        for row in store.rows_by(
+            collection, "vectors", "content_hash", hashes, ["content_hash", "vector"]
+        )
+    }
+    out = {}
+    for cid, _, c in new_chunks:
+        vec = by_id.get(cid) or by_hash.get(c.content_hash)
+        if vec is not None:
+            out[cid] = [float(x) for x in vec]
+    return out
+
+
+def _upsert(
+    store: MilvusStore,
+    collection: str,
+    kind: str,
+    rows: list[dict[str, Any]],
+    partial: bool = False,
+) -> None:
+    if not rows:
+        return
+    found = store._coll(collection, kind)
+    if found is None:
+        return
+    client, name = found
+    with translated(f"writing {kind}"):
+        for start in range(0, len(rows), 500):
+            client.upsert(name, rows[start : start + 500], partial_update=partial)
+        client.flush(name)
+
+
+def _delete_ids(store: MilvusStore, collection: str, kinds: Sequence[str], ids: list[int]) -> None:
+    if not ids:
+        return
+    for kind in kinds:
+        found = store._coll(collection, kind)
+        if found is None:
+            continue
+        client, name = found
+        with translated(f"deleting {kind}"):
+            for start in range(0, len(ids), 500):
+                client.delete(name, ids=ids[start : start + 500])
+            client.flush(name)
+
+
+def _trim_parts(store: MilvusStore, collection: str, rows: list[dict[str, Any]]) -> None:
+    """Delete body parts left over from a longer previous version of a record."""
+    by_n: dict[int, list[str]] = {}
+    for row in rows:
+        if row["part"] == 0:
+            by_n.setdefault(row["nparts"], []).append(row["record_id"])
+    _delete_where(store, collection, ["records"], "record_id", by_n, "part >= {n}")
+
+
+def _delete_where(
+    store: MilvusStore,
+    collection: str,
+    kinds: list[str],
+    key: str,
+    groups: dict[int, list[str]],
+    extra: str = "",
+) -> None:
+    for kind in kinds:
+        found = store._coll(collection, kind)
+        if found is None:
+            continue
+        client, name = found
+        with translated(f"deleting {kind}"):
+            for n, values in groups.items():
+                for start in range(0, len(values), 500):
+                    batch = ", ".join(literal(v) for v in values[start : start + 500])
+                    expr = f"{key} in [{batch}]" + (f" and {extra.format(n=n)}" if extra else "")
+                    client.delete(name, filter=expr)
+            client.flush(name)
+
+
+def _touch(store: MilvusStore, collection: str, meta: dict[str, Any]) -> None:
+    meta["updated_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+    store.put_meta(meta)
+
+
+def set_vectors(
+    store: MilvusStore, collection: str, chunk_ids: Sequence[int], vectors: NDArray[np.float32]
+) -> None:
+    """See :meth:`MilvusStore.set_vectors`."""
+    if len(chunk_ids) == 0:
+        return
+    dim = int(vectors.shape[1])
+    meta = store.meta(collection)
+    fields = _fields(meta)
+    if store.check_dim(collection, dim) is None:
+        store.create_part(collection, "vectors", fields, dim)
+        meta["dim"] = dim
+    cols = ["chunk_id", "record_id", "content_hash", *store.attr_columns(fields)]
+    rows = {
+        r["chunk_id"]: r
+        for r in store.rows_by(collection, "chunks", "chunk_id", [int(c) for c in chunk_ids], cols)
+    }
+    out = []
+    for cid, vec in zip(chunk_ids, np.asarray(vectors, dtype=np.float32), strict=True):
+        row = rows.get(int(cid))
+        if row is not None:  # the chunk was replaced meanwhile: its vector is not needed
+            out.append({**row, "vector": vec.tolist()})
+    _upsert(store, collection, "vectors", out)
+    set_status(store, collection, [r["chunk_id"] for r in out], "embedded", "")
+    _touch(store, collection, meta)
+
+
+def set_status(
+    store: MilvusStore, collection: str, chunk_ids: Sequence[int], status: str, error: str
+) -> None:
+    """Set chunks' embedding status (partial update: text and BM25 rows stay as they are)."""
+    rows = [{"chunk_id": int(c), "status": status, "error": error} for c in chunk_ids]
+    _upsert(store, collection, "chunks", rows, partial=True)
+
+
+def delete_records(store: MilvusStore, collection: str, ids: Sequence[str]) -> int:
+    """See :meth:`MilvusStore.delete_records`."""
+    existing = list(store.record_hashes(collection, ids))
+    if not existing:
+        return 0
+    _delete_where(store, collection, ["vectors", "chunks", "records"], "record_id", {0: existing})
+    _touch(store, collection, store.meta(collection))
+    return len(existing)
+
+
+def add_fields(store: MilvusStore, meta: dict[str, Any], schema_json: str) -> None:
+    """Rebuild a collection's Milvus collections with newly declared fields.
+
+    Milvus Lite cannot alter a schema, so each part is copied into a new collection whose
+    extra ``f_*`` columns are null for the records already stored (as on SQLite, where a new
+    field is filled when a record is next written), then swapped in by rename.
+    """
+    fields = list(json.loads(schema_json)["fields"])
+    names = lay.names(meta["name"])
+    client = store.client()
+    for kind, name in names.items():
+        if not client.has_collection(name):
+            continue
+        tmp = name + "_tmp"
+        with translated(f"rebuilding {kind}"):
+            if client.has_collection(tmp):
+                client.drop_collection(tmp)
+        _copy(store, meta, kind, tmp, fields)
+        with translated(f"rebuilding {kind}"):
+            client.drop_collection(name)
+            store._loaded.discard(name)
+            client.rename_collection(tmp, name)
+            store._loaded.discard(tmp)
+
+
+def _copy(
+    store: MilvusStore, meta: dict[str, Any], kind: str, tmp: str, fields: list[dict[str, Any]]
+) -> None:
+    client = store.client()
+    schema = {
+        "records": lambda: lay.records_schema(fields),
+        "chunks": lambda: lay.chunks_schema(fields),
+        "vectors": lambda: lay.vectors_schema(fields, int(meta.get("dim") or 0)),
+    }[kind]()
+    params = lay.index_params(client, kind, meta.get("index", "HNSW"))
+    old_cols = store.attr_columns(_fields(meta))
+    base = {
+        "records": ["pk", "record_id", "part", "nparts", "content_hash", "body", "_v"],
+        "chunks": [
+            "chunk_id",
+            "record_id",
+            "ordinal",
+            "text",
+            "content_hash",
+            "status",
+            "error",
+            "loc",
+        ],
+        "vectors": ["chunk_id", "record_id", "content_hash", "vector"],
+    }[kind]
+    expr = "part >= 0" if kind == "records" else "chunk_id >= 0"
+    new_cols = [c for c in store.attr_columns(fields) if c not in old_cols]
+    with translated(f"rebuilding {kind}"):
+        client.create_collection(tmp, schema=schema, index_params=params)
+        client.load_collection(tmp)
+        batch: list[dict[str, Any]] = []
+        for row in store.scan(meta["name"], kind, expr, base + old_cols):
+            batch.append({**row, **dict.fromkeys(new_cols)})
+            if len(batch) == 500:
+                client.insert(tmp, batch)
+                batch = []
+        if batch:
+            client.insert(tmp, batch)
+        client.flush(tmp)

@@ -1,0 +1,88 @@
+"""Milvus errors reach users as SemsearchErrors with hints, never as raw pymilvus exceptions."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import semsearch
+from semsearch.embedders.fake import FakeEmbedder
+from semsearch.errors import BackendUnavailable, NotAnIndex, StoreCorrupted
+from semsearch.stores import milvus_layout as lay
+from semsearch.stores.milvus import MilvusStore
+
+
+def test_a_file_where_the_folder_should_be_is_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    path.write_bytes(b"SQLite format 3\x00 pretend milvus-lite 2 file")
+    before = path.read_bytes()
+    with pytest.raises(StoreCorrupted) as err:
+        semsearch.connect(f"milvus-lite://{path}")
+    assert err.value.hint and "untouched" in err.value.hint
+    assert str(tmp_path) not in err.value.message
+    assert path.read_bytes() == before
+
+
+def test_a_foreign_folder_is_not_an_index(tmp_path: Path) -> None:
+    folder = tmp_path / "photos.db"
+    folder.mkdir()
+    (folder / "cat.jpg").write_bytes(b"\xff\xd8")
+    with pytest.raises(NotAnIndex):
+        semsearch.connect(f"milvus-lite://{folder}")
+    assert sorted(p.name for p in folder.iterdir()) == ["cat.jpg"]
+
+
+def test_a_store_open_in_another_process_is_reported_with_a_hint(tmp_path: Path) -> None:
+    path = tmp_path / "busy.db"
+    location = f"milvus-lite://{path}"
+    holder = textwrap.dedent(f"""
+        import sys, semsearch
+        db = semsearch.connect({location!r})
+        db.collection("notes", embedder="fake:8").upsert([{{"id": "a", "text": "x"}}])
+        print("ready", flush=True)
+        sys.stdin.readline()
+        db.close()
+    """)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", holder], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        with pytest.raises(BackendUnavailable) as err:
+            semsearch.connect(location)
+        assert "another process" in err.value.message
+        assert err.value.hint and "server" in err.value.hint
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.write("\n")
+        proc.stdin.flush()
+        proc.wait(timeout=60)
+    with semsearch.connect(location) as db:  # the lock is free again once the holder exits
+        assert db.collection("notes").count() == 1
+
+
+def test_an_unreachable_server_is_backend_unavailable() -> None:
+    with pytest.raises(BackendUnavailable) as err:
+        semsearch.connect("http://user:secret@127.0.0.1:9/?db=x")
+    assert "secret" not in str(err.value)
+
+
+def test_collections_changed_behind_our_back_raise_store_corrupted(lite_location: str) -> None:
+    with semsearch.connect(lite_location) as db:
+        db.collection("notes", embedder=FakeEmbedder(8)).upsert([{"id": "a", "text": "x"}])
+        store = db.store
+        assert isinstance(store, MilvusStore)
+        client = store.client()
+        client.drop_collection(lay.names("notes")["records"])
+        with pytest.raises(StoreCorrupted):
+            db.collection("notes").count()
+
+
+@pytest.mark.parametrize("location", ["milvus-lite://", "http://localhost:19530/?index=DISKANN"])
+def test_bad_locations_are_refused(location: str) -> None:
+    with pytest.raises(BackendUnavailable):
+        semsearch.connect(location)
