@@ -16,8 +16,8 @@ __all__ = ["Database", "connect"]
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _SCHEMES = (
-    "a path ending in .embed.db, ':memory:', milvus-lite:///path.db, http(s)://host:19530 "
-    "(Milvus); coming: postgresql://..."
+    "a path ending in .embed.db, ':memory:', postgresql://..., milvus-lite:///path.db, "
+    "http(s)://host:19530 (Milvus)"
 )
 
 
@@ -26,13 +26,16 @@ def connect(location: str | os.PathLike[str]) -> Database:
 
     Args:
         location: a path ending in ``.embed.db`` (SQLite file, created on first write) or
-            ``":memory:"``; or ``milvus-lite:///path/notes.db`` (a Milvus Lite data folder) or
+            ``":memory:"``; or ``postgresql://user:pass@host:5432/db`` (also ``postgres://``) for
+            PostgreSQL with pgvector (needs ``pip install 'semsearch[postgres]'``); or
+            ``milvus-lite:///path/notes.db`` (a Milvus Lite data folder) or
             ``http(s)://[user:pass@]host:19530[?token=...&db=...]`` for Milvus (needs
             ``pip install 'semsearch[milvus]'``).
     Returns:
         A Database. Nothing is loaded or created until it is used.
     Raises:
-        BackendUnavailable: any other location (the message lists the supported schemes).
+        BackendUnavailable: any other location (the message lists the supported schemes), or a
+            PostgreSQL server that refuses the connection or the credentials.
         NotAnIndex: the path exists but is not a semsearch index (the file is left unchanged).
     """
     loc = os.fspath(location)
@@ -40,6 +43,10 @@ def connect(location: str | os.PathLike[str]) -> Database:
         from semsearch.stores.sqlite import SQLiteStore
 
         return Database(SQLiteStore(loc))
+    if loc.startswith(("postgresql://", "postgres://")):
+        from semsearch.stores.postgres import PostgresStore
+
+        return Database(PostgresStore(loc))
     if loc.startswith(("milvus-lite://", "http://", "https://")):
         from semsearch.stores.milvus import MilvusStore
 

@@ -1,0 +1,156 @@
+"""Pure SQL builders for the PostgreSQL store: table names, filters, keyword queries, ordering.
+
+Every function here is pure, so it can be tested without a server. Filter values and user text
+are always bound parameters (psycopg ``%s`` placeholders); only validated identifiers (declared
+field names match ``[A-Za-z_][A-Za-z0-9_]*``, collection ids are integers) are inlined.
+
+Filter semantics match the SQLite store exactly: an absent field (SQL NULL) compares as false,
+``$ne``/``$nin`` also match records where the field is absent, ``$not`` is the exact complement,
+and strings compare byte-wise (the columns use ``COLLATE "C"``, which is code-point order for
+UTF-8, the same as SQLite's BINARY collation and Python's ``str`` ordering).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from semsearch.filters import And, Compare, Filter, Not, Or
+from semsearch.schema import FieldType
+
+__all__ = [
+    "COLUMN_TYPES",
+    "TS_CONFIG",
+    "Tables",
+    "column",
+    "compile_filter",
+    "ef_search_for",
+    "order_by_sql",
+    "websearch_text",
+]
+
+#: PostgreSQL column type of each declared field type.
+COLUMN_TYPES: dict[FieldType, str] = {
+    "str": 'text COLLATE "C"',
+    "int": "bigint",
+    "float": "double precision",
+    "bool": "boolean",
+    "list[str]": 'text[] COLLATE "C"',
+}
+
+#: Text search configuration of the keyword index (Snowball English stemmer, English stop words).
+TS_CONFIG = "english"
+
+_SQL_OPS = {"eq": "=", "ne": "<>", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
+_HAS_WORD = re.compile(r"\w", re.UNICODE)
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class Tables:
+    """Names of one collection's tables and indexes, derived from its integer id."""
+
+    cid: int
+
+    @property
+    def records(self) -> str:
+        """The records table: one row per record, declared fields as ``f_<name>`` columns."""
+        return f"semsearch_c{int(self.cid)}_records"
+
+    @property
+    def chunks(self) -> str:
+        """The chunks table: text, vector, embedding status and the tsvector column."""
+        return f"semsearch_c{int(self.cid)}_chunks"
+
+    @property
+    def hnsw(self) -> str:
+        """The HNSW index on ``chunks.embedding``."""
+        return f"semsearch_c{int(self.cid)}_hnsw"
+
+    def field_index(self, name: str) -> str:
+        """The B-tree (or GIN, for list[str]) index on a declared field's column."""
+        return f"semsearch_c{int(self.cid)}_f_{_checked(name)}"
+
+
+def _checked(name: str) -> str:
+    if not _IDENT.fullmatch(name):
+        raise ValueError(f"not an identifier: {name!r}")
+    return name
+
+
+def column(name: str) -> str:
+    """The quoted column of declared field ``name`` (``"f_<name>"``)."""
+    return f'"f_{_checked(name)}"'
+
+
+def compile_filter(f: Filter, alias: str = "r") -> tuple[str, list[Any]]:
+    """Compile a filter AST to a SQL boolean over ``<records table> AS alias``.
+
+    Returns:
+        (sql, params): ``sql`` uses ``%s`` placeholders and is never NULL-valued.
+    """
+    if isinstance(f, And | Or):
+        parts = [compile_filter(item, alias) for item in f.items]
+        joiner = " AND " if isinstance(f, And) else " OR "
+        return joiner.join(f"({p})" for p, _ in parts), [v for _, ps in parts for v in ps]
+    if isinstance(f, Not):
+        sql, params = compile_filter(f.item, alias)
+        return f"NOT ({sql})", params
+    return _compile_compare(f, alias)
+
+
+def _compile_compare(c: Compare, alias: str) -> tuple[str, list[Any]]:
+    col = f"{alias}.{column(c.field)}"
+    values = list(c.value) if isinstance(c.value, tuple) else [c.value]
+    if c.type == "list[str]":
+        # @> "holds all of" (one value) and && "overlaps" both use the GIN index on text[].
+        test = f"COALESCE({col} && %s::text[], false)"
+        return (f"NOT {test}" if c.op in ("ne", "nin") else test), [values]
+    if c.op in ("in", "nin"):
+        marks = ", ".join("%s" for _ in values)
+        if c.op == "in":
+            return f"COALESCE({col} IN ({marks}), false)", values
+        return f"({col} IS NULL OR {col} NOT IN ({marks}))", values
+    if c.op == "ne":
+        return f"({col} IS NULL OR {col} <> %s)", values
+    return f"COALESCE({col} {_SQL_OPS[c.op]} %s, false)", values
+
+
+def websearch_text(text: str) -> str | None:
+    """Turn arbitrary user text into input for ``websearch_to_tsquery``, or None if no words.
+
+    Mirrors the SQLite store's FTS5 quoting: each whitespace-separated piece becomes a quoted
+    phrase (so ``ADR-0042`` keeps its parts together and ``or``/``-`` are plain text), and the
+    pieces are ORed, so a chunk matching more of them ranks higher. Pieces without any word
+    character are dropped; double quotes inside a piece become spaces.
+    """
+    pieces = [p.replace('"', " ") for p in text.split() if _HAS_WORD.search(p)]
+    pieces = [p for p in dict.fromkeys(pieces) if _HAS_WORD.search(p)]
+    if not pieces:
+        return None
+    return " or ".join(f'"{p.strip()}"' for p in pieces)
+
+
+def order_by_sql(order_by: Sequence[tuple[str, bool]], alias: str = "r") -> str:
+    """``ORDER BY`` over declared fields, then record id, with NULLs sorting as in SQLite.
+
+    SQLite orders NULL before every value; PostgreSQL's default puts NULLs last when ascending,
+    so ascending terms say ``NULLS FIRST`` and descending ones ``NULLS LAST``.
+    """
+    terms = [
+        f"{alias}.{column(name)} {'DESC NULLS LAST' if desc else 'ASC NULLS FIRST'}"
+        for name, desc in order_by
+    ]
+    return "ORDER BY " + ", ".join([*terms, f"{alias}.id ASC"])
+
+
+def ef_search_for(k: int, minimum: int = 40) -> int:
+    """``hnsw.ef_search`` for a top-``k`` query: at least ``k`` and ``minimum``, at most 1000.
+
+    pgvector returns at most ef_search rows from one index pass (its documented limit is 1000),
+    so ef_search below k would truncate the result; ``minimum`` (pgvector's default is 40) keeps
+    recall for small k.
+    """
+    return max(1, min(1000, max(int(k), int(minimum))))
