@@ -9,6 +9,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
+import numpy as np
+from numpy.typing import NDArray
+
 from semsearch.chunking import chunk_markdown, chunk_text, embedding_text
 from semsearch.embedders.base import Embedder
 from semsearch.errors import EmbedderUnavailable, InvalidQuery, InvalidRecord
@@ -231,6 +234,49 @@ class Collection:
                     report.errors[-1], hint="fix the embedder, then run reindex again"
                 )
         return report
+
+    def embed_pending(self, limit: int = EMBED_GROUP) -> int:
+        """Embed up to ``limit`` chunks that have no vector yet (pending or failed), oldest first.
+
+        One step of :meth:`reindex`, for background workers (:mod:`semsearch.worker`) that embed
+        records stored with ``upsert(..., embed=False)`` in small batches.
+
+        Args:
+            limit: at most this many chunks, >= 1.
+        Returns:
+            The number of chunks newly embedded (0 when nothing is pending).
+        Raises:
+            EmbedderUnavailable: the embedder failed; those chunks are marked failed and stay
+                stored and keyword-searchable.
+        """
+        report = UpsertReport()
+        pending = self.store.pending_chunks(self.name, max(1, limit))
+        if pending and not self._embed(pending, report, None):
+            raise EmbedderUnavailable(
+                report.errors[-1], hint="fix the embedder, then run reindex again"
+            )
+        return report.chunks_embedded
+
+    def vectors(self, ids: str | Sequence[str]) -> dict[str, list[NDArray[np.float32] | None]]:
+        """The stored chunk vectors of records, for export and debugging.
+
+        Returns:
+            ``{record_id: [vector or None per chunk, by ordinal]}`` for the ids that exist; each
+            vector is float32[dim], unit-normalised; None marks a chunk not embedded yet.
+        Raises:
+            BackendUnavailable: the store cannot return vectors (no ``chunk_vectors``).
+        """
+        from semsearch.errors import BackendUnavailable
+        from semsearch.stores.base import VectorExport
+
+        if not isinstance(self.store, VectorExport):
+            raise BackendUnavailable(
+                f"this backend ({type(self.store).__name__}) does not return stored vectors",
+                hint="ask without include_vectors",
+            )
+        wanted = _as_ids(ids)
+        by_record = self.store.chunk_vectors(self.name, wanted)
+        return {rid: by_record[rid] for rid in wanted if rid in by_record}
 
     def delete(self, ids: str | Sequence[str]) -> int:
         """Delete records (with their chunks, vectors and keyword rows). Returns how many existed."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from semsearch.cli import index_cmd, search_cmd, stats_cmd
+from semsearch.cli import index_cmd, reembed_cmd, search_cmd, stats_cmd
 
 app = typer.Typer(
     name="semsearch",
@@ -16,6 +16,8 @@ app = typer.Typer(
 app.command("index")(index_cmd.index)
 app.command("search")(search_cmd.search)
 app.command("stats")(stats_cmd.stats)
+app.command("reembed")(reembed_cmd.reembed)
+app.command("reindex")(reembed_cmd.reindex)
 
 
 def main() -> None:

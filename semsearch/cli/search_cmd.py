@@ -30,15 +30,27 @@ def search(
     exclude: Annotated[
         list[str] | None, typer.Option("--exclude", help="Hide paths matching this glob.")
     ] = None,
+    where: Annotated[
+        str | None, typer.Option("--where", help="Filter as JSON, e.g. '{\"level\": 3}'.")
+    ] = None,
+    filters: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--filter", help="NAME=VALUE filter, e.g. level=3 or level_min=2 (repeatable)."
+        ),
+    ] = None,
     hyde: Annotated[
         str | None, typer.Option("--hyde", help="HyDE: embed this hypothetical answer instead.")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
 ) -> None:
     """Search an index by meaning (semantic), by words (keyword) or both (hybrid)."""
+    from semsearch.cli.filter_opts import build_where
+
     coll = open_collection(index, collection)
     result = coll.search(
         query,
+        where=build_where(where, filters or [], coll.schema),
         mode=mode,
         limit=limit,
         min_score=min_score,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -22,6 +22,7 @@ from semsearch.results import Chunk, Record
 __all__ = [
     "ChunkWrite",
     "CollectionInfo",
+    "CollectionSwap",
     "PendingChunk",
     "RecordWrite",
     "ScoredChunk",
@@ -184,4 +185,16 @@ class Store(Protocol):
         order_by: Sequence[tuple[str, bool]],
     ) -> list[Record]:
         """Records matching ``where`` without ranking; ``order_by`` is (field, descending) pairs."""
+        ...
+
+
+@runtime_checkable
+class CollectionSwap(Protocol):
+    """Optional store capability: replace one collection by another atomically (``reembed``)."""
+
+    def replace_collection(self, target: str, source: str) -> None:
+        """In ONE transaction: drop ``target`` (if it exists) and rename ``source`` to ``target``.
+
+        Readers see either the old or the new collection, never neither and never a mix.
+        """
         ...

@@ -167,15 +167,34 @@ class SQLiteStore:
         info = self.get_collection(name)
         if info is None:
             return False
-        fields = [f["name"] for f in json.loads(info.schema_json)["fields"]]
         with self._write() as conn:
-            cid = self._collection_id(conn, name)
-            ddl.drop_collection_objects(conn, cid, fields)
-            for table in ("changes", "chunks", "records"):
-                conn.execute(f"DELETE FROM {table} WHERE collection_id = ?", (cid,))
-            conn.execute("DELETE FROM collections WHERE id = ?", (cid,))
+            cid = self._drop_rows(conn, info)
         self._cache.pop(cid, None)
         return True
+
+    def _drop_rows(self, conn: sqlite3.Connection, info: CollectionInfo) -> int:
+        """Inside a write transaction: delete a collection's rows and objects; returns its id."""
+        fields = [f["name"] for f in json.loads(info.schema_json)["fields"]]
+        cid = self._collection_id(conn, info.name)
+        ddl.drop_collection_objects(conn, cid, fields)
+        for table in ("changes", "chunks", "records"):
+            conn.execute(f"DELETE FROM {table} WHERE collection_id = ?", (cid,))
+        conn.execute("DELETE FROM collections WHERE id = ?", (cid,))
+        return cid
+
+    def replace_collection(self, target: str, source: str) -> None:
+        """In ONE transaction, drop ``target`` (if it exists) and rename ``source`` to ``target``.
+
+        Readers see the old collection or the new one, never neither (``semsearch reembed``).
+        Raises StoreCorrupted if ``source`` does not exist.
+        """
+        old = self.get_collection(target)
+        with self._write(target) as conn:
+            source_id = self._collection_id(conn, source)
+            old_id = self._drop_rows(conn, old) if old is not None else None
+            conn.execute("UPDATE collections SET name = ? WHERE id = ?", (target, source_id))
+        if old_id is not None:
+            self._cache.pop(old_id, None)
 
     # -- writes -------------------------------------------------------------------------------
 

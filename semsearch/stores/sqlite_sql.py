@@ -44,8 +44,9 @@ def compile_filter(f: Filter) -> tuple[str, list[Any]]:
     """Compile a filter AST to a SQL boolean over ``records AS r``, with bound parameters.
 
     Returns:
-        (sql, params): ``sql`` is never NULL-valued (absent fields compare as false, and ``$not``
-        is the exact complement).
+        (sql, params). Comparisons stay bare (``json_extract(...) = ?``) so SQLite can use the
+        field's expression index; an absent field makes them NULL, which WHERE treats as false.
+        ``$not`` wraps its operand in ``COALESCE(..., 0)`` so it is the exact complement.
     """
     if isinstance(f, And | Or):
         parts = [compile_filter(item) for item in f.items]
@@ -54,7 +55,7 @@ def compile_filter(f: Filter) -> tuple[str, list[Any]]:
         return sql, [v for _, params in parts for v in params]
     if isinstance(f, Not):
         sql, params = compile_filter(f.item)
-        return f"NOT ({sql})", params
+        return f"NOT COALESCE(({sql}), 0)", params
     return _compile_compare(f)
 
 
@@ -66,11 +67,11 @@ def _compile_compare(c: Compare) -> tuple[str, list[Any]]:
     if c.op in ("in", "nin"):
         marks = ", ".join("?" for _ in values)
         if c.op == "in":
-            return f"COALESCE({col} IN ({marks}), 0)", values
+            return f"{col} IN ({marks})", values
         return f"({col} IS NULL OR {col} NOT IN ({marks}))", values
     if c.op == "ne":
         return f"({col} IS NULL OR {col} != ?)", values
-    return f"COALESCE({col} {_SQL_OPS[c.op]} ?, 0)", values
+    return f"{col} {_SQL_OPS[c.op]} ?", values
 
 
 def _compile_list(c: Compare) -> tuple[str, list[Any]]:

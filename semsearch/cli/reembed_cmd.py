@@ -1,0 +1,66 @@
+"""`semsearch reembed --model SPEC`: switch a collection to another embedding model."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from semsearch import settings
+from semsearch.cli.common import CollectionOpt, IndexOpt, cli_errors, err_console, out
+
+
+@cli_errors
+def reembed(
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model",
+            "-m",
+            help="The new model spec, e.g. openai:text-embedding-3-small, "
+            "gemini:gemini-embedding-001?dimensions=768, ollama:nomic-embed-text, local:<path>.",
+        ),
+    ],
+    index: IndexOpt = settings.DEFAULT_INDEX,
+    collection: CollectionOpt = settings.DEFAULT_COLLECTION,
+) -> None:
+    """Re-embed every record with another model; the old vectors serve until the new set is done."""
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    import semsearch
+    from semsearch.cli.common import require_index
+    from semsearch.reembed import reembed as run_reembed
+
+    require_index(index)
+    with semsearch.connect(index) as db:
+        columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
+        with Progress(*columns, console=err_console, transient=True) as bar:
+            task = bar.add_task("re-embedding: 0 chunks", total=None)
+            done = [0]
+
+            def step(n: int) -> None:
+                done[0] += n
+                bar.update(task, description=f"re-embedding: {done[0]} chunks")
+
+            report = run_reembed(db, collection, model, progress=step)
+    if not report.swapped:
+        out.print(f"collection {collection!r} already uses {report.new_model}; nothing to do")
+        return
+    out.print(
+        f"collection {collection!r}: {report.old_model} -> {report.new_model}; "
+        f"{report.records} records, {report.chunks_embedded} chunks embedded"
+    )
+
+
+@cli_errors
+def reindex(
+    index: IndexOpt = settings.DEFAULT_INDEX,
+    collection: CollectionOpt = settings.DEFAULT_COLLECTION,
+) -> None:
+    """Embed the chunks left pending (e.g. after an embedding API outage)."""
+    from semsearch.cli.common import open_collection
+
+    coll = open_collection(index, collection)
+    report = coll.reindex()
+    out.print(f"collection {collection!r}: {report.chunks_embedded} chunks embedded")
+    coll.store.close()

@@ -1,0 +1,165 @@
+"""Switch a collection to another embedding model, keeping the old vectors until the new set is done.
+
+How (``semsearch reembed --model SPEC``, or :func:`reembed`):
+
+1. Records are copied, page by page, into a *shadow* collection ``<name>.reembed`` that uses the
+   new model, and embedded there. Chunking follows the new model's token window. The old
+   collection is not touched and keeps answering every search meanwhile.
+2. If the new embedder fails (an API outage, a rate limit), the call raises
+   :class:`EmbedderUnavailable`; the shadow keeps what it has. Running ``reembed`` again with the
+   same model resumes: unchanged records are skipped by content hash and only the rest embedded.
+3. A final pass copies records written to the old collection meanwhile and removes deleted ones.
+   When every shadow chunk has a vector, the store swaps the shadow in under the old name in ONE
+   transaction (:class:`semsearch.stores.base.CollectionSwap`) and the old vectors are dropped.
+
+Writes that reach the old collection after the final pass and before the swap (a window of one
+transaction) are not carried over: stop writers, or run ``reembed`` while the collection is quiet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from semsearch.collection import Collection
+from semsearch.database import Database
+from semsearch.embedders.base import Embedder, resolve_embedder
+from semsearch.errors import BackendUnavailable, EmbedderUnavailable, IndexNotFound
+from semsearch.schema import Schema
+from semsearch.stores.base import CollectionInfo, CollectionSwap
+
+__all__ = ["SHADOW_SUFFIX", "ReembedReport", "reembed", "shadow_name"]
+
+SHADOW_SUFFIX = ".reembed"
+PAGE = 256
+#: Copy passes before the swap; later passes only see records written during earlier ones.
+MAX_PASSES = 3
+
+
+@dataclass
+class ReembedReport:
+    """What a re-embed did.
+
+    Attributes:
+        collection: the collection's name.
+        old_model, new_model: model ids before and after.
+        records: records in the collection after the swap.
+        chunks_embedded: chunks embedded with the new model in this run.
+        swapped: True when the new vectors replaced the old ones (False: already on that model).
+    """
+
+    collection: str
+    old_model: str
+    new_model: str
+    records: int = 0
+    chunks_embedded: int = 0
+    swapped: bool = False
+
+
+def shadow_name(name: str) -> str:
+    """The shadow collection's name: ``<name>.reembed`` (name cut so the result fits 64 chars)."""
+    return name[: 64 - len(SHADOW_SUFFIX)] + SHADOW_SUFFIX
+
+
+def reembed(
+    db: Database,
+    name: str,
+    embedder: str | Embedder,
+    *,
+    progress: Callable[[int], None] | None = None,
+) -> ReembedReport:
+    """Re-embed every record of collection ``name`` with ``embedder`` and switch to it.
+
+    Args:
+        db: the database holding the collection.
+        name: the collection.
+        embedder: the new model: a spec string (``openai:text-embedding-3-small``) or an Embedder.
+        progress: called with the number of chunks embedded after each embedding group.
+    Returns:
+        ReembedReport; ``swapped`` is False when the collection already uses that model.
+    Raises:
+        IndexNotFound: no such collection.
+        BackendUnavailable: the store cannot swap collections atomically.
+        EmbedderUnavailable: the new model failed; the old collection is unchanged and a rerun
+            resumes.
+        DimensionMismatch: the new model returned vectors of inconsistent dimension.
+    """
+    store = db.store
+    info = store.get_collection(name)
+    if info is None:
+        raise IndexNotFound(f"no collection {name!r}", hint="see `semsearch stats`")
+    new = resolve_embedder(embedder)
+    report = ReembedReport(name, info.model_id, new.model_id)
+    if new.model_id == info.model_id:
+        report.records = store.count(name)
+        return report
+    if not isinstance(store, CollectionSwap):
+        raise BackendUnavailable(
+            f"this backend ({type(store).__name__}) cannot swap collections atomically",
+            hint="re-embed into a new collection with `semsearch index` instead",
+        )
+    shadow = _open_shadow(db, info, new)
+    for _ in range(MAX_PASSES):
+        if _sync(db, name, shadow, report, progress) == 0:
+            break
+    pending = shadow.reindex(progress=progress)
+    report.chunks_embedded += pending.chunks_embedded
+    stats = shadow.stats()
+    if stats.pending or stats.failed:
+        raise EmbedderUnavailable(
+            f"{stats.pending + stats.failed} chunks are still not embedded with {new.model_id}",
+            hint="run `semsearch reembed` again; the old vectors are still in use",
+        )
+    done = store.get_collection(shadow.name) or shadow.info
+    store.update_collection(
+        CollectionInfo(shadow.name, info.schema_json, done.model_id, done.dim, info.options)
+    )
+    store.replace_collection(name, shadow.name)
+    report.records = store.count(name)
+    report.swapped = True
+    return report
+
+
+def _open_shadow(db: Database, info: CollectionInfo, new: Embedder) -> Collection:
+    """Create the shadow collection, or resume one left by an earlier run with the same model.
+
+    The shadow's text template is ``text``: records are copied with their derived text, which
+    gives the same content hash and chunks as the original template would.
+    """
+    stored = Schema.from_json(info.schema_json)
+    copy = Schema(stored.fields, ("text",), stored.chunker)
+    name = shadow_name(info.name)
+    existing = db.store.get_collection(name)
+    if existing is not None and (
+        existing.model_id != new.model_id or existing.schema_json != copy.to_json()
+    ):
+        db.store.drop_collection(name)
+    return db.collection(name, schema=copy, embedder=new)
+
+
+def _sync(
+    db: Database,
+    name: str,
+    shadow: Collection,
+    report: ReembedReport,
+    progress: Callable[[int], None] | None,
+) -> int:
+    """One copy pass old -> shadow. Returns how many records were added, changed or removed."""
+    store = db.store
+    ids = store.list_ids(name)
+    changed = 0
+    for start in range(0, len(ids), PAGE):
+        page = store.get_records(name, ids[start : start + PAGE])
+        rows = [{**r.fields, "id": r.id, "text": r.text} for r in page]
+        result = shadow.upsert(rows, progress=progress)
+        report.chunks_embedded += result.chunks_embedded
+        changed += result.added + result.updated
+        if result.errors:
+            raise EmbedderUnavailable(
+                f"re-embedding with {shadow.model_id} stopped: {result.errors[-1]}",
+                hint="the old vectors are still in use; run `semsearch reembed` again to resume",
+            )
+    gone = sorted(set(shadow.ids()) - set(ids))
+    if gone:
+        changed += shadow.delete(gone)
+    return changed

@@ -1,0 +1,272 @@
+"""The HTTP API (FastAPI) and the web page at ``/``.
+
+Thin by design: each route parses, checks the caller's role, calls the library and renders.
+Errors become ``{error, message, hint}`` in one place (:mod:`semsearch.server.http_errors`).
+Adding records stores them at once and hands embedding to a background worker
+(:mod:`semsearch.worker`), so writes never wait on, or fail because of, the embedder.
+
+    from semsearch.server.http import create_app
+    from semsearch.server.http_state import ServerState
+    app = create_app(ServerState(semsearch.connect("items.embed.db")))
+
+Routes (OpenAPI at ``/docs``): ``GET /health``; ``GET|POST /collections``; ``GET
+/collections/{name}``; ``POST /collections/{name}/records``; ``GET|DELETE
+/collections/{name}/records/{id}``; ``POST /collections/{name}/search``; ``POST
+/collections/{name}/reindex``; ``GET /collections/{name}/stats``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from importlib import resources
+from typing import Annotated
+
+from fastapi import Depends, FastAPI, Query, Request, Response
+from fastapi.responses import FileResponse
+from fastapi.staticfiles import StaticFiles
+
+from semsearch import __version__
+from semsearch.server.http_auth import Role, requires
+from semsearch.server.http_errors import ApiError, error_responses, install_error_handlers
+from semsearch.server.http_limits import BodyLimit
+from semsearch.server.http_models import (
+    CollectionIn,
+    CollectionOut,
+    DeleteOut,
+    HealthOut,
+    RecordOut,
+    RecordsIn,
+    ReindexOut,
+    SearchIn,
+    SearchOut,
+    StatsOut,
+    UpsertOut,
+    WorkerOut,
+)
+from semsearch.server.http_state import ServerState, describe
+from semsearch.server.http_views import record_out, search_out
+
+__all__ = ["create_app"]
+
+Reader = Annotated[Role, Depends(requires(Role.read))]
+Writer = Annotated[Role, Depends(requires(Role.write))]
+Admin = Annotated[Role, Depends(requires(Role.admin))]
+#: Errors any collection route can answer (auth, unknown collection, validation).
+_COMMON = (400, 401, 403, 404, 422)
+
+
+def _state(request: Request) -> ServerState:
+    state: ServerState = request.app.state.semsearch
+    return state
+
+
+State = Annotated[ServerState, Depends(_state)]
+
+
+def _need_admin_for_vectors(role: Role, include_vectors: bool) -> None:
+    if include_vectors and role < Role.admin:
+        raise ApiError(
+            403, "forbidden", "vectors are only returned to admin keys",
+            "drop include_vectors, or use an admin key",
+        )  # fmt: skip
+
+
+def create_app(state: ServerState) -> FastAPI:
+    """Build the app around ``state``. The embedding worker stops when the app shuts down."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        state.worker.start()
+        yield
+        state.worker.stop()
+
+    app = FastAPI(
+        title="semsearch",
+        version=__version__,
+        summary="Semantic, keyword and hybrid search over your own records.",
+        lifespan=lifespan,
+    )
+    app.state.semsearch = state
+    install_error_handlers(app)
+    app.add_middleware(BodyLimit, max_bytes=state.limits.max_body_bytes)
+    _add_collection_routes(app)
+    _add_record_routes(app)
+    _add_page(app)
+    return app
+
+
+def _add_collection_routes(app: FastAPI) -> None:
+    @app.get("/health", response_model=HealthOut, responses=error_responses(503), tags=["meta"])
+    def health(state: State) -> HealthOut:
+        """Liveness: the server answers and the store is readable (no key needed)."""
+        return HealthOut(status="ok", version=__version__, collections=len(state.db.collections()))
+
+    @app.get(
+        "/collections",
+        response_model=list[CollectionOut],
+        responses=error_responses(401, 403, 503),
+        tags=["collections"],
+    )
+    def list_collections(state: State, role: Reader) -> list[CollectionOut]:
+        """Every collection with its model, declared fields, text template and record count."""
+        return [describe(state.collection(name)) for name in state.db.collections()]
+
+    @app.post(
+        "/collections",
+        response_model=CollectionOut,
+        status_code=201,
+        responses={
+            200: {"model": CollectionOut, "description": "already existed"},
+            **error_responses(400, 401, 403, 409, 422, 503),
+        },
+        tags=["collections"],
+    )
+    def create_collection(
+        body: CollectionIn, state: State, role: Admin, response: Response
+    ) -> CollectionOut:
+        """Create a collection (admin). 201 when created; 200 when it exists with a compatible
+        schema (new fields are added); 409 when its schema conflicts."""
+        coll, created = state.create(body)
+        response.status_code = 201 if created else 200
+        return describe(coll)
+
+    @app.get(
+        "/collections/{name}",
+        response_model=CollectionOut,
+        responses=error_responses(*_COMMON),
+        tags=["collections"],
+    )
+    def get_collection(name: str, state: State, role: Reader) -> CollectionOut:
+        """One collection's description."""
+        return describe(state.collection(name))
+
+    @app.get(
+        "/collections/{name}/stats",
+        response_model=StatsOut,
+        responses=error_responses(*_COMMON),
+        tags=["collections"],
+    )
+    def stats(name: str, state: State, role: Reader) -> StatsOut:
+        """Records and chunks by embedding status. ``pending``: waiting for the background
+        embedder; ``failed``: the embedder failed (keyword-searchable; reindex embeds them)."""
+        s = state.collection(name).stats()
+        w = state.worker.status(name)
+        return StatsOut(
+            name=s.name, model_id=s.model_id, dim=s.dim, records=s.records, chunks=s.chunks,
+            embedded=s.embedded, pending=s.pending, failed=s.failed, last_updated=s.last_updated,
+            fields=s.fields, worker=WorkerOut(**w.__dict__),
+        )  # fmt: skip
+
+    @app.post(
+        "/collections/{name}/reindex",
+        response_model=ReindexOut,
+        responses=error_responses(*_COMMON, 409, 503),
+        tags=["collections"],
+    )
+    def reindex(name: str, state: State, role: Admin) -> ReindexOut:
+        """Embed every pending or failed chunk now (admin); 503 if the embedder still fails."""
+        embedded = state.reindex(name)
+        s = state.collection(name).stats()
+        return ReindexOut(embedded=embedded, pending=s.pending, failed=s.failed)
+
+
+def _add_record_routes(app: FastAPI) -> None:
+    @app.post(
+        "/collections/{name}/records",
+        response_model=UpsertOut,
+        responses=error_responses(*_COMMON, 413),
+        tags=["records"],
+    )
+    def upsert(name: str, body: RecordsIn, state: State, role: Writer) -> UpsertOut:
+        """Insert or update records by id (write). They are stored and keyword-searchable at
+        once; embedding happens in the background and never makes this call wait or fail."""
+        if len(body.records) > state.limits.max_batch:
+            raise ApiError(
+                413, "payload_too_large",
+                f"{len(body.records)} records in one request; the limit is {state.limits.max_batch}",
+                "split the records into smaller batches",
+            )  # fmt: skip
+        records = [r.model_dump(exclude_none=False) for r in body.records]
+        for raw, record in zip(body.records, records, strict=True):
+            if raw.text is None:
+                record.pop("text", None)
+        report, queued = state.upsert(name, records)
+        return UpsertOut(
+            added=report.added, updated=report.updated, unchanged=report.unchanged,
+            chunks_pending=report.chunks_pending, chunks_reused=report.chunks_reused,
+            queued=queued,
+        )  # fmt: skip
+
+    @app.get(
+        "/collections/{name}/records/{record_id:path}",
+        response_model=RecordOut,
+        responses=error_responses(*_COMMON),
+        tags=["records"],
+    )
+    def get_record(
+        name: str,
+        record_id: str,
+        state: State,
+        role: Reader,
+        include_vectors: Annotated[bool, Query(description="admin keys only")] = False,
+    ) -> RecordOut:
+        """One record; its stored chunk vectors only with ``include_vectors=true`` (admin)."""
+        _need_admin_for_vectors(role, include_vectors)
+        coll = state.collection(name)
+        found = coll.get([record_id])
+        if not found:
+            raise ApiError(
+                404, "record_not_found", f"no record {record_id!r} in {name!r}",
+                "check the id; search lists what is there",
+            )  # fmt: skip
+        vectors = coll.vectors([record_id]).get(record_id, []) if include_vectors else None
+        return record_out(found[0], vectors)
+
+    @app.delete(
+        "/collections/{name}/records/{record_id:path}",
+        response_model=DeleteOut,
+        responses=error_responses(*_COMMON),
+        tags=["records"],
+    )
+    def delete_record(name: str, record_id: str, state: State, role: Writer) -> DeleteOut:
+        """Delete a record with its chunks and vectors (write); 404 if it does not exist."""
+        if state.collection(name).delete([record_id]) == 0:
+            raise ApiError(404, "record_not_found", f"no record {record_id!r} in {name!r}")
+        return DeleteOut(id=record_id, deleted=True)
+
+    @app.post(
+        "/collections/{name}/search",
+        response_model=SearchOut,
+        responses=error_responses(*_COMMON, 409, 503),
+        tags=["search"],
+    )
+    def search(name: str, body: SearchIn, state: State, role: Reader) -> SearchOut:
+        """Search by meaning (semantic: ``percent`` = round(cosine similarity x 100)), by words
+        (keyword: BM25) or both (hybrid: reciprocal rank fusion; each hit carries both legs).
+        Each record appears once, with its best chunk."""
+        _need_admin_for_vectors(role, body.include_vectors)
+        coll = state.collection(name)
+        result = coll.search(
+            body.query,
+            mode=body.mode,
+            limit=body.limit,
+            min_score=body.min_score,
+            where=body.where,
+            folder=body.folder,
+            exclude=tuple(body.exclude),
+            hypothetical_answer=body.hypothetical_answer,
+            fallback=body.fallback,
+        )
+        return search_out(result, coll, body.include_vectors)
+
+
+def _add_page(app: FastAPI) -> None:
+    web = resources.files("semsearch.server") / "web"
+    directory = str(web)
+
+    @app.get("/", include_in_schema=False)
+    def page() -> FileResponse:
+        return FileResponse(f"{directory}/index.html", media_type="text/html")
+
+    app.mount("/static", StaticFiles(directory=directory), name="static")

@@ -1,0 +1,167 @@
+"""API keys and roles for the HTTP API.
+
+Keys come from ``SEMSEARCH_API_KEYS`` (``"key1:read,key2:admin"``) and/or a keys file (one
+``key:role`` per line, ``#`` comments). Roles are ordered: ``read`` < ``write`` < ``admin``; a key
+may do everything its role and the lower roles may. Clients send ``Authorization: Bearer <key>``
+or ``X-API-Key: <key>``. With no keys configured every request is trusted as admin, which is why
+the server then refuses to bind anything but 127.0.0.1 (:func:`check_bind`).
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import IntEnum
+from pathlib import Path
+
+from fastapi import Depends, Request
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+
+from semsearch.errors import SemsearchError
+from semsearch.server.http_errors import ApiError
+
+__all__ = [
+    "ENV_API_KEYS",
+    "ENV_API_KEYS_FILE",
+    "LOOPBACK",
+    "KeyRing",
+    "Role",
+    "check_bind",
+    "requires",
+]
+
+ENV_API_KEYS = "SEMSEARCH_API_KEYS"
+ENV_API_KEYS_FILE = "SEMSEARCH_API_KEYS_FILE"
+#: The only address the server binds when no API keys are configured.
+LOOPBACK = "127.0.0.1"
+#: Keys shorter than this are refused at startup (they are guessable).
+MIN_KEY_LENGTH = 8
+
+
+class Role(IntEnum):
+    """What a key may do; a higher role includes the lower ones."""
+
+    read = 1
+    write = 2
+    admin = 3
+
+
+@dataclass(frozen=True)
+class KeyRing:
+    """The configured API keys and their roles. Empty means "local mode": no auth, loopback only."""
+
+    keys: Mapping[str, Role]
+
+    @classmethod
+    def parse(cls, text: str, *, source: str = "keys") -> KeyRing:
+        """Parse ``key:role`` entries separated by commas or newlines (``#`` starts a comment).
+
+        Raises:
+            SemsearchError: an entry without a role, an unknown role, a short or duplicate key.
+        """
+        keys: dict[str, Role] = {}
+        for raw in text.replace(",", "\n").splitlines():
+            entry = raw.split("#", 1)[0].strip()
+            if not entry:
+                continue
+            key, sep, role = entry.rpartition(":")
+            key, role = key.strip(), role.strip().lower()
+            if not sep or role not in Role.__members__:
+                raise SemsearchError(
+                    f"bad API key entry in {source}: expected key:role",
+                    hint="roles are read, write and admin, e.g. SEMSEARCH_API_KEYS='k3y-xyz:admin'",
+                )
+            if len(key) < MIN_KEY_LENGTH or key in keys:
+                raise SemsearchError(
+                    f"an API key in {source} is shorter than {MIN_KEY_LENGTH} characters or repeated",
+                    hint="use long random keys, e.g. `python -c 'import secrets; print(secrets.token_urlsafe())'`",
+                )
+            keys[key] = Role[role]
+        return cls(keys)
+
+    @classmethod
+    def load(cls, env_value: str | None = None, keys_file: str | Path | None = None) -> KeyRing:
+        """Keys from the environment value and/or a keys file (both are merged).
+
+        Raises:
+            SemsearchError: the file cannot be read, or an entry is invalid.
+        """
+        keys: dict[str, Role] = {}
+        if env_value:
+            keys.update(cls.parse(env_value, source=ENV_API_KEYS).keys)
+        if keys_file:
+            try:
+                text = Path(keys_file).read_text(encoding="utf-8")
+            except OSError as exc:
+                raise SemsearchError(
+                    f"cannot read the API keys file: {exc.strerror}",
+                    hint="pass a readable file with one key:role per line",
+                ) from exc
+            keys.update(cls.parse(text, source="the keys file").keys)
+        return cls(keys)
+
+    @property
+    def empty(self) -> bool:
+        """True when no keys are configured (local mode)."""
+        return not self.keys
+
+    def role_for(self, key: str) -> Role | None:
+        """The role of ``key``, compared in constant time, or None if unknown."""
+        found = None
+        for known, role in self.keys.items():
+            if hmac.compare_digest(known.encode(), key.encode()):
+                found = role
+        return found
+
+
+def check_bind(host: str, ring: KeyRing) -> None:
+    """Refuse to serve without API keys on anything but 127.0.0.1.
+
+    Raises:
+        SemsearchError: ``host`` is not 127.0.0.1 and no keys are configured.
+    """
+    if ring.empty and host != LOOPBACK:
+        raise SemsearchError(
+            f"refusing to bind {host} without API keys: anyone could read and change the index",
+            hint=f"set {ENV_API_KEYS}='<key>:admin,<key2>:read' (or --keys-file), "
+            f"or bind {LOOPBACK}",
+        )
+
+
+_bearer = HTTPBearer(auto_error=False, description="`Authorization: Bearer <key>`")
+_header = APIKeyHeader(name="X-API-Key", auto_error=False, description="or `X-API-Key: <key>`")
+
+
+def requires(role: Role) -> Callable[..., Role]:
+    """A FastAPI dependency that returns the caller's role, or raises 401/403.
+
+    401 when keys are configured and the request carries none or an unknown one; 403 when the
+    key's role is below ``role``. In local mode (no keys) every caller is admin.
+    """
+
+    def dependency(
+        request: Request,
+        bearer: HTTPAuthorizationCredentials | None = Depends(_bearer),
+        header_key: str | None = Depends(_header),
+    ) -> Role:
+        ring: KeyRing = request.app.state.semsearch.keys
+        if ring.empty:
+            return Role.admin
+        key = header_key or (bearer.credentials if bearer else None)
+        if not key:
+            raise ApiError(
+                401, "unauthorized", "this endpoint needs an API key",
+                "send `Authorization: Bearer <key>` or `X-API-Key: <key>`",
+            )  # fmt: skip
+        found = ring.role_for(key)
+        if found is None:
+            raise ApiError(401, "unauthorized", "unknown API key", "check the key and retry")
+        if found < role:
+            raise ApiError(
+                403, "forbidden", f"this needs a {role.name} key; yours is {found.name}",
+                "ask an administrator for a key with that role",
+            )  # fmt: skip
+        return found
+
+    return dependency

@@ -1,0 +1,175 @@
+"""One error shape for the HTTP API, ``{error, message, hint}``, mapped from exceptions in one place.
+
+Status codes: 400 bad input, 401 no or unknown API key, 403 the key's role is too low, 404 unknown
+collection, record or route, 405 wrong method, 409 model or schema mismatch, 413 body or batch too
+large, 422 request validation, 503 embedder or backend unavailable, 500 anything unexpected (logged
+server-side; the client sees no stack trace). Messages never carry absolute paths.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from semsearch.errors import (
+    BackendUnavailable,
+    DimensionMismatch,
+    EmbedderUnavailable,
+    IndexNotFound,
+    ModelMismatch,
+    SemsearchError,
+    StoreCorrupted,
+)
+from semsearch.schema import SchemaConflict
+
+__all__ = [
+    "ApiError",
+    "ErrorBody",
+    "error_responses",
+    "install_error_handlers",
+    "redact_paths",
+    "status_for",
+]
+
+log = logging.getLogger(__name__)
+
+
+class ErrorBody(BaseModel):
+    """Every error response: a stable machine-readable code, a sentence, and how to fix it."""
+
+    error: str
+    message: str
+    hint: str | None = None
+
+
+class ApiError(Exception):
+    """An HTTP-level error raised by the server itself (auth, limits, unknown record)."""
+
+    def __init__(self, status: int, error: str, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.error = error
+        self.message = message
+        self.hint = hint
+
+
+#: Status per library error class; the first match along the class's MRO wins; otherwise 400.
+STATUS: dict[type[SemsearchError], int] = {
+    IndexNotFound: 404,
+    ModelMismatch: 409,
+    DimensionMismatch: 409,
+    SchemaConflict: 409,
+    EmbedderUnavailable: 503,
+    BackendUnavailable: 503,
+    StoreCorrupted: 500,
+}
+
+_STATUS_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    422: "validation_error",
+    500: "internal_error",
+    503: "unavailable",
+}
+
+
+def status_for(exc: SemsearchError) -> int:
+    """The HTTP status for a library error (400 unless :data:`STATUS` says otherwise)."""
+    for cls in type(exc).__mro__:
+        if cls in STATUS:
+            return STATUS[cls]
+    return 400
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+_ABS_PATH = re.compile(r"(^|[\s'\"(=\[])(/[^\s'\"()\[\],;]+)")
+
+
+def redact_paths(text: str) -> str:
+    """Replace absolute filesystem paths in ``text`` by their base name (``/a/b/x.db`` -> ``x.db``).
+
+    A path counts as a filesystem path when its first segment is a directory on this machine
+    (``/tmp/...``, ``/home/...``), so API routes such as ``/collections/x`` are left alone.
+    """
+
+    def repl(m: re.Match[str]) -> str:
+        path = m.group(2)
+        top = "/" + path.lstrip("/").split("/", 1)[0]
+        if path.count("/") < 2 or not os.path.isdir(top):
+            return m.group(0)
+        return m.group(1) + (os.path.basename(path.rstrip("/")) or "…")
+
+    return _ABS_PATH.sub(repl, text)
+
+
+def _body(status: int, error: str, message: str, hint: str | None) -> JSONResponse:
+    content = ErrorBody(error=error, message=message, hint=hint).model_dump()
+    return JSONResponse(content, status_code=status)
+
+
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses=`` entries declaring the error shape for ``statuses``."""
+    return {s: {"model": ErrorBody, "description": _STATUS_CODES.get(s, "error")} for s in statuses}
+
+
+def _validation_message(exc: RequestValidationError) -> tuple[int, str, str]:
+    errors = exc.errors()
+    if any(e.get("type") == "json_invalid" for e in errors):
+        return 400, "invalid_json", "the request body is not valid JSON"
+    parts = []
+    for err in errors[:5]:
+        loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
+        parts.append(f"{loc}: {err.get('msg', 'invalid')}")
+    return 422, "validation_error", "; ".join(parts) or "the request is not valid"
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Register the handlers that turn every exception into the one error shape."""
+
+    @app.exception_handler(SemsearchError)
+    async def _semsearch(request: Request, exc: SemsearchError) -> JSONResponse:
+        hint = redact_paths(exc.hint) if exc.hint else None
+        status = status_for(exc)
+        if status >= 500:
+            log.warning("%s on %s: %s", type(exc).__name__, request.url.path, exc.message)
+        return _body(status, _snake(type(exc).__name__), redact_paths(exc.message), hint)
+
+    @app.exception_handler(ApiError)
+    async def _api(request: Request, exc: ApiError) -> JSONResponse:
+        return _body(exc.status, exc.error, exc.message, exc.hint)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        status, code, message = _validation_message(exc)
+        return _body(status, code, message, "see the request schema at /docs")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = _STATUS_CODES.get(exc.status_code, "error")
+        message = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ")
+        hint = "see the API at /docs" if exc.status_code in (404, 405) else None
+        return _body(exc.status_code, code, message, hint)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unexpected error on %s %s", request.method, request.url.path)
+        return _body(
+            500, "internal_error", "the server hit an unexpected error", "see the server log"
+        )

@@ -1,0 +1,227 @@
+"""Request and response bodies of the HTTP API (pydantic models; they make the OpenAPI schema)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+
+__all__ = [
+    "ChunkOut",
+    "CollectionIn",
+    "CollectionOut",
+    "DeleteOut",
+    "HealthOut",
+    "HitOut",
+    "LegOut",
+    "RecordIn",
+    "RecordOut",
+    "RecordsIn",
+    "ReindexOut",
+    "SearchIn",
+    "SearchOut",
+    "StatsOut",
+    "UpsertOut",
+    "WorkerOut",
+]
+
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+MAX_TEXT = 4000
+
+
+class CollectionIn(BaseModel):
+    """A collection to create: declared fields (for filters) and the text template (embedded)."""
+
+    name: str = Field(pattern=NAME_PATTERN, examples=["products"])
+    fields: dict[str, str] = Field(
+        default_factory=dict,
+        max_length=64,
+        description='field name -> type ("str", "int", "float", "bool", "list[str]"), '
+        'optionally "type=dotted.source.path"',
+        examples=[{"brand": "str", "price": "float", "categories": "list[str]"}],
+    )
+    text: list[str] = Field(
+        default_factory=lambda: ["text"],
+        min_length=1,
+        max_length=32,
+        description="source paths whose values make up the embedded text, in order",
+        examples=[["name", "description"]],
+    )
+    chunker: Literal["text", "markdown"] = "text"
+
+
+class CollectionOut(BaseModel):
+    """A collection: its model, declared fields, text template and record count."""
+
+    name: str
+    model_id: str
+    dim: int | None
+    fields: dict[str, str]
+    text: list[str]
+    chunker: str
+    records: int
+
+
+class RecordIn(BaseModel):
+    """A record: an ``id`` plus any JSON fields; ``text`` (if given) is its document text."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: StrictStr | StrictInt = Field(examples=["item-1"])
+    text: str | None = None
+
+
+class RecordsIn(BaseModel):
+    """A batch of records to insert or update by id."""
+
+    records: list[RecordIn]
+
+
+class UpsertOut(BaseModel):
+    """What an upsert did. Embedding happens afterwards, in the background."""
+
+    added: int
+    updated: int
+    unchanged: int
+    chunks_pending: int = Field(description="chunks stored and waiting for the background embedder")
+    chunks_reused: int = Field(
+        description="chunks whose vector was reused (same content, same model)"
+    )
+    queued: bool = Field(description="True when the background embedder accepted the work")
+
+
+class RecordOut(BaseModel):
+    """A stored record. ``vectors`` only with ``include_vectors=true`` and an admin key."""
+
+    id: str
+    fields: dict[str, Any]
+    text: str
+    vectors: list[list[float] | None] | None = Field(
+        default=None,
+        description="float32 unit vectors, one per chunk by ordinal (null: not embedded yet)",
+    )
+
+
+class DeleteOut(BaseModel):
+    """The deleted record's id."""
+
+    id: str
+    deleted: bool
+
+
+class SearchIn(BaseModel):
+    """A search. See ``Collection.search`` for the meaning of each field."""
+
+    query: str = Field(default="", max_length=MAX_TEXT, examples=["my blue jacket"])
+    mode: Literal["semantic", "keyword", "hybrid"] = "semantic"
+    limit: int = Field(default=10, ge=1, le=1000)
+    min_score: float | None = Field(
+        default=0.3, ge=-1.0, le=1.0, description="semantic mode: minimum cosine similarity"
+    )
+    where: dict[str, Any] | None = Field(
+        default=None, examples=[{"price": {"$lt": 100}, "brand": "Samsung"}]
+    )
+    folder: str | None = Field(default=None, max_length=1000)
+    exclude: list[str] = Field(default_factory=list, max_length=100)
+    hypothetical_answer: str | None = Field(
+        default=None, max_length=MAX_TEXT, description="HyDE: embed this instead of the query"
+    )
+    fallback: Literal["keyword"] | None = Field(
+        default=None, description='"keyword": keyword results (degraded) if the embedder is down'
+    )
+    include_vectors: bool = Field(default=False, description="admin keys only")
+
+
+class ChunkOut(BaseModel):
+    """The hit's best-matching chunk of text, with char offsets and (markdown) headings/lines."""
+
+    text: str
+    ordinal: int
+    char_start: int
+    char_end: int
+    heading_path: list[str]
+    line_start: int | None
+    line_end: int | None
+
+
+class LegOut(BaseModel):
+    """One hybrid leg's view of a hit: score and 1-based rank (null when the leg missed it)."""
+
+    score: float | None
+    rank: int | None
+    percent: int | None = Field(
+        default=None, description="semantic leg: round(cosine similarity x 100)"
+    )
+
+
+class HitOut(BaseModel):
+    """One result: a record with its best chunk.
+
+    ``score``: semantic: cosine similarity in [-1, 1]; keyword: BM25 (>= 0, higher is better);
+    hybrid: reciprocal-rank-fusion score (comparable within one query only).
+    """
+
+    rank: int
+    id: str
+    score: float
+    percent: int | None = Field(
+        default=None, description="semantic mode: round(cosine similarity x 100)"
+    )
+    chunk: ChunkOut | None
+    fields: dict[str, Any]
+    components: dict[str, LegOut] | None = None
+    vector: list[float] | None = Field(default=None, description="admin + include_vectors only")
+
+
+class SearchOut(BaseModel):
+    """The hits of one search and what happened."""
+
+    query: str
+    mode: str
+    hyde: bool
+    degraded: bool
+    degraded_reason: str | None
+    total_candidates: int
+    hits: list[HitOut]
+
+
+class WorkerOut(BaseModel):
+    """The background embedder's state for a collection."""
+
+    queued: bool
+    running: bool
+    embedded: int
+    failures: int
+    last_error: str | None
+
+
+class StatsOut(BaseModel):
+    """Counts by embedding status: ``pending`` and ``failed`` chunks are keyword-searchable only."""
+
+    name: str
+    model_id: str
+    dim: int | None
+    records: int
+    chunks: int
+    embedded: int
+    pending: int
+    failed: int
+    last_updated: str | None
+    fields: dict[str, str]
+    worker: WorkerOut
+
+
+class ReindexOut(BaseModel):
+    """How many chunks a reindex newly embedded, and what is left."""
+
+    embedded: int
+    pending: int
+    failed: int
+
+
+class HealthOut(BaseModel):
+    """Liveness: the server answers and the store is readable."""
+
+    status: Literal["ok"]
+    version: str
+    collections: int

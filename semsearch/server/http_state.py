@@ -1,0 +1,149 @@
+"""What one HTTP server holds: the database, open collections, shared embedders, keys, worker.
+
+Collections are opened once and cached (opening one resolves its embedder, and a model should
+load once per process, not once per request). Collections that use the same model share one
+Embedder instance.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from semsearch.collection import Collection
+from semsearch.database import Database
+from semsearch.embedders.base import Embedder, resolve_embedder
+from semsearch.errors import IndexNotFound
+from semsearch.results import UpsertReport
+from semsearch.schema import Schema
+from semsearch.server.http_auth import KeyRing
+from semsearch.server.http_models import CollectionIn, CollectionOut
+from semsearch.worker import EmbeddingWorker
+
+__all__ = ["Limits", "ServerState", "describe"]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Request limits.
+
+    Attributes:
+        max_body_bytes: largest request body accepted (413 above it); default 8 MiB.
+        max_batch: most records per upsert call (413 above it); default 1000.
+    """
+
+    max_body_bytes: int = 8 * 1024 * 1024
+    max_batch: int = 1000
+
+
+@dataclass
+class ServerState:
+    """The server's shared objects.
+
+    Args:
+        db: the open Database (the server does not close it; its creator does).
+        keys: the API keys; empty means local mode (loopback only, no auth).
+        embedder: the embedder (an instance or spec) every collection must use; a collection
+            built with another model answers 409. None: each collection uses its stored model
+            and new collections the default (``SEMSEARCH_MODEL`` or all-MiniLM-L6-v2).
+        worker: the background embedding worker (one is created if None).
+        limits: request body and batch limits.
+    """
+
+    db: Database
+    keys: KeyRing = field(default_factory=lambda: KeyRing({}))
+    embedder: str | Embedder | None = None
+    worker: EmbeddingWorker = field(default_factory=EmbeddingWorker)
+    limits: Limits = field(default_factory=Limits)
+    _collections: dict[str, Collection] = field(default_factory=dict, init=False, repr=False)
+    _embedders: dict[str, Embedder] = field(default_factory=dict, init=False, repr=False)
+    _lock: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
+
+    def _embedder(self, stored_model: str | None) -> Embedder:
+        """The shared embedder for a collection stored with ``stored_model`` (None: a new one).
+
+        With an explicit server embedder, every collection uses it, so a collection built with
+        another model answers 409 (ModelMismatch), as the CLI does. Without one, each collection
+        uses its stored model, and new collections use the default model.
+        """
+        spec: str | Embedder | None = self.embedder if self.embedder is not None else stored_model
+        if spec is not None and not isinstance(spec, str):
+            return spec
+        embedder = resolve_embedder(spec)  # cheap: nothing is loaded until first use
+        return self._embedders.setdefault(embedder.model_id, embedder)
+
+    def collection(self, name: str) -> Collection:
+        """An existing collection, opened once and cached.
+
+        Raises:
+            IndexNotFound: no collection called ``name`` (the hint lists the existing ones).
+        """
+        with self._lock:
+            cached = self._collections.get(name)
+            if cached is not None:
+                return cached
+            info = self.db.store.get_collection(name)
+            if info is None:
+                existing = ", ".join(self.db.collections()) or "none yet"
+                raise IndexNotFound(
+                    f"no collection {name!r}",
+                    hint=f"existing collections: {existing}; an admin creates one with "
+                    "POST /collections",
+                )
+            coll = self.db.collection(name, embedder=self._embedder(info.model_id), create=False)
+            self._collections[name] = coll
+            return coll
+
+    def create(self, spec: CollectionIn) -> tuple[Collection, bool]:
+        """Create a collection, or reopen an existing one whose schema is compatible.
+
+        Returns:
+            (collection, created).
+        Raises:
+            SchemaConflict: the collection exists with a conflicting schema (409).
+            SemsearchError: a bad field name or type (400).
+        """
+        schema = Schema.from_types(spec.fields, text=tuple(spec.text), chunker=spec.chunker)
+        with self._lock:
+            info = self.db.store.get_collection(spec.name)
+            embedder = self._embedder(info.model_id if info else None)
+            coll = self.db.collection(spec.name, schema=schema, embedder=embedder)
+            self._collections[spec.name] = coll
+            return coll, info is None
+
+    def upsert(self, name: str, records: list[dict[str, object]]) -> tuple[UpsertReport, bool]:
+        """Store records at once (keyword-searchable, pending) and queue their embedding.
+
+        Never calls the embedder. Returns (report, queued); ``queued`` is False when the worker
+        is stopped or its queue is full (the chunks stay pending for ``reindex``).
+        """
+        coll = self.collection(name)
+        report = coll.upsert(records, embed=False)
+        queued = False
+        if report.chunks_pending:
+            queued = self.worker.submit(coll)
+        return report, queued
+
+    def reindex(self, name: str) -> int:
+        """Embed every pending or failed chunk now; returns how many were newly embedded.
+
+        Raises:
+            EmbedderUnavailable: the embedder still fails (503); chunks stay keyword-searchable.
+        """
+        coll = self.collection(name)
+        with self.worker.exclusive(name):
+            return coll.reindex().chunks_embedded
+
+
+def describe(coll: Collection) -> CollectionOut:
+    """The API view of a collection."""
+    info = coll.store.get_collection(coll.name) or coll.info
+    return CollectionOut(
+        name=coll.name,
+        model_id=info.model_id,
+        dim=info.dim,
+        fields={f.name: f.type for f in coll.schema.fields},
+        text=list(coll.schema.text),
+        chunker=coll.schema.chunker,
+        records=coll.count(),
+    )

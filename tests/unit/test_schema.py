@@ -1,0 +1,115 @@
+"""Schemas: declared fields, nested paths, text templates, validation and reopening rules."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+import semsearch
+from semsearch.schema import Field, Schema, SchemaConflict, resolve_path
+
+SPELL = {
+    "index": "acid-arrow",
+    "name": "Acid Arrow",
+    "desc": ["A shimmering green arrow streaks toward a target.", "The target takes 4d4 acid damage."],
+    "higher_level": [],
+    "level": 2,
+    "school": {"name": "Evocation"},
+    "classes": [{"name": "Wizard"}, {"name": "Sorcerer"}],
+    "concentration": False,
+}
+SPELL_SCHEMA = Schema(
+    fields=(
+        Field("level", "int"),
+        Field("school", "str", "school.name"),
+        Field("classes", "list[str]", "classes.name"),
+        Field("concentration", "bool"),
+    ),
+    text=("name", "desc", "higher_level"),
+)
+
+
+def test_nested_paths_and_lists_of_objects() -> None:
+    assert resolve_path(SPELL, "school.name") == "Evocation"
+    assert resolve_path(SPELL, "classes.name") == ["Wizard", "Sorcerer"]
+    assert resolve_path(SPELL, "missing.path") is None
+    values = SPELL_SCHEMA.declared_values("acid-arrow", SPELL)
+    assert values == {
+        "level": 2,
+        "school": "Evocation",
+        "classes": ["Wizard", "Sorcerer"],
+        "concentration": False,
+    }
+
+
+def test_text_template_joins_paragraphs_and_skips_empty_parts() -> None:
+    text = SPELL_SCHEMA.render_text("acid-arrow", SPELL)
+    assert text == (
+        "Acid Arrow\n\nA shimmering green arrow streaks toward a target.\n\n"
+        "The target takes 4d4 acid damage."
+    )
+
+
+def test_name_only_text_is_embedded_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="semsearch.schema"):
+        text = SPELL_SCHEMA.render_text("bare", {"name": "Bare Spell", "desc": [], "level": 1})
+    assert text == "Bare Spell"
+    assert "bare" in caplog.text and "only" in caplog.text
+
+
+def test_wrong_type_names_record_field_and_both_types(db: semsearch.Database) -> None:
+    coll = db.collection("spells", schema=SPELL_SCHEMA, embedder="fake:32")
+    bad = {**SPELL, "index": "oops", "id": "oops", "level": "two"}
+    with pytest.raises(semsearch.InvalidRecord) as info:
+        coll.upsert([{**SPELL, "id": "acid-arrow"}, bad])
+    message = info.value.message
+    assert "'oops'" in message and "'level'" in message
+    assert "expects int" in message and "got str" in message
+    assert coll.count() == 0  # nothing from the batch was written
+
+
+def test_bool_is_not_an_int_and_int_is_a_float() -> None:
+    schema = Schema((Field("n", "int"), Field("x", "float")))
+    with pytest.raises(semsearch.InvalidRecord):
+        schema.declared_values("r", {"n": True})
+    assert schema.declared_values("r", {"n": 3, "x": 2}) == {"n": 3, "x": 2.0}
+
+
+def test_schema_model_and_dim_are_stored_with_the_collection(db_path) -> None:
+    with semsearch.connect(db_path) as db:
+        db.collection("spells", schema=SPELL_SCHEMA, embedder="fake:32").upsert([{**SPELL, "id": "a"}])
+    with semsearch.connect(db_path) as db:
+        coll = db.collection("spells")
+        assert coll.schema == SPELL_SCHEMA
+        stats = coll.stats()
+        assert (stats.model_id, stats.dim) == ("fake:32", 32)
+        assert stats.fields == {"level": "int", "school": "str", "classes": "list[str]", "concentration": "bool"}
+
+
+def test_conflicting_schema_shows_the_difference(db: semsearch.Database) -> None:
+    db.collection("spells", schema=SPELL_SCHEMA, embedder="fake:32")
+    changed = Schema(
+        fields=(Field("level", "float"), *SPELL_SCHEMA.fields[1:]), text=SPELL_SCHEMA.text
+    )
+    with pytest.raises(SchemaConflict) as info:
+        db.collection("spells", schema=changed)
+    assert "field 'level': stored int, asked float" in info.value.message
+
+
+def test_adding_a_field_is_allowed(db: semsearch.Database) -> None:
+    db.collection("spells", schema=SPELL_SCHEMA, embedder="fake:32")
+    extended = Schema(fields=(*SPELL_SCHEMA.fields, Field("ritual", "bool")), text=SPELL_SCHEMA.text)
+    coll = db.collection("spells", schema=extended)
+    assert coll.schema.field("ritual") is not None
+    assert db.collection("spells").schema.field("ritual") is not None
+
+
+def test_invalid_field_declarations() -> None:
+    with pytest.raises(semsearch.SemsearchError):
+        Field("level", "integer")  # type: ignore[arg-type]
+    with pytest.raises(semsearch.SemsearchError):
+        Field("bad name", "str")
+    assert Schema.from_types({"school": "str=school.name"}).field("school") == Field(
+        "school", "str", "school.name"
+    )
