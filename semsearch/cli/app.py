@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from semsearch.cli import index_cmd, reembed_cmd, search_cmd, stats_cmd
+from semsearch.cli import index_cmd, mcp_cmd, reembed_cmd, search_cmd, stats_cmd
 
 app = typer.Typer(
     name="semsearch",
@@ -18,8 +18,13 @@ app.command("search")(search_cmd.search)
 app.command("stats")(stats_cmd.stats)
 app.command("reembed")(reembed_cmd.reembed)
 app.command("reindex")(reembed_cmd.reindex)
+app.command("mcp")(mcp_cmd.mcp)
 
 
 def main() -> None:
     """Console-script entry point."""
     app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,171 @@
+"""``semsearch mcp``: semsearch as an MCP server for AI agents, over stdio or streamable HTTP.
+
+Built on the official ``mcp`` Python SDK (2.x, ``mcp.server.mcpserver.MCPServer``). The tools live
+in :mod:`semsearch.server.mcp_tools`, their logic in :mod:`semsearch.server.mcp_service`.
+
+HTTP security (the MCP spec's transport advice): the server binds 127.0.0.1 by default; the
+Host and Origin headers are checked against DNS rebinding (a foreign Origin gets 403, a foreign
+Host 421); with a token, every request needs ``Authorization: Bearer <token>`` (else 401).
+Binding another address without a token is refused.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+from collections.abc import Sequence
+from typing import Any
+
+from semsearch import __version__
+from semsearch.errors import SemsearchError
+from semsearch.server.mcp_service import McpConfig, McpService
+
+__all__ = [
+    "DEFAULT_PORT",
+    "ENV_TOKEN",
+    "McpConfig",
+    "McpService",
+    "build_server",
+    "http_app",
+    "serve",
+]
+
+#: Environment variable holding the bearer token for the HTTP transport.
+ENV_TOKEN = "SEMSEARCH_MCP_TOKEN"
+DEFAULT_PORT = 8765
+MCP_PATH = "/mcp"
+_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+
+INSTRUCTIONS = """semsearch searches the user's own notes and records.
+Start with `search` (hybrid by default); call `get` with a hit's id to read the whole record.
+`list_collections` shows the collections and the fields usable in `where` filters; `stats`
+says whether semantic search works. Hits come only from paths the user allowed."""
+
+
+def build_server(service: McpService) -> Any:
+    """An ``MCPServer`` named ``semsearch`` with the tools registered (writes only if allowed)."""
+    from mcp.server.mcpserver import MCPServer
+
+    from semsearch.server.mcp_tools import register_tools
+
+    server: MCPServer = MCPServer(
+        "semsearch", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
+    )
+    register_tools(server, service)
+    return server
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def transport_security(host: str, allowed_origins: Sequence[str] = ()) -> Any:
+    """DNS-rebinding protection: loopback names, the bound host, and ``allowed_origins``."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    names = list(_LOOPBACK_NAMES)
+    if host not in ("0.0.0.0", "::", "") and host not in names:
+        names.append(f"[{host}]" if ":" in host else host)
+    hosts = [h for n in names for h in (n, f"{n}:*")]
+    origins = [f"{scheme}://{n}{port}" for n in names for scheme in ("http", "https")
+               for port in ("", ":*")]  # fmt: skip
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=hosts,
+        allowed_origins=[*origins, *allowed_origins],
+    )
+
+
+class BearerToken:
+    """ASGI middleware: HTTP requests need ``Authorization: Bearer <token>`` (else 401).
+
+    The comparison is constant-time (``hmac.compare_digest``); lifespan events pass through.
+    """
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self._expected):
+                await _unauthorized(send)
+                return
+        await self.app(scope, receive, send)
+
+
+async def _unauthorized(send: Any) -> None:
+    body = b'{"error": "invalid_token", "error_description": "a bearer token is required"}'
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 401,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"www-authenticate", b'Bearer error="invalid_token"'),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def http_app(
+    service: McpService,
+    *,
+    host: str = "127.0.0.1",
+    token: str | None = None,
+    allowed_origins: Sequence[str] = (),
+) -> Any:
+    """The streamable-HTTP ASGI app at ``/mcp``, with Host/Origin checks and the bearer token."""
+    server = build_server(service)
+    app = server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        transport_security=transport_security(host, allowed_origins),
+        host=host,
+    )
+    return BearerToken(app, token) if token else app
+
+
+def serve(
+    config: McpConfig,
+    *,
+    transport: str = "stdio",
+    host: str = "127.0.0.1",
+    port: int = DEFAULT_PORT,
+    token: str | None = None,
+    allowed_origins: Sequence[str] = (),
+) -> None:
+    """Run the server until the client disconnects (stdio) or the process is stopped (http).
+
+    Raises:
+        SemsearchError: an unknown transport, or a non-loopback HTTP bind without a token.
+    """
+    service = McpService(config)
+    try:
+        if transport == "stdio":
+            build_server(service).run("stdio")
+        elif transport == "http":
+            if not token and not _is_loopback(host):
+                raise SemsearchError(
+                    f"refusing to serve MCP on {host} without a token",
+                    hint=f"set --token or {ENV_TOKEN}, or bind 127.0.0.1",
+                )
+            _run_http(http_app(service, host=host, token=token, allowed_origins=allowed_origins),
+                      host, port)  # fmt: skip
+        else:
+            raise SemsearchError(f"unknown transport {transport!r}", hint="use stdio or http")
+    finally:
+        service.close()
+
+
+def _run_http(app: Any, host: str, port: int) -> None:
+    import uvicorn
+
+    uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).run()

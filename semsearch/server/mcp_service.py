@@ -1,0 +1,378 @@
+"""The library side of ``semsearch mcp``: every tool's logic over one index, with privacy scope.
+
+This module knows nothing about MCP. :class:`McpService` opens the index lazily (the missing-index
+check runs before any model is loaded), applies the ``--exclude`` / ``--read-paths`` scope to
+every output, and returns plain JSON-ready dicts. :func:`safe_message` turns a
+:class:`~semsearch.errors.SemsearchError` into text a model can act on, without absolute paths.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from semsearch.collection import Collection
+from semsearch.database import Database, connect
+from semsearch.errors import IndexNotFound, InvalidQuery, InvalidRecord, SemsearchError
+from semsearch.results import Hit, SearchResult
+from semsearch.schema import Schema
+from semsearch.search import PathScope
+
+__all__ = ["SNIPPET_CHARS", "McpConfig", "McpService", "safe_message", "scrub_paths"]
+
+#: A hit's text is cut to about this many characters (at a word boundary).
+SNIPPET_CHARS = 500
+#: Tool-side cap on ``limit`` (the library allows 1000; agents get at most 100 per call).
+MAX_HITS = 100
+
+_ABS_PATH = re.compile(r"(?<![\w./~\\-])(?:[A-Za-z]:\\|/)(?:[^\s'\"`/\\]+[/\\])*([^\s'\"`/\\]+)")
+
+
+def scrub_paths(text: str) -> str:
+    """Replace every absolute path (POSIX or Windows) in ``text`` by its last component.
+
+    URLs (``scheme://host/path``) and relative paths such as ``user/notes.md`` are kept.
+    """
+    return _ABS_PATH.sub(lambda m: m.group(1), text)
+
+
+def safe_message(exc: SemsearchError) -> str:
+    """The error's message and hint for a client, with absolute paths reduced to file names."""
+    text = exc.message if not exc.hint else f"{exc.message}\nhint: {exc.hint}"
+    return scrub_paths(text)
+
+
+@dataclass(frozen=True)
+class McpConfig:
+    """What ``semsearch mcp`` serves.
+
+    Attributes:
+        location: an index file (``*.embed.db``) or a store URL, as for :func:`semsearch.connect`.
+        collection: the collection tools use when the caller names none.
+        exclude: globs on record ids (paths) that no tool ever returns.
+        read_paths: when non-empty, an allowlist: only ids matching one of these globs are shown.
+        allow_writes: expose ``upsert``, ``delete`` and ``reindex``.
+        model: embedder spec overriding the stored one (``SEMSEARCH_MODEL``), or None.
+    """
+
+    location: str
+    collection: str = "notes"
+    exclude: tuple[str, ...] = ()
+    read_paths: tuple[str, ...] = ()
+    allow_writes: bool = False
+    model: str | None = None
+
+    @property
+    def is_file(self) -> bool:
+        """True when ``location`` is a local file path rather than a URL or ``:memory:``."""
+        return "://" not in self.location and self.location != ":memory:"
+
+
+class McpService:
+    """Tool logic over one index. Thread-safe: calls are serialised (one model, one store)."""
+
+    def __init__(self, config: McpConfig) -> None:
+        self.config = config
+        self.scope = PathScope(None, config.exclude, config.read_paths)
+        self._lock = threading.RLock()
+        self._db: Database | None = None
+        self._collections: dict[str, Collection] = {}
+        self._embedder_errors: dict[str, str] = {}
+
+    # -- opening ----------------------------------------------------------------------------
+
+    def _database(self, *, create: bool = False) -> Database:
+        """The open index. Raises IndexNotFound (before any model load) when it does not exist."""
+        if self._db is not None:
+            return self._db
+        name = os.path.basename(self.config.location) if self.config.is_file else "the store"
+        missing = IndexNotFound(
+            f"no semsearch index at {name}",
+            hint="build it with `semsearch index <folder> --index "
+            f"{name if self.config.is_file else '<location>'}`, then call this tool again",
+        )
+        if not create and self.config.is_file and not os.path.exists(self.config.location):
+            raise missing
+        db = connect(self.config.location)
+        if not create and not db.exists():
+            db.close()
+            raise missing
+        self._db = db
+        return db
+
+    def collection(self, name: str | None, *, create: bool = False) -> Collection:
+        """Open a collection (the default one when ``name`` is None); the model is not loaded."""
+        name = name or self.config.collection
+        if name not in self._collections:
+            db = self._database(create=create)
+            self._collections[name] = db.collection(name, create=create, embedder=self.config.model)
+        return self._collections[name]
+
+    def close(self) -> None:
+        """Close the index."""
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+            self._db = None
+            self._collections.clear()
+
+    # -- read tools -------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        mode: str = "hybrid",
+        limit: int = 10,
+        min_score: float = 0.3,
+        folder: str | None = None,
+        collection: str | None = None,
+        where: Mapping[str, Any] | None = None,
+        hypothetical_answer: str | None = None,
+    ) -> dict[str, Any]:
+        """Ranked search; see the ``search`` tool. Embedder failure gives degraded keyword hits."""
+        if not isinstance(query, str) or (not query.strip() and not where):
+            raise InvalidQuery(
+                "the query is empty",
+                hint="pass the question or words to look for as `query`, "
+                "or a `where` filter to list matching records",
+            )
+        if not 1 <= limit <= MAX_HITS:
+            raise InvalidQuery(f"limit must be in [1, {MAX_HITS}], got {limit}", hint="e.g. 10")
+        with self._lock:
+            coll = self.collection(collection)
+            result = coll.search(
+                query,
+                mode=mode,
+                limit=limit,
+                min_score=min_score,
+                where=where,
+                folder=folder or None,
+                exclude=self.config.exclude,
+                include=self.config.read_paths,
+                hypothetical_answer=hypothetical_answer,
+                fallback="keyword",
+            )
+            if (result.degraded and result.mode != "hybrid") or _embedder_missing(result):
+                self._embedder_errors[coll.name] = scrub_paths(result.degraded_reason or "")
+            return result_view(coll.name, result)
+
+    def get(
+        self,
+        record_id: str,
+        *,
+        collection: str | None = None,
+        chunk: int | None = None,
+        max_chars: int = 20_000,
+    ) -> dict[str, Any]:
+        """One record's full text (or one chunk of it) and fields; hidden ids are "not found"."""
+        rid = record_id.strip().removeprefix("./")
+        with self._lock:
+            coll = self.collection(collection)
+            records = coll.get([rid]) if rid and self.scope.allows(rid) else []
+            if not records:
+                raise SemsearchError(
+                    f"no record {record_id!r} in collection {coll.name!r}",
+                    hint="use the `id` of a search hit, e.g. a note's path relative to the vault",
+                )
+            record = records[0]
+            out: dict[str, Any] = {
+                "id": record.id,
+                "collection": coll.name,
+                "title": title_of(record.id, record.fields),
+                "fields": record.fields,
+            }
+            text = record.text
+            if chunk is not None:
+                out["chunk"] = _chunk_view(coll, record.text, record.fields, chunk)
+                text = out["chunk"].pop("text")
+            out["chars"] = len(text)
+            out["truncated"] = len(text) > max_chars
+            out["text"] = text[:max_chars]
+            return out
+
+    def list_collections(self) -> dict[str, Any]:
+        """Every collection: schema, counts, model and pending embeddings (no model load)."""
+        with self._lock:
+            db = self._database()
+            rows = []
+            for info in db.store.list_collections():
+                schema = Schema.from_json(info.schema_json)
+                st = db.store.stats(info.name)
+                rows.append(
+                    {
+                        "name": info.name,
+                        "default": info.name == self.config.collection,
+                        "records": st.records,
+                        "chunks": st.chunks,
+                        "pending_embeddings": st.pending + st.failed,
+                        "model": scrub_paths(info.model_id),
+                        "dim": info.dim,
+                        "fields": {f.name: f.type for f in schema.fields},
+                        "text_template": list(schema.text),
+                        "chunker": schema.chunker,
+                        "last_indexed": st.last_updated,
+                    }
+                )
+            return {"collections": rows}
+
+    def stats(self) -> dict[str, Any]:
+        """Index health: counts per collection, models, last write and whether semantic works."""
+        with self._lock:
+            db = self._database()
+            listed = self.list_collections()["collections"]
+            for row in listed:
+                usable, reason = self._semantic_status(row["name"], row)
+                row["semantic"] = {"usable": usable, "reason": reason}
+            times = [r["last_indexed"] for r in listed if r["last_indexed"]]
+            size = getattr(db.store, "file_size", lambda: None)()
+            return {
+                "index": os.path.basename(self.config.location) if self.config.is_file else None,
+                "bytes": size,
+                "healthy": all(r["semantic"]["usable"] for r in listed) and bool(listed),
+                "last_indexed": max(times) if times else None,
+                "default_collection": self.config.collection,
+                "writes_allowed": self.config.allow_writes,
+                "path_filters_active": bool(self.config.exclude or self.config.read_paths),
+                "collections": listed,
+            }
+
+    def _semantic_status(self, name: str, row: Mapping[str, Any]) -> tuple[bool, str | None]:
+        if name in self._embedder_errors:
+            return False, self._embedder_errors[name]
+        if row["records"] and row["pending_embeddings"] >= row["chunks"]:
+            return False, "no chunk is embedded yet; keyword search works, run `reindex`"
+        try:
+            dim = self.collection(name).embedder.dim  # reads the model's config; no model load
+        except SemsearchError as exc:
+            return False, safe_message(exc)
+        if row["dim"] is not None and dim != row["dim"]:
+            return False, f"the model gives {dim}-d vectors; the collection holds {row['dim']}-d"
+        return True, None
+
+    # -- write tools ------------------------------------------------------------------------
+
+    def upsert(
+        self, records: Sequence[Mapping[str, Any]], *, collection: str | None = None
+    ) -> dict[str, Any]:
+        """Insert or update records (creating the collection if needed) and embed them."""
+        self._check_writable([str(r.get("id", "")) for r in records if isinstance(r, Mapping)])
+        with self._lock:
+            coll = self.collection(collection, create=True)
+            report = coll.upsert(records)
+            return {
+                "collection": coll.name,
+                "added": report.added,
+                "updated": report.updated,
+                "unchanged": report.unchanged,
+                "chunks_embedded": report.chunks_embedded,
+                "chunks_pending": report.chunks_pending,
+                "errors": [scrub_paths(e) for e in report.errors],
+            }
+
+    def delete(self, ids: Sequence[str], *, collection: str | None = None) -> dict[str, Any]:
+        """Delete records by id; returns how many existed."""
+        self._check_writable(list(ids))
+        with self._lock:
+            coll = self.collection(collection)
+            return {"collection": coll.name, "deleted": coll.delete(list(ids))}
+
+    def reindex(self, *, collection: str | None = None) -> dict[str, Any]:
+        """Embed every pending or failed chunk."""
+        with self._lock:
+            coll = self.collection(collection)
+            report = coll.reindex()
+            self._embedder_errors.pop(coll.name, None)
+            return {"collection": coll.name, "chunks_embedded": report.chunks_embedded}
+
+    def _check_writable(self, ids: Sequence[str]) -> None:
+        hidden = [i for i in ids if i and not self.scope.allows(i)]
+        if hidden:
+            raise InvalidRecord(
+                f"{len(hidden)} id(s) lie outside the paths this server may access; "
+                "nothing was written",
+                hint="write only ids inside the server's --read-paths and outside its --exclude",
+            )
+
+
+def _embedder_missing(result: SearchResult) -> bool:
+    return bool(result.degraded_reason and result.degraded_reason.startswith("semantic leg"))
+
+
+def _chunk_view(
+    coll: Collection, text: str, fields: Mapping[str, Any], ordinal: int
+) -> dict[str, Any]:
+    chunks = coll.chunk(text, fields)
+    if not 0 <= ordinal < len(chunks):
+        raise InvalidQuery(
+            f"chunk {ordinal} does not exist; this record has {len(chunks)} chunk(s)",
+            hint=f"use a chunk number in [0, {max(len(chunks) - 1, 0)}], as given by a search hit",
+        )
+    c = chunks[ordinal]
+    return {
+        "ordinal": c.ordinal,
+        "heading_path": list(c.heading_path),
+        "line_start": c.line_start,
+        "line_end": c.line_end,
+        "text": c.text,
+    }
+
+
+def title_of(record_id: str, fields: Mapping[str, Any]) -> str:
+    """A record's display title: its ``title`` or ``name`` field, else the id's last part."""
+    for key in ("title", "name"):
+        value = fields.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return record_id.rsplit("/", 1)[-1]
+
+
+def snippet(text: str, limit: int = SNIPPET_CHARS) -> tuple[str, bool]:
+    """``text`` cut to at most ``limit`` characters at a word boundary; (snippet, was_cut)."""
+    if len(text) <= limit:
+        return text, False
+    cut = text[:limit]
+    space = cut.rfind(" ")
+    if space > limit * 0.6:
+        cut = cut[:space]
+    return cut.rstrip() + "…", True
+
+
+def hit_view(hit: Hit) -> dict[str, Any]:
+    """One hit as JSON: id, title, score, snippet, heading path, line range, fields, leg scores."""
+    chunk = hit.chunk
+    text, cut = snippet(chunk.text) if chunk is not None else ("", False)
+    components = None
+    if hit.components is not None:
+        components = {leg: {"score": s.score, "rank": s.rank} for leg, s in hit.components.items()}
+    return {
+        "id": hit.id,
+        "title": title_of(hit.id, hit.fields),
+        "score": hit.score,
+        "text": text,
+        "truncated": cut,
+        "chunk": chunk.ordinal if chunk is not None else None,
+        "heading_path": list(chunk.heading_path) if chunk is not None else [],
+        "line_start": chunk.line_start if chunk is not None else None,
+        "line_end": chunk.line_end if chunk is not None else None,
+        "fields": hit.fields,
+        "components": components,
+    }
+
+
+def result_view(collection: str, result: SearchResult) -> dict[str, Any]:
+    """A search result as JSON (candidate counts are left out: they would count hidden paths)."""
+    return {
+        "query": result.query,
+        "collection": collection,
+        "mode": result.mode,
+        "hyde": result.hyde,
+        "degraded": result.degraded,
+        "degraded_reason": scrub_paths(result.degraded_reason) if result.degraded_reason else None,
+        "count": len(result.hits),
+        "hits": [hit_view(h) for h in result.hits],
+    }

@@ -1,0 +1,193 @@
+"""The MCP tools of ``semsearch mcp``: typed signatures (their JSON Schemas) over McpService.
+
+Each tool is a thin adapter: its signature is the input schema (descriptions, defaults and
+bounds come from the ``Annotated`` metadata), its body calls :class:`McpService`, and a
+:class:`~semsearch.errors.SemsearchError` becomes an MCP tool error (``isError: true``) whose text
+says what went wrong and how to fix it, without absolute paths.
+"""
+
+# No `from __future__ import annotations`: the SDK reads these annotations at registration.
+
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from semsearch.errors import SemsearchError
+from semsearch.server.mcp_service import MAX_HITS, SNIPPET_CHARS, McpService, safe_message
+
+__all__ = ["register_tools"]
+
+T = TypeVar("T")
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
+
+Collection = Annotated[
+    str | None,
+    Field(description="Collection to use; omit for the server's default (see list_collections)."),
+]
+
+SEARCH_DOC = f"""Search the user's indexed notes or records by meaning, by keyword, or both.
+
+Returns up to `limit` hits, best first. Each hit has the record `id` (for notes: the file path
+relative to the vault), `title`, `score`, the matching chunk's `text` (at most about
+{SNIPPET_CHARS} characters; `truncated` says if it was cut), its `heading_path`, `line_start` and
+`line_end`, the record's `fields`, and in hybrid mode each leg's score and rank in `components`.
+Scores: semantic = cosine similarity in [-1, 1]; keyword = BM25 (>= 0); hybrid = reciprocal rank
+fusion (k=60), comparable only within one query. Call `get` with a hit's `id` for the full text.
+`degraded: true` means part of the search could not run (e.g. the embedding model failed) and
+keyword results were returned instead; `degraded_reason` says why. Some paths may be hidden by the
+server's privacy settings, so a search can return fewer than `limit` hits."""
+
+
+def _run(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Call the service; a SemsearchError becomes a tool error the model can act on."""
+    try:
+        return fn(*args, **kwargs)
+    except SemsearchError as exc:
+        raise ToolError(safe_message(exc)) from None
+
+
+def register_tools(server: MCPServer, service: McpService) -> None:
+    """Add the read tools, and the write tools when the service allows writes."""
+    _register_search(server, service)
+    _register_reads(server, service)
+    if service.config.allow_writes:
+        _register_writes(server, service)
+
+
+def _register_search(server: MCPServer, service: McpService) -> None:
+    @server.tool(
+        name="search",
+        title="Search notes and records",
+        description=SEARCH_DOC,
+        annotations=READ_ONLY,
+    )
+    def search(
+        query: Annotated[
+            str,
+            Field(description="What to look for: a question or keywords, in the user's words."),
+        ],
+        mode: Annotated[
+            Literal["semantic", "keyword", "hybrid"],
+            Field(
+                description="semantic: by meaning; keyword: by words (BM25); hybrid: both, "
+                "fused by reciprocal rank (best default)."
+            ),
+        ] = "hybrid",
+        limit: Annotated[
+            int, Field(ge=1, le=MAX_HITS, description="At most this many hits (1-100).")
+        ] = 10,
+        min_score: Annotated[
+            float,
+            Field(
+                ge=-1.0,
+                le=1.0,
+                description="Semantic mode only: drop hits whose cosine similarity is below this.",
+            ),
+        ] = 0.3,
+        folder: Annotated[
+            str | None,
+            Field(description="Only records whose id (path) lies under this folder, e.g. 'user/'."),
+        ] = None,
+        collection: Collection = None,
+        where: Annotated[
+            dict[str, Any] | None,
+            Field(
+                description="Filter on the collection's declared fields (see list_collections), "
+                'e.g. {"level": 3}, {"level": {"$gte": 2}}, {"school": {"$in": ["Evocation"]}}; '
+                "operators $eq $ne $gt $gte $lt $lte $in $nin $contains $and $or $not."
+            ),
+        ] = None,
+        hypothetical_answer: Annotated[
+            str | None,
+            Field(
+                description="HyDE: a short made-up answer to the query; it is embedded instead of "
+                "the query to find similar passages. The result then reports hyde: true."
+            ),
+        ] = None,
+    ) -> dict[str, Any]:
+        return _run(
+            service.search,
+            query,
+            mode=mode,
+            limit=limit,
+            min_score=min_score,
+            folder=folder,
+            collection=collection,
+            where=where,
+            hypothetical_answer=hypothetical_answer,
+        )
+
+
+def _register_reads(server: MCPServer, service: McpService) -> None:
+    @server.tool(name="get", title="Read a record", annotations=READ_ONLY)
+    def get(
+        id: Annotated[
+            str,
+            Field(
+                min_length=1,
+                description="The record id from a search hit (for notes: the path in the vault).",
+            ),
+        ],
+        collection: Collection = None,
+        chunk: Annotated[
+            int | None,
+            Field(ge=0, description="Only this chunk (the `chunk` number of a search hit)."),
+        ] = None,
+        max_chars: Annotated[
+            int, Field(ge=100, le=200_000, description="Cut the text after this many characters.")
+        ] = 20_000,
+    ) -> dict[str, Any]:
+        """The full text of one record (or of one of its chunks) and its fields, by id or path."""
+        return _run(service.get, id, collection=collection, chunk=chunk, max_chars=max_chars)
+
+    @server.tool(name="list_collections", title="List collections", annotations=READ_ONLY)
+    def list_collections() -> dict[str, Any]:
+        """The collections in the index: names, declared fields (usable in `where`), record and
+        chunk counts, embedding model, pending embeddings and last index time."""
+        return _run(service.list_collections)
+
+    @server.tool(name="stats", title="Index health", annotations=READ_ONLY)
+    def stats() -> dict[str, Any]:
+        """Index health: counts per collection, models, last indexed time, and whether semantic
+        search is usable (else only keyword search works)."""
+        return _run(service.stats)
+
+
+def _register_writes(server: MCPServer, service: McpService) -> None:
+    @server.tool(name="upsert", title="Add or update records", annotations=WRITE)
+    def upsert(
+        records: Annotated[
+            list[dict[str, Any]],
+            Field(
+                min_length=1,
+                max_length=1000,
+                description='JSON objects, each with an "id" and a "text" (or the collection\'s '
+                "template fields) plus any other fields. Existing ids are replaced.",
+            ),
+        ],
+        collection: Collection = None,
+    ) -> dict[str, Any]:
+        """Insert or update records by id and embed them (the collection is created if needed)."""
+        return _run(service.upsert, records, collection=collection)
+
+    @server.tool(name="delete", title="Delete records", annotations=DESTRUCTIVE)
+    def delete(
+        ids: Annotated[
+            list[str], Field(min_length=1, max_length=1000, description="Record ids to delete.")
+        ],
+        collection: Collection = None,
+    ) -> dict[str, Any]:
+        """Delete records by id, with their chunks and vectors. Returns how many existed."""
+        return _run(service.delete, ids, collection=collection)
+
+    @server.tool(name="reindex", title="Embed pending chunks", annotations=WRITE)
+    def reindex(collection: Collection = None) -> dict[str, Any]:
+        """Embed every chunk still waiting for a vector (e.g. after the model was unavailable)."""
+        return _run(service.reindex, collection=collection)
