@@ -60,6 +60,35 @@ def _redact(location: str) -> str:
     return re.sub(r"//([^:/@]+):[^@]*@", r"//\1:***@", location)
 
 
+#: Keyword tokenizers a collection may choose (``Database.collection(keyword_tokenizer=...)``).
+KEYWORD_TOKENIZERS = ("porter", "trigram")
+
+
+def _keyword_options(keyword_tokenizer: str | None) -> dict[str, str]:
+    if keyword_tokenizer is None:
+        return {}
+    if keyword_tokenizer not in KEYWORD_TOKENIZERS:
+        from semsearch.errors import InvalidQuery
+
+        raise InvalidQuery(
+            f"unknown keyword tokenizer {keyword_tokenizer!r}",
+            hint=f"use one of: {', '.join(KEYWORD_TOKENIZERS)}",
+        )
+    return {"keyword_tokenizer": keyword_tokenizer}
+
+
+def _check_options(info: CollectionInfo, options: dict[str, str]) -> None:
+    stored = info.options.get("keyword_tokenizer", "porter")
+    asked = options.get("keyword_tokenizer", stored)
+    if asked != stored:
+        from semsearch.schema import SchemaConflict
+
+        raise SchemaConflict(
+            f"collection {info.name!r} uses keyword tokenizer {stored!r}; asked for {asked!r}",
+            hint="the tokenizer is fixed at creation; create a new collection to change it",
+        )
+
+
 class Database:
     """One store and its collections. Use as a context manager to close it."""
 
@@ -86,6 +115,7 @@ class Database:
         schema: Schema | None = None,
         embedder: str | Embedder | None = None,
         create: bool = True,
+        keyword_tokenizer: str | None = None,
     ) -> Collection:
         """Open (or create) a collection.
 
@@ -97,8 +127,14 @@ class Database:
                 None means the stored model for an existing collection, else the default
                 (``SEMSEARCH_MODEL`` or all-MiniLM-L6-v2). Nothing is loaded yet.
             create: create the collection if it does not exist.
+            keyword_tokenizer: how keyword search splits text, fixed at creation: ``"porter"``
+                (default: English words, stemmed) or ``"trigram"`` (any substring of 3+
+                characters, for Chinese, Japanese or Korean; see docs/retrieval.md). Kept in
+                the collection's options; None keeps what is stored.
         Raises:
             IndexNotFound: the collection does not exist and ``create`` is False.
+            SchemaConflict: ``keyword_tokenizer`` differs from the stored one.
+            InvalidQuery: an unknown ``keyword_tokenizer``.
             ModelMismatch: ``embedder`` differs from the model the collection was built with.
             DimensionMismatch: the embedder's dimension differs from the stored one.
         """
@@ -108,9 +144,11 @@ class Database:
             raise InvalidQuery(
                 f"invalid collection name {name!r}", hint="e.g. 'notes' or 'spells-2024'"
             )
+        options = _keyword_options(keyword_tokenizer)
         info = self.store.get_collection(name)
         if info is None:
-            return self._create(name, schema, embedder, create)
+            return self._create(name, schema, embedder, create, options)
+        _check_options(info, options)
         stored = Schema.from_json(info.schema_json)
         merged = stored.merge(schema) if schema is not None else stored
         if merged != stored:
@@ -121,7 +159,12 @@ class Database:
         return Collection(self.store, info, merged, self._embedder_for(info, embedder))
 
     def _create(
-        self, name: str, schema: Schema | None, embedder: str | Embedder | None, create: bool
+        self,
+        name: str,
+        schema: Schema | None,
+        embedder: str | Embedder | None,
+        create: bool,
+        options: dict[str, str],
     ) -> Collection:
         if not create:
             existing = self.collections()
@@ -134,7 +177,7 @@ class Database:
             )
         emb = resolve_embedder(embedder)
         schema = schema or Schema()
-        info = CollectionInfo(name, schema.to_json(), emb.model_id, None)
+        info = CollectionInfo(name, schema.to_json(), emb.model_id, None, options)
         self.store.create_collection(info)
         return Collection(self.store, info, schema, emb)
 

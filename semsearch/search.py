@@ -80,6 +80,7 @@ class SearchRequest:
     hypothetical_answer: str | None
     fallback: Literal["keyword"] | None = None
     exact: bool = False
+    fusion: fusion.Fusion | None = None  # hybrid only; None means HYBRID_FUSION
 
 
 @dataclass(frozen=True)
@@ -162,44 +163,59 @@ def _keyword_leg(coll: Collection, req: SearchRequest, limit: int) -> _Leg:
     )
 
 
-#: Records each leg contributes to hybrid fusion (before the final ``limit``).
+#: Records each leg contributes to hybrid fusion (before the final ``limit``). Measured on
+#: BEIR SciFact: see docs/benchmarks.md.
 HYBRID_DEPTH = 100
+#: The fusion hybrid search uses unless a request names another. Chosen by measurement on BEIR
+#: SciFact over RRF and convex-combination candidates: see docs/benchmarks.md.
+HYBRID_FUSION = fusion.Fusion("rrf", weights=(1.0, 1.0), k=fusion.RRF_K)
 
 
 def _hybrid(coll: Collection, req: SearchRequest) -> SearchResult:
+    """Run both legs to HYBRID_DEPTH records each, fuse them, keep ``limit``; see module doc."""
     depth = max(req.limit, HYBRID_DEPTH)
     keyword = _keyword_leg(coll, req, depth)
-    reason = None
     embedded = True
+    reason = None
     try:
         semantic = _semantic_leg(coll, req, depth, None)
     except EmbedderUnavailable as exc:
         semantic, embedded = _Leg([], 0), False
         reason = f"semantic leg missing: {exc.message}; keyword results only"
     if reason is None and not keyword.best:
-        reason = "keyword leg missing: no record contains the query's words"
+        reason = "keyword leg missing: no record contains the query's words; semantic results only"
+    elif reason is None and not semantic.best:
+        reason = "semantic leg missing: no chunk matches with a vector; keyword results only"
     legs = {"semantic": semantic.best, "keyword": keyword.best}
-    fused = fusion.rrf([[(c.record_id, c.score) for c in leg] for leg in legs.values()])
-    chosen = fused[: req.limit]
-    by_leg = {
-        name: {c.record_id: (rank, c) for rank, c in enumerate(leg, 1)}
-        for name, leg in legs.items()
-    }
-    rows = []
-    for record_id, score in chosen:
-        components = {
-            name: LegScore(found[1].score, found[0])
-            if (found := table.get(record_id))
-            else LegScore(None, None)
-            for name, table in by_leg.items()
-        }
-        best = (by_leg["semantic"].get(record_id) or by_leg["keyword"][record_id])[1]
-        rows.append((best, score, components))
-    hits = _hits(coll, rows)
+    fused = (req.fusion or HYBRID_FUSION).fuse(
+        *[[(c.record_id, c.score) for c in leg] for leg in legs.values()]
+    )
+    hits = _hits(coll, _fused_rows(legs, fused[: req.limit]))
     return SearchResult(
         req.query, hits, "hybrid", _hyde(req) and embedded,
         reason is not None, reason, semantic.candidates + keyword.candidates,
     )  # fmt: skip
+
+
+def _fused_rows(
+    legs: dict[str, list[ScoredChunk]], chosen: list[tuple[str, float]]
+) -> list[tuple[ScoredChunk, float, dict[str, LegScore] | None]]:
+    """Each fused record with its best chunk (the semantic leg's, else the keyword leg's) and
+    ``components``: every leg's score and 1-based rank, ``LegScore(None, None)`` where absent."""
+    by_leg = {
+        name: {c.record_id: (rank, c) for rank, c in enumerate(leg, 1)}
+        for name, leg in legs.items()
+    }
+    rows: list[tuple[ScoredChunk, float, dict[str, LegScore] | None]] = []
+    for record_id, score in chosen:
+        found = {name: table.get(record_id) for name, table in by_leg.items()}
+        components = {
+            name: LegScore(hit[1].score, hit[0]) if hit else LegScore(None, None)
+            for name, hit in found.items()
+        }
+        best = next(hit[1] for hit in found.values() if hit is not None)
+        rows.append((best, score, components))
+    return rows
 
 
 def _hits(

@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 from semsearch.errors import DimensionMismatch, NotAnIndex, StoreCorrupted
 from semsearch.filters import Filter
 from semsearch.results import Chunk, Record
+from semsearch.stores import sqlite_keyword
 from semsearch.stores import sqlite_schema as ddl
 from semsearch.stores.base import (
     CollectionInfo,
@@ -34,7 +35,7 @@ from semsearch.stores.base import (
     WriteResult,
 )
 from semsearch.stores.exact import VectorMatrix, top_k
-from semsearch.stores.sqlite_sql import compile_filter, fts_query, order_by_sql
+from semsearch.stores.sqlite_sql import compile_filter, order_by_sql
 from semsearch.stores.sqlite_writes import delete_record_rows, write_record
 
 __all__ = ["SQLiteStore"]
@@ -428,21 +429,16 @@ class SQLiteStore:
     def keyword_search(
         self, collection: str, text: str, k: int, where: Filter | None
     ) -> list[ScoredChunk]:
-        """Top-k chunks by BM25 (negated FTS5 ``bm25()``: >= 0, higher is better)."""
-        match = fts_query(text)
-        rows = self._rows("SELECT id FROM collections WHERE name = ?", (collection,))
-        if match is None or not rows:
+        """Top-k chunks by BM25 (negated FTS5 ``bm25()``: > 0, higher is better), ties by id.
+
+        Any user text is safe (it is quoted, never parsed as FTS5 syntax); the collection's
+        ``keyword_tokenizer`` option picks stemmed words or substrings (see sqlite_keyword.py).
+        """
+        rows = self._rows("SELECT id, options FROM collections WHERE name = ?", (collection,))
+        if not rows:
             return []
-        cid = int(rows[0][0])
-        table = ddl.fts_table(cid)
-        filter_sql, params = compile_filter(where) if where is not None else ("1", [])
-        sql = (
-            f"SELECT k.id, r.id, -bm25({table}) AS score FROM {table} "
-            f"JOIN chunks k ON k.id = {table}.rowid JOIN records r ON r.rowid = k.record_rowid "
-            f"WHERE {table} MATCH ? AND ({filter_sql}) ORDER BY score DESC, r.id LIMIT ?"
-        )
-        found = self._rows(sql, (match, *params, k))
-        return [ScoredChunk(int(r[0]), r[1], float(r[2])) for r in found]
+        tokenizer = ddl.keyword_tokenizer(json.loads(rows[0][1]))
+        return sqlite_keyword.keyword_search(self._rows, int(rows[0][0]), tokenizer, text, k, where)
 
     def find(
         self,

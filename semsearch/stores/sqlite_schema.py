@@ -6,17 +6,24 @@ Migrations run only on a write path, each in its own transaction, and are record
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
+
+from semsearch.errors import StoreCorrupted
 
 __all__ = [
+    "DEFAULT_KEYWORD_TOKENIZER",
     "FORMAT_NAME",
+    "KEYWORD_TOKENIZERS",
     "SCHEMA_VERSION",
     "create_collection_objects",
     "drop_collection_objects",
     "fts_table",
     "is_semsearch_file",
+    "keyword_tokenizer",
     "migrate",
     "schema_version",
 ]
@@ -149,15 +156,44 @@ def fts_table(collection_id: int) -> str:
 # porter over unicode61 with diacritics removed: English stemming, accent-insensitive.
 FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
 
+#: The keyword tokenizers a collection may choose, by the name kept in
+#: ``CollectionInfo.options["keyword_tokenizer"]``, and their FTS5 ``tokenize=`` argument.
+#: ``porter`` (the default) stems English words; ``trigram`` indexes every 3-character window,
+#: so any substring of 3+ characters matches: use it for Chinese, Japanese or Korean text,
+#: which has no spaces between words (SQLite >= 3.34).
+KEYWORD_TOKENIZERS = {"porter": FTS_TOKENIZER, "trigram": "trigram"}
+DEFAULT_KEYWORD_TOKENIZER = "porter"
+
+
+def keyword_tokenizer(options: dict[str, Any]) -> str:
+    """The keyword tokenizer named by a collection's options (default ``porter``).
+
+    Raises:
+        StoreCorrupted: the stored name is not one this version knows.
+    """
+    name = str(options.get("keyword_tokenizer") or DEFAULT_KEYWORD_TOKENIZER)
+    if name not in KEYWORD_TOKENIZERS:
+        raise StoreCorrupted(
+            f"unknown keyword tokenizer {name!r} in the collection's options",
+            hint=f"this semsearch knows: {', '.join(KEYWORD_TOKENIZERS)}; upgrade semsearch",
+        )
+    return name
+
 
 def create_collection_objects(
     conn: sqlite3.Connection, collection_id: int, fields: list[str]
 ) -> None:
-    """Create a collection's FTS5 table and one expression index per declared field."""
+    """Create a collection's FTS5 table and one expression index per declared field.
+
+    The FTS5 tokenizer comes from the collection row's ``options`` (see
+    :data:`KEYWORD_TOKENIZERS`); it is fixed when the table is first created.
+    """
     table = fts_table(collection_id)
+    row = conn.execute("SELECT options FROM collections WHERE id = ?", (collection_id,)).fetchone()
+    tokenize = KEYWORD_TOKENIZERS[keyword_tokenizer(json.loads(row[0]) if row else {})]
     conn.execute(
         f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5("
-        f"text, content='chunks', content_rowid='id', tokenize='{FTS_TOKENIZER}')"
+        f"text, content='chunks', content_rowid='id', tokenize='{tokenize}')"
     )
     for name in fields:
         conn.execute(

@@ -12,9 +12,11 @@ from typing import Any
 
 from semsearch.filters import And, Compare, Filter, Not, Or
 
-__all__ = ["compile_filter", "fts_query", "order_by_sql"]
+__all__ = ["compile_filter", "fts_query", "order_by_sql", "trigram_query"]
 
 _HAS_WORD = re.compile(r"\w", re.UNICODE)
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+_QUOTES = "\"'()[]{}\u201c\u201d\u2018\u2019\u300c\u300d\u300e\u300f"
 
 _SQL_OPS = {"eq": "=", "ne": "!=", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
 
@@ -22,16 +24,50 @@ _SQL_OPS = {"eq": "=", "ne": "!=", "gt": ">", "gte": ">=", "lt": "<", "lte": "<=
 def fts_query(text: str) -> str | None:
     """Turn arbitrary user text into a safe FTS5 MATCH expression, or None if it has no words.
 
-    Each whitespace-separated piece becomes a quoted FTS5 string (a phrase of its tokens, so
-    ``ADR-0042`` and ``state-of-the-art`` keep their words together and ``AND``/``OR``/``NEAR``
-    are plain words); pieces are ORed, and BM25 ranks documents that match more of them higher.
-    A piece without any word character (a lone ``"``, ``++``) is dropped.
+    For the default ``porter unicode61`` tokenizer. Each word token (a run of letters, digits
+    or ``_``) becomes a quoted FTS5 string, so ``AND``, ``OR``, ``NOT`` and ``NEAR`` are plain
+    words and quotes, ``*``, ``^``, ``:`` or parentheses in the text are never syntax. Tokens
+    are ORed: BM25 ranks documents that match more (and rarer) words higher, like Lucene's
+    default disjunctive query. A whitespace-separated piece of several tokens (``ADR-0042``,
+    ``state-of-the-art``, ``don't``) also adds itself as a phrase, so documents holding the
+    exact identifier rank above those holding its words apart. Stop words are kept: FTS5's
+    BM25 gives words in most documents a near-zero IDF, and a stop-word-only query still works.
+
+    Examples:
+        ``ADR-0042 C++`` -> ``"adr 0042" OR "adr" OR "0042" OR "c"``
     """
-    pieces = [p for p in text.split() if _HAS_WORD.search(p)]
-    if not pieces:
+    clauses: list[str] = []
+    for piece in text.split():
+        tokens = [t.casefold() for t in _TOKEN.findall(piece)]
+        if len(tokens) > 1:
+            clauses.append('"' + " ".join(tokens) + '"')
+        clauses += [f'"{t}"' for t in tokens]
+    if not clauses:
         return None
-    quoted = ['"' + p.replace('"', '""') + '"' for p in dict.fromkeys(pieces)]
-    return " OR ".join(quoted)
+    return " OR ".join(dict.fromkeys(clauses))
+
+
+#: The trigram tokenizer indexes every 3-character window, so shorter words cannot use it.
+TRIGRAM_MIN = 3
+
+
+def trigram_query(text: str) -> tuple[str | None, list[str]]:
+    """Split user text for a ``trigram`` FTS5 table into a MATCH expression and short words.
+
+    Each whitespace-separated piece is a substring to find (case-insensitive). Pieces of at
+    least 3 characters become quoted FTS5 strings, ORed (``"机器学习"`` matches any text that
+    contains it); quotes and brackets around a piece are dropped. Shorter pieces (``机器``, ``東京``) cannot be answered by the trigram index;
+    they are returned separately for a substring scan, which runs only when the query has no
+    piece of 3 or more characters.
+
+    Returns:
+        (MATCH expression or None, pieces shorter than 3 characters, casefolded and unique).
+    """
+    stripped = (p.strip(_QUOTES).casefold() for p in text.split())
+    pieces = list(dict.fromkeys(p for p in stripped if _HAS_WORD.search(p)))
+    long = ['"' + p.replace('"', '""') + '"' for p in pieces if len(p) >= TRIGRAM_MIN]
+    short = [p for p in pieces if len(p) < TRIGRAM_MIN]
+    return (" OR ".join(long) or None), short
 
 
 def _value_sql(field: str) -> str:
