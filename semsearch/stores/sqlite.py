@@ -13,7 +13,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -26,6 +26,7 @@ from semsearch.filters import Filter
 from semsearch.results import Chunk, Record
 from semsearch.stores import sqlite_keyword
 from semsearch.stores import sqlite_schema as ddl
+from semsearch.stores.ann import AnnIndex, AnnState
 from semsearch.stores.base import (
     CollectionInfo,
     PendingChunk,
@@ -34,7 +35,6 @@ from semsearch.stores.base import (
     StoreStats,
     WriteResult,
 )
-from semsearch.stores.exact import VectorMatrix, top_k
 from semsearch.stores.sqlite_sql import compile_filter, order_by_sql
 from semsearch.stores.sqlite_writes import delete_record_rows, write_record
 
@@ -59,7 +59,7 @@ class SQLiteStore:
     def __init__(self, path: str) -> None:
         self.location = path
         self._lock = threading.RLock()
-        self._cache: dict[int, VectorMatrix] = {}
+        self._cache: dict[int, AnnIndex] = {}  # derived vector caches (stores/ann.py)
         self._conn: sqlite3.Connection | None = None
         if path == ":memory:":
             self._conn = self._connect(path)
@@ -364,31 +364,39 @@ class SQLiteStore:
 
     # -- queries ------------------------------------------------------------------------------
 
-    def _matrix(self, collection: str) -> tuple[int, VectorMatrix] | None:
-        rows = self._rows("SELECT id, version, dim FROM collections WHERE name = ?", (collection,))
+    def _matrix(self, collection: str) -> tuple[int, AnnState] | None:
+        """The collection's vector cache, caught up with the file (see stores/ann.py)."""
+        rows = self._rows("SELECT id FROM collections WHERE name = ?", (collection,))
         if not rows:
             return None
-        cid, version, dim = rows[0]
-        cached = self._cache.get(cid)
-        if cached is not None and cached.version == version:
-            return cid, cached
-        data = self._rows(
-            "SELECT k.id, k.record_rowid, r.id, k.vector FROM chunks k JOIN records r "
-            "ON r.rowid = k.record_rowid WHERE k.collection_id = ? AND k.status = 'embedded' "
-            "ORDER BY k.id",
-            (cid,),
-        )
-        n = len(data)
-        matrix = np.frombuffer(b"".join(r[3] for r in data), dtype="<f4").astype(np.float32)
-        snapshot = VectorMatrix(
-            version=version,
-            chunk_ids=np.fromiter((r[0] for r in data), dtype=np.int64, count=n),
-            record_rowids=np.fromiter((r[1] for r in data), dtype=np.int64, count=n),
-            record_ids=[r[2] for r in data],
-            matrix=matrix.reshape(n, dim or 0) if n else np.empty((0, dim or 0), np.float32),
-        )
-        self._cache[cid] = snapshot
-        return cid, snapshot
+        cid = int(rows[0][0])
+        index = self._cache.get(cid)
+        if index is None:
+            index = self._cache.setdefault(cid, AnnIndex(self.location, cid))
+        state = index.refresh(self._in_read_txn)
+        return None if state is None else (cid, state)
+
+    def _in_read_txn(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
+        """Run ``fn(conn)`` inside one read transaction: a consistent snapshot of the file."""
+        with self._lock:
+            conn = self._conn
+            if conn is None:
+                raise StoreCorrupted("the store is closed", hint="reopen the index")
+            conn.execute("BEGIN")
+            try:
+                return fn(conn)
+            finally:
+                conn.execute("COMMIT")
+
+    def _record_names(self, rowids: Sequence[int]) -> dict[int, str]:
+        """``{record rowid: record id}`` for the rowids that still exist."""
+        out: dict[int, str] = {}
+        for batch in _batches(sorted({int(r) for r in rowids})):
+            found = self._rows(
+                f"SELECT rowid, id FROM records WHERE rowid IN ({_marks(batch)})", batch
+            )
+            out.update({int(r[0]): r[1] for r in found})
+        return out
 
     def _filtered_rowids(self, cid: int, where: Filter) -> NDArray[np.int64]:
         sql, params = compile_filter(where)
@@ -405,24 +413,40 @@ class SQLiteStore:
         where: Filter | None,
         exact: bool = False,
     ) -> list[ScoredChunk]:
-        """Exact top-k chunks by cosine similarity in [-1, 1]; the filter applies before ranking."""
+        """Top-k chunks by cosine similarity in [-1, 1], best first, ties by record id.
+
+        An exact numpy scan below the collection's ANN threshold (or with ``exact=True``), an
+        HNSW graph above it (stores/ann.py). The filter applies before ranking; selective
+        filters scan the filtered chunks exactly, others are evaluated inside the graph, so
+        min(k, matching chunks) rows come back either way.
+        Raises:
+            DimensionMismatch: the query's dimension differs from the collection's.
+        """
         found = self._matrix(collection)
         if found is None:
             return []
-        cid, snap = found
-        if snap.matrix.shape[0] and snap.matrix.shape[1] != vector.shape[0]:
+        cid, state = found
+        if state.rows and state.dim != vector.shape[0]:
             raise DimensionMismatch(
-                f"query vector is {vector.shape[0]}-d; collection {collection!r} is "
-                f"{snap.matrix.shape[1]}-d",
+                f"query vector is {vector.shape[0]}-d; collection {collection!r} is {state.dim}-d",
                 hint="query with the model the collection was built with",
             )
-        mask = None
-        if where is not None:
-            mask = np.isin(snap.record_rowids, self._filtered_rowids(cid, where))
-        rows, scores = top_k(snap.matrix, vector, k, mask)
+        allowed = None if where is None else self._filtered_rowids(cid, where)
+        query = np.ascontiguousarray(vector, dtype=np.float32)
+        for _ in range(3):  # a record deleted after the snapshot: search the fresh snapshot
+            rows, scores = AnnIndex.search(state, query, k, allowed, exact)
+            names = self._record_names(state.record_rowids[rows].tolist())
+            rowids = state.record_rowids[rows]
+            if all(int(r) in names for r in rowids):
+                break
+            found = self._matrix(collection)
+            if found is None:
+                return []
+            state = found[1]
         hits = [
-            ScoredChunk(int(snap.chunk_ids[r]), snap.record_ids[r], float(s))
-            for r, s in zip(rows, scores, strict=True)
+            ScoredChunk(int(state.chunk_ids[r]), names[int(rid)], float(s))
+            for r, rid, s in zip(rows, rowids, scores, strict=True)
+            if int(rid) in names
         ]
         return sorted(hits, key=lambda h: (-h.score, h.record_id, h.chunk_id))
 

@@ -1,0 +1,396 @@
+"""The SQLite store's vector cache: exact scans below a threshold, an HNSW graph above it.
+
+The ``.embed.db`` file is the source of truth. This module keeps a derived cache per
+collection and checks it against the collection's change counter before every search:
+
+- rows: the collection's embedded chunks (chunk id, record rowid, float32 unit vector), split
+  into *graph rows* (indexed by an HNSW graph, :mod:`~semsearch.stores.ann_graph`) and *fresh
+  rows* (added since the graph was built; scanned exactly);
+- tombstones: rows whose chunk was deleted or re-embedded are marked dead and never returned;
+  when dead rows pass ``compact_fraction`` of the graph it is rebuilt from the live rows, and
+  fresh rows are merged into the graph once they pass ``merge_fraction`` of it;
+- catch-up: when the counter moved (this or another process wrote), the ``changes`` log since
+  the cache's last sequence number names the touched chunks: their old rows are tombstoned and
+  their current vectors appended, all read in one SQLite read transaction;
+- sidecar: collections with a graph persist it next to the SQLite file
+  (:mod:`~semsearch.stores.ann_file`), memory-mapped on open, so a 1M-chunk collection answers
+  its first query without reading every vector through SQLite. A missing, truncated or foreign
+  sidecar is logged and rebuilt; it never fails a search.
+
+Searches follow :func:`~semsearch.stores.ann_policy.plan_search`: an exact scan when the
+collection (or the filtered set) is small or ``exact=True``; otherwise a graph search that
+evaluates the filter inside the graph, widens ``ef`` when it runs dry and finally falls back to
+an exact scan, so a search returns min(k, matching chunks) rows.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any, Protocol, TypeVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from semsearch.errors import BackendUnavailable
+from semsearch.stores import ann_file, ann_graph
+from semsearch.stores.ann_policy import AnnOptions, graph_ef, plan_search
+from semsearch.stores.ann_rows import (
+    AnnState,
+    catch_up,
+    collection_meta,
+    configure_ann,
+    embedded_count,
+    load_rows,
+    state_from_sidecar,
+)
+
+__all__ = ["AnnIndex", "AnnState", "configure_ann"]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class Reader(Protocol):
+    """Runs a function inside one read transaction of the store's connection."""
+
+    def __call__(self, fn: Callable[[sqlite3.Connection], T], /) -> T: ...
+
+
+_MAX_EF = 4096
+
+
+class AnnIndex:
+    """The cache of one collection of one SQLite file.
+
+    Args:
+        db_path: the SQLite file (``":memory:"`` keeps the cache in memory only).
+        collection_id: the collection's row id in ``collections``.
+    """
+
+    def __init__(self, db_path: str, collection_id: int) -> None:
+        self.db_path = db_path
+        self.collection_id = collection_id
+        self.state: AnnState | None = None
+        self._lock = threading.Lock()
+        self._persist_failed = False
+        self._graph_unavailable = False
+
+    # -- keeping up with the SQLite file -------------------------------------------------------
+
+    def refresh(self, read: Reader) -> AnnState | None:
+        """Bring the cache up to date with the file and return the snapshot to search.
+
+        Returns None when the collection no longer exists. Never raises for a bad sidecar.
+        """
+        with self._lock:
+            meta = read(lambda conn: collection_meta(conn, self.collection_id))
+            if meta is None:
+                self.state = None
+                return None
+            identity, version, options = meta
+            opts = AnnOptions.from_options(options)
+            state = self.state
+            if state is None or state.identity != identity or _rebuild_for(state, opts):
+                state = self._open(read, identity, opts)
+            elif state.version != version:
+                current = state
+                state = read(lambda conn: catch_up(conn, self.collection_id, current))
+            if state.options != opts:
+                state = replace(state, options=opts)
+            self.state = self._upkeep(state)
+            return self.state
+
+    def _open(self, read: Reader, identity: dict[str, Any], opts: AnnOptions) -> AnnState:
+        state = self._load_sidecar(read, identity, opts) if self._persistent(opts) else None
+        if state is None:
+            state = read(lambda conn: load_rows(conn, self.collection_id, identity, opts))
+        return state
+
+    def _persistent(self, opts: AnnOptions) -> bool:
+        return opts.persist and self.db_path != ":memory:" and not self._persist_failed
+
+    def _load_sidecar(
+        self, read: Reader, identity: dict[str, Any], opts: AnnOptions
+    ) -> AnnState | None:
+        path = ann_file.ann_path(self.db_path, self.collection_id)
+        try:
+            car = ann_file.read_sidecar(path, identity)
+            loaded = state_from_sidecar(self.db_path, self.collection_id, car, identity, opts)
+            state, embedded = read(
+                lambda conn: (
+                    catch_up(conn, self.collection_id, loaded),
+                    embedded_count(conn, self.collection_id),
+                )
+            )
+            if embedded != state.live():
+                raise ann_file.SidecarInvalid(
+                    f"holds {state.live()} live vectors, the file {embedded}"
+                )
+            return state
+        except ann_file.SidecarInvalid as exc:
+            level = logging.DEBUG if str(exc) == "missing" else logging.WARNING
+            log.log(
+                level, "ANN sidecar for %r not usable (%s); rebuilding", identity["collection"], exc
+            )
+        except (RuntimeError, ValueError, OSError) as exc:
+            log.warning(
+                "ANN sidecar for %r unreadable (%s); rebuilding", identity["collection"], exc
+            )
+        return None
+
+    # -- graph upkeep ------------------------------------------------------------------------
+
+    def _upkeep(self, state: AnnState) -> AnnState:
+        """Build, merge or compact the graph when due; stay exact if faiss is unavailable."""
+        if self._graph_unavailable:
+            return _drop_graph(state) if state.graph is not None else state
+        try:
+            return self._maintain(state)
+        except BackendUnavailable as exc:
+            log.warning("%s; searches stay exact (%s)", exc.message, exc.hint)
+            self._graph_unavailable = True
+            return state
+
+    def _maintain(self, state: AnnState) -> AnnState:
+        opts = state.options
+        live = state.live()
+        if state.graph is None:
+            if live < opts.threshold:
+                return _compact_fresh(state) if state.rows > 2 * live + 1024 else state
+            return self._rebuild(state, "built")
+        dead = state.graph_rows - int(np.count_nonzero(state.alive[: state.graph_rows]))
+        if dead > opts.compact_fraction * state.graph_rows:
+            if live < opts.threshold:
+                return _compact_fresh(_drop_graph(state))
+            return self._rebuild(state, "compacted")
+        fresh = state.rows - state.graph_rows
+        if fresh > max(1024, opts.merge_fraction * state.graph_rows):
+            return self._merge(state)
+        return state
+
+    def _rebuild(self, state: AnnState, why: str) -> AnnState:
+        keep = np.flatnonzero(state.alive)
+        vectors = _gather(state, keep)
+        graph = ann_graph.build_graph(vectors, state.options)
+        log.info("ANN graph %s for %r: %d vectors", why, state.identity["collection"], keep.size)
+        flat = ann_graph.graph_vectors(graph)
+        built = replace(
+            state,
+            chunk_ids=state.chunk_ids[keep].copy(),
+            record_rowids=state.record_rowids[keep].copy(),
+            alive=np.ones(keep.size, dtype=np.bool_),
+            graph=graph,
+            graph_rows=int(keep.size),
+            graph_vectors=flat if flat is not None else vectors,
+            fresh=np.empty((0, state.dim), np.float32),
+            token=None,
+        )
+        return self._save(built)
+
+    def _merge(self, state: AnnState) -> AnnState:
+        graph = state.graph
+        if state.token is not None:  # memory-mapped graphs are read-only: load a private copy
+            graph = ann_graph.load_graph(
+                ann_file.graph_path(self.db_path, self.collection_id, state.token), mmap=False
+            )
+        fresh_alive = np.flatnonzero(state.alive[state.graph_rows :])
+        added = state.fresh[fresh_alive]
+        ann_graph.add_to_graph(graph, added)
+        keep = np.concatenate([np.arange(state.graph_rows), state.graph_rows + fresh_alive])
+        flat = ann_graph.graph_vectors(graph)
+        merged = replace(
+            state,
+            chunk_ids=state.chunk_ids[keep].copy(),
+            record_rowids=state.record_rowids[keep].copy(),
+            alive=state.alive[keep].copy(),
+            graph=graph,
+            graph_rows=int(keep.size),
+            graph_vectors=flat
+            if flat is not None
+            else np.concatenate([state.graph_vectors, added]),
+            fresh=np.empty((0, state.dim), np.float32),
+            token=None,
+        )
+        log.info(
+            "ANN graph for %r: merged %d fresh vectors",
+            state.identity["collection"],
+            added.shape[0],
+        )
+        return self._save(merged)
+
+    def _save(self, state: AnnState) -> AnnState:
+        """Persist a graph state (graph file, then the ``.ann`` naming it); keep it on failure."""
+        if not self._persistent(state.options) or state.graph is None:
+            return state
+        token = ann_file.new_token()
+        try:
+            gpath = ann_file.graph_path(self.db_path, self.collection_id, token)
+            graph_size = ann_graph.save_graph(state.graph, gpath)
+            header = dict(
+                state.identity,
+                version=state.version,
+                last_seq=state.last_seq,
+                graph={"token": token, "size": graph_size, **state.options.graph_key()},
+                graph_rows=state.graph_rows,
+            )
+            arrays: dict[str, NDArray[Any]] = {
+                "chunk_ids": state.chunk_ids[: state.graph_rows],
+                "record_rowids": state.record_rowids[: state.graph_rows],
+                "alive": state.alive[: state.graph_rows].astype(np.uint8),
+            }
+            if ann_graph.graph_vectors(state.graph) is None:
+                arrays["vectors"] = state.graph_vectors
+            ann_file.write_sidecar(
+                ann_file.ann_path(self.db_path, self.collection_id), header, arrays
+            )
+        except OSError as exc:
+            log.warning("cannot write the ANN sidecar (%s); keeping it in memory", exc)
+            self._persist_failed = True
+            return state
+        ann_file.remove_stale(self.db_path, self.collection_id, token)
+        return replace(state, token=token)
+
+    # -- queries ------------------------------------------------------------------------------
+
+    @staticmethod
+    def search(
+        state: AnnState,
+        vector: NDArray[np.float32],
+        k: int,
+        allowed_rowids: NDArray[np.int64] | None,
+        exact: bool,
+    ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+        """Top-``k`` live rows by cosine similarity in [-1, 1], best first.
+
+        Args:
+            state: a snapshot from :meth:`refresh`.
+            vector: float32[dim] unit query.
+            k: results wanted, >= 1.
+            allowed_rowids: record rowids that pass the filter, or None for no filter.
+            exact: force an exact scan.
+        Returns:
+            (rows int64[m], scores float32[m]) with m == min(k, live rows that pass); map rows
+            to chunks with ``state.chunk_ids`` / ``state.record_rowids``.
+        """
+        allowed = state.alive
+        if allowed_rowids is not None:
+            allowed = allowed & _rowid_mask(state.record_rowids, allowed_rowids)
+        n_allowed = int(np.count_nonzero(allowed))
+        want = min(k, n_allowed)
+        if want == 0:
+            return np.empty(0, np.int64), np.empty(0, np.float32)
+        plan = plan_search(
+            n_allowed, state.graph_rows, exact, state.graph is not None, state.options
+        )
+        if plan == "exact":
+            return _exact(state, vector, want, allowed, n_allowed)
+        return _graph_search(state, vector, want, allowed, allowed_rowids is not None)
+
+
+def _graph_search(
+    state: AnnState,
+    vector: NDArray[np.float32],
+    want: int,
+    allowed: NDArray[np.bool_],
+    filtered: bool,
+) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+    g = state.graph_rows
+    in_graph = allowed[:g]
+    n_graph = int(np.count_nonzero(in_graph))
+    selector = None if n_graph == g else in_graph
+    ef = graph_ef(want, n_graph / max(g, 1), state.options)
+    goal = min(want, n_graph)
+    while True:
+        rows, scores = ann_graph.search_graph(state.graph, vector, want, ef, selector)
+        if rows.size >= goal:
+            break
+        if ef >= _MAX_EF:
+            log.debug("graph ran dry (%d of %d); exact scan instead", rows.size, goal)
+            return _exact(state, vector, want, allowed, int(np.count_nonzero(allowed)))
+        ef = min(ef * 4, _MAX_EF)
+    fresh_allowed = np.flatnonzero(allowed[g:])
+    if fresh_allowed.size:
+        fresh_scores = state.fresh[fresh_allowed] @ vector
+        rows = np.concatenate([rows, g + fresh_allowed])
+        scores = np.concatenate([scores, fresh_scores.astype(np.float32)])
+    order = np.argsort(-scores, kind="stable")[:want]
+    return rows[order], scores[order]
+
+
+def _exact(
+    state: AnnState,
+    vector: NDArray[np.float32],
+    want: int,
+    allowed: NDArray[np.bool_],
+    n_allowed: int,
+) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+    """Exact top rows among ``allowed``: gather the few, or scan all and mask the rest."""
+    if n_allowed * 4 < state.rows:
+        rows = np.flatnonzero(allowed)
+        scores = _gather(state, rows) @ vector
+    else:
+        scores = _scan(state, vector)
+        scores[~allowed] = -np.inf
+        rows = None
+    m = min(want, scores.shape[0])
+    part = np.argpartition(-scores, m - 1)[:m] if m < scores.shape[0] else np.arange(m)
+    order = part[np.argsort(-scores[part], kind="stable")]
+    picked = order if rows is None else rows[order]
+    return picked.astype(np.int64), scores[order].astype(np.float32)
+
+
+def _scan(state: AnnState, vector: NDArray[np.float32]) -> NDArray[np.float32]:
+    parts = [state.graph_vectors @ vector, state.fresh @ vector]
+    return np.concatenate(parts).astype(np.float32, copy=False)
+
+
+def _gather(state: AnnState, rows: NDArray[np.int64]) -> NDArray[np.float32]:
+    """float32[len(rows), dim] vectors of the given rows (graph rows then fresh rows)."""
+    g = state.graph_rows
+    split = int(np.searchsorted(rows, g))
+    parts = [state.graph_vectors[rows[:split]], state.fresh[rows[split:] - g]]
+    return np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
+
+
+def _rowid_mask(
+    record_rowids: NDArray[np.int64], allowed_rowids: NDArray[np.int64]
+) -> NDArray[np.bool_]:
+    """bool[n]: which rows belong to an allowed record (a lookup table, O(n))."""
+    if allowed_rowids.size == 0 or record_rowids.size == 0:
+        return np.zeros(record_rowids.shape[0], dtype=np.bool_)
+    top = int(max(record_rowids.max(), allowed_rowids.max())) + 1
+    table = np.zeros(top, dtype=np.bool_)
+    table[allowed_rowids] = True
+    return table[record_rowids]
+
+
+def _rebuild_for(state: AnnState, opts: AnnOptions) -> bool:
+    return state.graph is not None and state.options.graph_key() != opts.graph_key()
+
+
+def _drop_graph(state: AnnState) -> AnnState:
+    return replace(
+        state,
+        graph=None,
+        graph_rows=0,
+        graph_vectors=np.empty((0, state.dim), np.float32),
+        fresh=_gather(state, np.arange(state.rows)),
+        token=None,
+    )
+
+
+def _compact_fresh(state: AnnState) -> AnnState:
+    """Drop tombstoned rows from a cache without a graph."""
+    keep = np.flatnonzero(state.alive)
+    return replace(
+        state,
+        chunk_ids=state.chunk_ids[keep],
+        record_rowids=state.record_rowids[keep],
+        alive=np.ones(keep.size, dtype=np.bool_),
+        fresh=state.fresh[keep],
+    )

@@ -1,0 +1,131 @@
+"""Thin wrappers over faiss HNSW: build, save, memory-mapped load, filtered search.
+
+faiss (Douze et al., "The Faiss library", 2024) is imported inside each function, so importing
+semsearch never loads it. Graph ids are row numbers of the cache's arrays. Inner product on
+unit vectors is cosine similarity in [-1, 1].
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from semsearch.errors import BackendUnavailable
+from semsearch.stores.ann_policy import AnnOptions
+
+__all__ = ["build_graph", "graph_vectors", "load_graph", "save_graph", "search_graph"]
+
+Graph = Any  # a faiss.IndexHNSW
+
+
+def _faiss() -> Any:
+    try:
+        import faiss
+    except ImportError as exc:  # pragma: no cover - faiss is a core dependency
+        raise BackendUnavailable(
+            "faiss is not installed, so the HNSW index cannot be built",
+            hint="pip install faiss-cpu (or search with exact=True)",
+        ) from exc
+    return faiss
+
+
+def build_graph(vectors: NDArray[np.float32], opts: AnnOptions) -> Graph:
+    """A new HNSW graph over float32[n, dim] unit vectors (ids 0..n-1).
+
+    ``opts.storage`` picks ``IndexHNSWFlat`` (float32) or ``IndexHNSWSQ`` (float16 / int8,
+    trained on up to 65,536 of the vectors).
+    """
+    faiss = _faiss()
+    dim = int(vectors.shape[1])
+    if opts.storage == "float32":
+        graph = faiss.IndexHNSWFlat(dim, opts.M, faiss.METRIC_INNER_PRODUCT)
+    else:
+        qtype = (
+            faiss.ScalarQuantizer.QT_fp16
+            if opts.storage == "float16"
+            else faiss.ScalarQuantizer.QT_8bit
+        )
+        graph = faiss.IndexHNSWSQ(dim, qtype, opts.M, faiss.METRIC_INNER_PRODUCT)
+        graph.train(np.ascontiguousarray(vectors[:65_536], dtype=np.float32))
+    graph.hnsw.efConstruction = opts.ef_construction
+    add_to_graph(graph, vectors)
+    return graph
+
+
+def add_to_graph(graph: Graph, vectors: NDArray[np.float32], batch: int = 65_536) -> None:
+    """Append rows to an in-memory (not memory-mapped) graph, in batches to bound copies."""
+    for start in range(0, vectors.shape[0], batch):
+        graph.add(np.ascontiguousarray(vectors[start : start + batch], dtype=np.float32))
+
+
+def save_graph(graph: Graph, path: str) -> int:
+    """Write the graph to ``path`` via a temporary file and an atomic rename. Returns bytes."""
+    faiss = _faiss()
+    tmp = f"{path}.tmp-{os.getpid()}"
+    try:
+        faiss.write_index(graph, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return os.path.getsize(path)
+
+
+def load_graph(path: str, mmap: bool) -> Graph:
+    """Read a graph; ``mmap=True`` maps its vectors in place (read-only: never add to it).
+
+    Raises:
+        RuntimeError: faiss cannot parse the file.
+    """
+    faiss = _faiss()
+    flags = faiss.IO_FLAG_MMAP_IFC | faiss.IO_FLAG_READ_ONLY if mmap else 0
+    return faiss.read_index(path, flags)
+
+
+def graph_vectors(graph: Graph) -> NDArray[np.float32] | None:
+    """A zero-copy float32[n, dim] view of a flat graph's stored vectors, else None."""
+    faiss = _faiss()
+    storage = faiss.downcast_index(graph.storage)
+    if not isinstance(storage, faiss.IndexFlat) or graph.ntotal == 0:
+        return None
+    view = faiss.rev_swig_ptr(storage.get_xb(), graph.ntotal * graph.d)
+    view = view.reshape(graph.ntotal, graph.d)
+    view.flags.writeable = False
+    return view  # type: ignore[no-any-return]
+
+
+def search_graph(
+    graph: Graph,
+    vector: NDArray[np.float32],
+    k: int,
+    ef: int,
+    allowed: NDArray[np.bool_] | None,
+) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+    """Top-``k`` graph rows by inner product, keeping only rows where ``allowed`` is True.
+
+    Args:
+        graph: the HNSW index.
+        vector: float32[dim] unit query.
+        k: results wanted.
+        ef: candidate-list size (>= k).
+        allowed: bool[graph.ntotal] filter evaluated inside the search (faiss
+            ``IDSelectorBitmap``), or None for every row.
+    Returns:
+        (rows int64[m], scores float32[m]), best first, m <= k (fewer when the graph runs dry).
+    """
+    faiss = _faiss()
+    params = faiss.SearchParametersHNSW()
+    params.efSearch = int(max(ef, k))
+    bits = None
+    if allowed is not None:
+        bits = np.packbits(allowed, bitorder="little")
+        params.sel = faiss.IDSelectorBitmap(bits)
+    query = np.ascontiguousarray(vector, dtype=np.float32).reshape(1, -1)
+    scores, rows = graph.search(query, int(k), params=params)
+    del bits  # the selector reads it during search only
+    keep = rows[0] >= 0
+    return rows[0][keep].astype(np.int64), scores[0][keep].astype(np.float32)

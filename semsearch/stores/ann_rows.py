@@ -1,0 +1,252 @@
+"""The rows of the ANN cache and how they are read from a ``.embed.db`` file.
+
+Every function taking a ``conn`` runs inside one read transaction opened by the store, so the
+version counter, the change-log position and the vectors it reads are one consistent snapshot.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from semsearch.stores import ann_file, ann_graph
+from semsearch.stores.ann_policy import AnnOptions
+
+if TYPE_CHECKING:
+    from semsearch.collection import Collection
+
+__all__ = ["AnnState", "configure_ann"]
+
+_FETCH = 4096
+
+
+@dataclass(frozen=True)
+class AnnState:
+    """An immutable snapshot of one collection's cache (searches run on it without a lock).
+
+    Attributes:
+        version: the collection change counter it reflects.
+        last_seq: the last change-log ``seq`` it reflects.
+        identity: collection name, created_at, model_id and dim it was built for.
+        options: the collection's ANN options.
+        chunk_ids, record_rowids: int64[n] per row.
+        alive: bool[n], False for tombstones (deleted or re-embedded chunks).
+        graph: the HNSW graph over rows [0, graph_rows), or None.
+        graph_rows: rows covered by the graph.
+        graph_vectors: float32[graph_rows, dim] (a view of the graph's storage when float32).
+        fresh: float32[n - graph_rows, dim] rows added since the graph was built.
+        token: the graph's build token when it is on disk, else None.
+    """
+
+    version: int
+    last_seq: int
+    identity: dict[str, Any]
+    options: AnnOptions
+    chunk_ids: NDArray[np.int64]
+    record_rowids: NDArray[np.int64]
+    alive: NDArray[np.bool_]
+    graph: Any
+    graph_rows: int
+    graph_vectors: NDArray[np.float32]
+    fresh: NDArray[np.float32]
+    token: str | None = None
+
+    @property
+    def rows(self) -> int:
+        """Rows, live and dead."""
+        return int(self.chunk_ids.shape[0])
+
+    @property
+    def dim(self) -> int:
+        """Vector dimension (0 before the first vector)."""
+        return int(self.fresh.shape[1])
+
+    def live(self) -> int:
+        """Live rows, i.e. embedded chunks."""
+        return int(np.count_nonzero(self.alive))
+
+
+def collection_meta(
+    conn: sqlite3.Connection, cid: int
+) -> tuple[dict[str, Any], int, dict[str, Any]] | None:
+    """(identity, version, options) of a collection, or None if it is gone."""
+    row = conn.execute(
+        "SELECT name, created_at, model_id, dim, version, options FROM collections WHERE id = ?",
+        (cid,),
+    ).fetchone()
+    if row is None:
+        return None
+    identity = {"collection": row[0], "created_at": row[1], "model_id": row[2], "dim": row[3]}
+    return identity, int(row[4]), json.loads(row[5] or "{}")
+
+
+def _position(conn: sqlite3.Connection, cid: int) -> tuple[int, int]:
+    version = conn.execute("SELECT version FROM collections WHERE id = ?", (cid,)).fetchone()
+    last = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM changes").fetchone()[0]
+    return int(version[0] if version else 0), int(last)
+
+
+def embedded_count(conn: sqlite3.Connection, cid: int) -> int:
+    """Embedded chunks of a collection in the file."""
+    row = conn.execute(
+        "SELECT COUNT(*) FROM chunks WHERE collection_id = ? AND status = 'embedded'", (cid,)
+    ).fetchone()
+    return int(row[0])
+
+
+def _fetch(
+    cursor: sqlite3.Cursor, n: int, dim: int
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float32]]:
+    """Read (chunk id, record rowid, vector blob) rows into preallocated arrays, in batches."""
+    ids = np.empty(n, np.int64)
+    rowids = np.empty(n, np.int64)
+    vectors = np.empty((n, dim), np.float32)
+    filled = 0
+    while batch := cursor.fetchmany(_FETCH):
+        end = min(filled + len(batch), n)
+        take = batch[: end - filled]
+        ids[filled:end] = [r[0] for r in take]
+        rowids[filled:end] = [r[1] for r in take]
+        vectors[filled:end] = np.frombuffer(b"".join(r[2] for r in take), "<f4").reshape(-1, dim)
+        filled = end
+    return ids[:filled], rowids[:filled], vectors[:filled]
+
+
+def load_rows(
+    conn: sqlite3.Connection, cid: int, identity: dict[str, Any], opts: AnnOptions
+) -> AnnState:
+    """A graph-less cache holding every embedded chunk of the collection."""
+    version, last_seq = _position(conn, cid)
+    dim = int(identity["dim"] or 0)
+    n = embedded_count(conn, cid)
+    cursor = conn.execute(
+        "SELECT id, record_rowid, vector FROM chunks WHERE collection_id = ? "
+        "AND status = 'embedded' ORDER BY id",
+        (cid,),
+    )
+    ids, rowids, vectors = _fetch(cursor, n, dim)
+    return AnnState(
+        version, last_seq, identity, opts, ids, rowids, np.ones(ids.size, np.bool_),
+        None, 0, np.empty((0, dim), np.float32), vectors,
+    )  # fmt: skip
+
+
+def catch_up(conn: sqlite3.Connection, cid: int, state: AnnState) -> AnnState:
+    """Apply the change log since ``state.last_seq``: tombstone touched chunks, append them anew.
+
+    A chunk touched by any number of adds and deletes ends as its current row in ``chunks``
+    (appended if still embedded), so the order of operations in the log does not matter.
+    """
+    version, last_seq = _position(conn, cid)
+    touched = [
+        r[0]
+        for r in conn.execute(
+            "SELECT DISTINCT chunk_id FROM changes WHERE seq > ? AND collection_id = ?",
+            (state.last_seq, cid),
+        )
+    ]
+    if not touched:
+        return replace(state, version=version, last_seq=last_seq)
+    dim = state.dim or int(_dim(conn, cid))
+    found = [
+        _touched_rows(conn, cid, touched[i : i + 500], dim) for i in range(0, len(touched), 500)
+    ]
+    ids = np.concatenate([f[0] for f in found])
+    rowids = np.concatenate([f[1] for f in found])
+    vectors = np.concatenate([f[2] for f in found])
+    alive = state.alive & ~np.isin(state.chunk_ids, np.asarray(touched, np.int64))
+    fresh = state.fresh if state.dim else np.empty((0, dim), np.float32)
+    return replace(
+        state,
+        version=version,
+        last_seq=last_seq,
+        chunk_ids=np.concatenate([state.chunk_ids, ids]),
+        record_rowids=np.concatenate([state.record_rowids, rowids]),
+        alive=np.concatenate([alive, np.ones(ids.size, np.bool_)]),
+        fresh=np.concatenate([fresh, vectors]),
+        graph_vectors=state.graph_vectors.reshape(-1, dim),
+    )
+
+
+def _dim(conn: sqlite3.Connection, cid: int) -> int:
+    row = conn.execute("SELECT dim FROM collections WHERE id = ?", (cid,)).fetchone()
+    return int(row[0] or 0) if row else 0
+
+
+def _touched_rows(
+    conn: sqlite3.Connection, cid: int, ids: Sequence[int], dim: int
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float32]]:
+    marks = ", ".join("?" for _ in ids)
+    cursor = conn.execute(
+        "SELECT id, record_rowid, vector FROM chunks WHERE collection_id = ? AND "
+        f"status = 'embedded' AND id IN ({marks}) ORDER BY id",
+        (cid, *ids),
+    )
+    return _fetch(cursor, len(ids), dim)
+
+
+def state_from_sidecar(
+    db_path: str, cid: int, car: ann_file.Sidecar, identity: dict[str, Any], opts: AnnOptions
+) -> AnnState:
+    """A cache state over a read sidecar, with its graph memory-mapped.
+
+    Raises:
+        ann_file.SidecarInvalid: the graph is missing, truncated, built with other parameters,
+            or does not match the arrays.
+    """
+    head = car.header
+    info = head.get("graph") or {}
+    if {k: info.get(k) for k in opts.graph_key()} != opts.graph_key():
+        raise ann_file.SidecarInvalid("built with other HNSW parameters")
+    gpath = ann_file.graph_path(db_path, cid, str(info.get("token")))
+    if not os.path.exists(gpath) or os.path.getsize(gpath) != info.get("size"):
+        raise ann_file.SidecarInvalid("graph file missing or truncated")
+    graph = ann_graph.load_graph(gpath, mmap=True)
+    rows = int(head.get("graph_rows", -1))
+    if graph.ntotal != rows or car.chunk_ids.shape[0] != rows or graph.d != identity["dim"]:
+        raise ann_file.SidecarInvalid("graph and arrays disagree")
+    vectors = ann_graph.graph_vectors(graph)
+    if vectors is None:
+        vectors = car.vectors
+    if vectors is None:
+        raise ann_file.SidecarInvalid("no float32 vectors for exact scans")
+    return AnnState(
+        int(head["version"]), int(head["last_seq"]), identity, opts,
+        np.asarray(car.chunk_ids), np.asarray(car.record_rowids), car.alive.astype(np.bool_),
+        graph, rows, vectors, np.empty((0, graph.d), np.float32), str(info["token"]),
+    )  # fmt: skip
+
+
+def configure_ann(collection: Collection, **options: Any) -> AnnOptions:
+    """Set a collection's HNSW options (stored with the collection, seen by every process).
+
+    Args:
+        collection: an open collection (SQLite store; other backends ignore these options).
+        **options: any of :class:`~semsearch.stores.ann_policy.AnnOptions`' fields, e.g.
+            ``M=32, ef_construction=80, ef_search=64, storage="float16", threshold=20000``.
+            ``None`` resets an option to its default. A change of ``M``,
+            ``ef_construction`` or ``storage`` rebuilds the graph on the next search.
+    Returns:
+        The options now in force.
+    Raises:
+        InvalidQuery: unknown option or value out of range (nothing is stored).
+    """
+    from semsearch.stores.base import CollectionInfo
+
+    info = collection.store.get_collection(collection.name) or collection.info
+    merged = {**(info.options.get("ann") or {}), **options}
+    merged = {k: v for k, v in merged.items() if v is not None}
+    opts = AnnOptions.from_options({"ann": merged})
+    updated = CollectionInfo(
+        info.name, info.schema_json, info.model_id, info.dim, {**info.options, "ann": merged}
+    )
+    collection.store.update_collection(updated)
+    collection.info = updated
+    return opts
