@@ -18,6 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from semsearch.errors import (
     BackendUnavailable,
@@ -119,9 +120,11 @@ def redact_paths(text: str) -> str:
     return _ABS_PATH.sub(repl, text)
 
 
-def _body(status: int, error: str, message: str, hint: str | None) -> JSONResponse:
+def _body(
+    status: int, error: str, message: str, hint: str | None, headers: dict[str, str] | None = None
+) -> JSONResponse:
     content = ErrorBody(error=error, message=message, hint=hint).model_dump()
-    return JSONResponse(content, status_code=status)
+    return JSONResponse(content, status_code=status, headers=headers)
 
 
 def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
@@ -138,6 +141,16 @@ def _validation_message(exc: RequestValidationError) -> tuple[int, str, str]:
         loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
         parts.append(f"{loc}: {err.get('msg', 'invalid')}")
     return 422, "validation_error", "; ".join(parts) or "the request is not valid"
+
+
+def _allowed_methods(request: Request) -> str:
+    """Every method any route serves at this path (Starlette lists only the first route's)."""
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        match, _ = route.matches(request.scope)
+        if match != Match.NONE:
+            methods |= set(getattr(route, "methods", None) or ())
+    return ", ".join(sorted(methods))
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -165,7 +178,10 @@ def install_error_handlers(app: FastAPI) -> None:
         code = _STATUS_CODES.get(exc.status_code, "error")
         message = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ")
         hint = "see the API at /docs" if exc.status_code in (404, 405) else None
-        return _body(exc.status_code, code, message, hint)
+        headers = dict(getattr(exc, "headers", None) or {})
+        if exc.status_code == 405:
+            headers["Allow"] = _allowed_methods(request)
+        return _body(exc.status_code, code, message, hint, headers or None)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
