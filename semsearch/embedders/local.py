@@ -123,6 +123,11 @@ class LocalEmbedder(BaseEmbedder):
         return self._max_seq - special - prefix
 
     @property
+    def has_modes(self) -> bool:
+        """True when queries and documents get different prefixes (e.g. e5)."""
+        return bool(self.prompts)
+
+    @property
     def prompts(self) -> Prompts:
         """Query/document prefixes: the folder's declared ``prompts``, else the known table."""
         if self._prompts is None:

@@ -100,8 +100,8 @@ def test_400_invalid_argument_is_not_retried(gemini_server, policy, sleeps):
 def test_timeout_is_retried(gemini_server, sleeps):
     from semsearch.embedders.retry import RetryPolicy
 
-    fast = RetryPolicy(attempts=2, initial_wait=0.0, timeout=0.3, sleep=sleeps)
-    gemini_server.push(Action(hang=1.5))
+    fast = RetryPolicy(attempts=2, initial_wait=0.0, timeout=1.0, sleep=sleeps)
+    gemini_server.push(Action(hang=3.0))  # longer than the 1 s timeout
     assert make(gemini_server, fast).embed_query("slow").shape == (768,)
     assert len(gemini_server.requests) == 2
 

@@ -115,8 +115,8 @@ def test_retry_after_beyond_the_cap_fails_at_once(openai_server, policy, sleeps)
 def test_timeout_is_retried(openai_server, sleeps):
     from semsearch.embedders.retry import RetryPolicy
 
-    fast = RetryPolicy(attempts=3, initial_wait=0.0, timeout=0.3, sleep=sleeps)
-    openai_server.push(Action(hang=1.5))  # longer than the 0.3 s timeout
+    fast = RetryPolicy(attempts=3, initial_wait=0.0, timeout=1.0, sleep=sleeps)
+    openai_server.push(Action(hang=3.0))  # longer than the 1 s timeout
     vectors = make(openai_server, fast).embed_documents(["late"])
     assert vectors.shape == (1, 1536)
     assert len(openai_server.requests) == 2 and len(sleeps) == 1

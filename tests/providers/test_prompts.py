@@ -55,7 +55,7 @@ def test_local_e5_folder_gets_prefixes(tmp_path, minilm):
     for item in minilm.path.iterdir():
         (folder / item.name).symlink_to(item)
     emb = LocalEmbedder(str(folder))
-    assert emb.prompts.query == "query: "
+    assert emb.prompts.query == "query: " and emb.has_modes and not minilm.has_modes
     longest = max(len(minilm.token_spans(p)) for p in ("query: ", "passage: "))
     assert emb.max_tokens == minilm.max_tokens - longest
 
