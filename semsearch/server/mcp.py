@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import os
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -148,6 +150,12 @@ def serve(
         SemsearchError: an unknown transport, or a non-loopback HTTP bind without a token.
     """
     service = McpService(config)
+    if config.is_file and not os.path.exists(config.location):
+        print(  # stderr: stdout carries the stdio protocol
+            f"semsearch mcp: no index at {config.location} yet; "
+            "tools will answer with how to build it",
+            file=sys.stderr,
+        )
     try:
         if transport == "stdio":
             build_server(service).run("stdio")
