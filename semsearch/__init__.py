@@ -23,6 +23,7 @@ from semsearch.errors import (
     SemsearchError,
     StoreCorrupted,
 )
+from semsearch.memory import ConversationMemory
 from semsearch.results import Chunk, Hit, LegScore, Record, SearchResult, UpsertReport
 from semsearch.schema import Field, Schema, SchemaConflict
 
@@ -33,6 +34,7 @@ __all__ = [
     "Chunk",
     "Collection",
     "CollectionStats",
+    "ConversationMemory",
     "Database",
     "DimensionMismatch",
     "EmbedderUnavailable",

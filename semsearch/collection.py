@@ -28,6 +28,8 @@ log = logging.getLogger(__name__)
 #: Records written per transaction, and texts per embedding call (progress granularity).
 WRITE_BATCH = 256
 EMBED_GROUP = 256
+#: Records found and deleted per transaction by ``delete_where``.
+DELETE_PAGE = 1000
 
 Progress = Callable[[int], None]
 
@@ -235,7 +237,9 @@ class Collection:
                 )
         return report
 
-    def embed_pending(self, limit: int = EMBED_GROUP) -> int:
+    def embed_pending(
+        self, limit: int = EMBED_GROUP, *, where: Mapping[str, Any] | None = None
+    ) -> int:
         """Embed up to ``limit`` chunks that have no vector yet (pending or failed), oldest first.
 
         One step of :meth:`reindex`, for background workers (:mod:`semsearch.worker`) that embed
@@ -243,14 +247,21 @@ class Collection:
 
         Args:
             limit: at most this many chunks, >= 1.
+            where: only chunks of records matching this filter (a scoped backfill); None for all.
         Returns:
             The number of chunks newly embedded (0 when nothing is pending).
         Raises:
             EmbedderUnavailable: the embedder failed; those chunks are marked failed and stay
                 stored and keyword-searchable.
+            InvalidFilter: bad ``where``.
         """
         report = UpsertReport()
-        pending = self.store.pending_chunks(self.name, max(1, limit))
+        ast = parse_filter(where, self.schema)
+        pending = (
+            self.store.pending_chunks(self.name, max(1, limit), ast)
+            if ast is not None
+            else self.store.pending_chunks(self.name, max(1, limit))
+        )
         if pending and not self._embed(pending, report, None):
             raise EmbedderUnavailable(
                 report.errors[-1], hint="fix the embedder, then run reindex again"
@@ -281,6 +292,35 @@ class Collection:
     def delete(self, ids: str | Sequence[str]) -> int:
         """Delete records (with their chunks, vectors and keyword rows). Returns how many existed."""
         return self.store.delete_records(self.name, _as_ids(ids))
+
+    def delete_where(self, where: Mapping[str, Any]) -> int:
+        """Delete every record matching ``where``, with its chunks, vectors and keyword rows.
+
+        Matching ids are found with :meth:`find` in pages and deleted page by page (each page is
+        one store transaction), so it works on every backend.
+
+        Args:
+            where: a non-empty filter (see :mod:`semsearch.filters`).
+        Returns:
+            The number of records deleted.
+        Raises:
+            InvalidFilter: bad or empty ``where`` (use ``Database.drop_collection`` to delete all).
+        """
+        from semsearch.errors import InvalidFilter
+
+        ast = parse_filter(where, self.schema)
+        if ast is None:
+            raise InvalidFilter(
+                "delete_where needs a non-empty filter",
+                hint="to delete every record, use Database.drop_collection(name)",
+            )
+        deleted = 0
+        while page := self.store.find(self.name, ast, DELETE_PAGE, 0, []):
+            removed = self.store.delete_records(self.name, [r.id for r in page])
+            deleted += removed
+            if removed == 0:  # a concurrent writer re-created them: do not spin
+                break
+        return deleted
 
     # -- reads --------------------------------------------------------------------------------
 

@@ -277,15 +277,20 @@ class SQLiteStore:
         with self._lock:
             return conn.execute(sql, params).fetchall()
 
-    def pending_chunks(self, collection: str, limit: int) -> list[PendingChunk]:
-        """Up to ``limit`` chunks without a vector (pending or failed), oldest first."""
+    def pending_chunks(
+        self, collection: str, limit: int, where: Filter | None = None
+    ) -> list[PendingChunk]:
+        """Up to ``limit`` chunks without a vector (pending or failed), oldest first; ``where``
+        limits them to chunks of matching records."""
         from semsearch.chunking import embedding_text
 
+        filter_sql, params = compile_filter(where) if where is not None else ("1", [])
         rows = self._rows(
             "SELECT k.id, k.text, k.heading_path FROM chunks k JOIN collections c "
-            "ON c.id = k.collection_id WHERE c.name = ? AND k.status != 'embedded' "
+            "ON c.id = k.collection_id JOIN records r ON r.rowid = k.record_rowid "
+            f"WHERE c.name = ? AND k.status != 'embedded' AND ({filter_sql}) "
             "ORDER BY k.id LIMIT ?",
-            (collection, limit),
+            (collection, *params, limit),
         )
         return [PendingChunk(r[0], embedding_text(r[1], tuple(json.loads(r[2])))) for r in rows]
 
@@ -336,17 +341,25 @@ class SQLiteStore:
         )
         return int(rows[0][0]) if rows else 0
 
-    def stats(self, collection: str) -> StoreStats:
-        """Record and chunk counts by embedding status, and the last write time."""
+    def stats(self, collection: str, where: Filter | None = None) -> StoreStats:
+        """Record and chunk counts by embedding status, and the last write time; ``where``
+        counts only matching records and their chunks."""
+        filter_sql, params = compile_filter(where) if where is not None else ("1", [])
         rows = self._rows(
             "SELECT k.status, COUNT(*) FROM chunks k JOIN collections c ON c.id = k.collection_id "
-            "WHERE c.name = ? GROUP BY k.status",
-            (collection,),
+            "JOIN records r ON r.rowid = k.record_rowid "
+            f"WHERE c.name = ? AND ({filter_sql}) GROUP BY k.status",
+            (collection, *params),
         )
         by_status = {r[0]: int(r[1]) for r in rows}
         updated = self._rows("SELECT updated_at FROM collections WHERE name = ?", (collection,))
+        records = self._rows(
+            "SELECT COUNT(*) FROM records r JOIN collections c ON c.id = r.collection_id "
+            f"WHERE c.name = ? AND ({filter_sql})",
+            (collection, *params),
+        )
         return StoreStats(
-            records=self.count(collection),
+            records=int(records[0][0]) if records else 0,
             chunks=sum(by_status.values()),
             embedded=by_status.get("embedded", 0),
             pending=by_status.get("pending", 0),
