@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from semsearch.errors import DimensionMismatch, StoreCorrupted
+from semsearch.errors import DimensionMismatch, InvalidRecord, StoreCorrupted
 from semsearch.filters import Filter
 from semsearch.results import Chunk, Record
 from semsearch.stores import postgres_schema as ddl
@@ -232,11 +232,19 @@ class PostgresStore:
 
     def write_records(self, collection: str, records: Sequence[RecordWrite]) -> WriteResult:
         """Write records, chunks and keyword rows in one transaction, reusing vectors by hash."""
+        import psycopg
+
         result = WriteResult()
-        with self._write(collection) as conn:
-            t, fields, _ = self._need_tables(conn, collection)
-            with conn.cursor() as cur:
-                write_batch(cur, t, fields, records, result)
+        try:
+            with self._write(collection) as conn:
+                t, fields, _ = self._need_tables(conn, collection)
+                with conn.cursor() as cur:
+                    write_batch(cur, t, fields, records, result)
+        except psycopg.DataError as exc:  # e.g. a NUL character, which text columns refuse
+            raise InvalidRecord(
+                f"PostgreSQL refused a record of this batch: {exc}",
+                hint="remove NUL (\\x00) characters from texts and fields; nothing was written",
+            ) from None
         return result
 
     def set_vectors(

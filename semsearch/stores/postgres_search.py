@@ -19,7 +19,15 @@ from semsearch.filters import Filter
 from semsearch.stores.base import ScoredChunk
 from semsearch.stores.postgres_sql import TS_CONFIG, Tables, compile_filter
 
-__all__ = ["ann_scan", "count_matches", "exact_scan", "keyword_scan", "vector_scan"]
+__all__ = [
+    "ann_scan",
+    "ann_sql",
+    "count_matches",
+    "exact_scan",
+    "keyword_scan",
+    "set_ann_options",
+    "vector_scan",
+]
 
 
 def _filter(where: Filter | None) -> tuple[str, list[Any]]:
@@ -51,25 +59,38 @@ def vector_scan(
     return rows
 
 
+def ann_sql(t: Tables, filter_sql: str) -> str:
+    """The HNSW query: params are (vector, *filter params, vector, k); rows (id, record id, score).
+
+    The inner query is the index-ordered scan; ``MATERIALIZED`` plus ``ORDER BY distance + 0``
+    re-orders the relaxed-order rows by exact distance without a second index scan.
+    """
+    return (
+        f"WITH ann AS MATERIALIZED (SELECT k.id, r.id AS record_id, "
+        f"k.embedding <=> %s AS distance FROM {t.chunks} k "
+        f"JOIN {t.records} r ON r.rid = k.record_rid "
+        f"WHERE k.embedding IS NOT NULL AND ({filter_sql}) ORDER BY k.embedding <=> %s LIMIT %s) "
+        "SELECT id, record_id, 1 - distance FROM ann ORDER BY distance + 0, record_id"
+    )
+
+
+def set_ann_options(conn: Any, ef: int) -> None:
+    """Set ``hnsw.ef_search`` and relaxed iterative scans for the current transaction."""
+    conn.execute(
+        "SELECT set_config('hnsw.ef_search', %s, true), "
+        "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+        (str(int(ef)),),
+    )
+
+
 def ann_scan(
     conn: Any, t: Tables, vector: NDArray[np.float32], k: int, where: Filter | None, ef: int
 ) -> list[ScoredChunk]:
     """Top-k by the HNSW index with an iterative scan; scores are cosine similarity in [-1, 1]."""
     sql, params = _filter(where)
     with conn.transaction():
-        conn.execute(
-            "SELECT set_config('hnsw.ef_search', %s, true), "
-            "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
-            (str(int(ef)),),
-        )
-        rows = conn.execute(
-            f"WITH ann AS MATERIALIZED (SELECT k.id, r.id AS record_id, "
-            f"k.embedding <=> %s AS distance FROM {t.chunks} k "
-            f"JOIN {t.records} r ON r.rid = k.record_rid "
-            f"WHERE k.embedding IS NOT NULL AND ({sql}) ORDER BY k.embedding <=> %s LIMIT %s) "
-            "SELECT id, record_id, 1 - distance FROM ann ORDER BY distance + 0, record_id",
-            (vector, *params, vector, k),
-        ).fetchall()
+        set_ann_options(conn, ef)
+        rows = conn.execute(ann_sql(t, sql), (vector, *params, vector, k)).fetchall()
     return [ScoredChunk(int(r[0]), r[1], float(r[2])) for r in rows]
 
 
