@@ -90,3 +90,17 @@ def test_wrong_dimension_stores_no_vector(db, emb, openai_server):
     assert stats.embedded == 0 and stats.dim is None  # no vector of any size was written
     assert coll.count() == 3  # the records themselves are kept, pending
     assert coll.reindex().chunks_embedded == 3 and coll.stats().dim == 8
+
+
+def test_long_records_are_chunked_to_the_window_before_sending(db, emb, openai_server):
+    from semsearch.embedders.remote import approx_token_spans
+
+    words = [f"word{i % 97} is number {i}." for i in range(3000)]  # ~15k estimated tokens
+    text = " ".join(words)
+    coll = db.collection("long", embedder=emb)
+    report = coll.upsert([{"id": "long", "text": text}])
+
+    inputs = [t for body in openai_server.bodies() for t in body["input"]]
+    assert report.chunks_embedded == len(inputs) > 3
+    assert all(len(approx_token_spans(t)) <= emb.max_tokens for t in inputs)
+    assert "".join(inputs).replace(" ", "") == text.replace(" ", "")  # nothing dropped
