@@ -26,10 +26,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import semsearch  # noqa: E402
-from benchmarks.report import machine_info, markdown_table, percentile, write_section  # noqa: E402
-from semsearch.embedders.fake import FakeEmbedder  # noqa: E402
-from semsearch.schema import Field, Schema  # noqa: E402
+import semsearch
+from benchmarks.report import machine_info, markdown_table, percentile, write_section
+from semsearch.embedders.fake import FakeEmbedder
+from semsearch.schema import Field, Schema
 
 SRD = Path(__file__).resolve().parents[2] / "shared" / "data" / "dnd5e_srd"
 FILES = [

@@ -28,11 +28,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import semsearch  # noqa: E402
-from benchmarks.report import machine_info, markdown_table, percentile, write_section  # noqa: E402
-from semsearch.chunking import embedding_text  # noqa: E402
-from semsearch.embedders.local import LocalEmbedder  # noqa: E402
-from semsearch.sources.vault import VAULT_SCHEMA, index_folder  # noqa: E402
+import semsearch
+from benchmarks.report import machine_info, markdown_table, percentile, write_section
+from semsearch.chunking import embedding_text
+from semsearch.embedders.local import LocalEmbedder
+from semsearch.sources.vault import VAULT_SCHEMA, index_folder
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
