@@ -8,12 +8,12 @@ How (``semsearch reembed --model SPEC``, or :func:`reembed`):
 2. If the new embedder fails (an API outage, a rate limit), the call raises
    :class:`EmbedderUnavailable`; the shadow keeps what it has. Running ``reembed`` again with the
    same model resumes: unchanged records are skipped by content hash and only the rest embedded.
-3. A final pass copies records written to the old collection meanwhile and removes deleted ones.
-   When every shadow chunk has a vector, the store swaps the shadow in under the old name in ONE
+3. When every shadow chunk has a vector, the store swaps the shadow in under the old name in ONE
    transaction (:class:`semsearch.stores.base.CollectionSwap`) and the old vectors are dropped.
-
-Writes that reach the old collection after the final pass and before the swap (a window of one
-transaction) are not carried over: stop writers, or run ``reembed`` while the collection is quiet.
+   The swap is a compare-and-swap on the collection's change counter: if anything wrote to the
+   old collection since the pass began, nothing is swapped and another pass copies the changes
+   (records added, changed or deleted). After :data:`MAX_PASSES` busy passes it stops, with the
+   work done kept for the next run, so no write to the old collection is ever lost.
 """
 
 from __future__ import annotations
@@ -24,7 +24,12 @@ from dataclasses import dataclass
 from semsearch.collection import Collection
 from semsearch.database import Database
 from semsearch.embedders.base import Embedder, resolve_embedder
-from semsearch.errors import BackendUnavailable, EmbedderUnavailable, IndexNotFound
+from semsearch.errors import (
+    BackendUnavailable,
+    EmbedderUnavailable,
+    IndexNotFound,
+    SemsearchError,
+)
 from semsearch.schema import Schema
 from semsearch.stores.base import CollectionInfo, CollectionSwap
 
@@ -32,7 +37,8 @@ __all__ = ["SHADOW_SUFFIX", "ReembedReport", "reembed", "shadow_name"]
 
 SHADOW_SUFFIX = ".reembed"
 PAGE = 256
-#: Copy passes before the swap; later passes only see records written during earlier ones.
+Progress = Callable[[int], None]
+#: Copy-and-swap attempts: a pass is repeated when the collection was written during it.
 MAX_PASSES = 3
 
 
@@ -100,24 +106,46 @@ def reembed(
         )
     shadow = _open_shadow(db, info, new)
     for _ in range(MAX_PASSES):
-        if _sync(db, name, shadow, report, progress) == 0:
-            break
-    pending = shadow.reindex(progress=progress)
-    report.chunks_embedded += pending.chunks_embedded
+        version = store.collection_version(name)
+        _sync(db, name, shadow, report, progress)
+        _finish(shadow, report, progress)
+        if _swap(db, store, name, shadow, version):
+            report.records = store.count(name)
+            report.swapped = True
+            return report
+    raise SemsearchError(
+        f"collection {name!r} kept changing during the re-embed; nothing was swapped",
+        hint="run `semsearch reembed` again when writes pause (finished work is kept)",
+    )
+
+
+def _finish(shadow: Collection, report: ReembedReport, progress: Progress | None) -> None:
+    """Embed what is still pending in the shadow; raise if anything is left."""
+    report.chunks_embedded += shadow.reindex(progress=progress).chunks_embedded
     stats = shadow.stats()
     if stats.pending or stats.failed:
         raise EmbedderUnavailable(
-            f"{stats.pending + stats.failed} chunks are still not embedded with {new.model_id}",
+            f"{stats.pending + stats.failed} chunks are still not embedded with {shadow.model_id}",
             hint="run `semsearch reembed` again; the old vectors are still in use",
         )
-    done = store.get_collection(shadow.name) or shadow.info
-    store.update_collection(
-        CollectionInfo(shadow.name, info.schema_json, done.model_id, done.dim, info.options)
+
+
+def _swap(
+    db: Database, swap: CollectionSwap, name: str, shadow: Collection, version: int | None
+) -> bool:
+    """Give the shadow the collection's schema and swap it in, unless the collection was
+    written since ``version`` (then restore the shadow's copy schema and return False)."""
+    current = db.store.get_collection(name)
+    done = db.store.get_collection(shadow.name)
+    if current is None or done is None:
+        raise IndexNotFound(f"collection {name!r} vanished during the re-embed")
+    db.store.update_collection(
+        CollectionInfo(shadow.name, current.schema_json, done.model_id, done.dim, current.options)
     )
-    store.replace_collection(name, shadow.name)
-    report.records = store.count(name)
-    report.swapped = True
-    return report
+    if swap.replace_collection(name, shadow.name, expected_version=version):
+        return True
+    db.store.update_collection(done)
+    return False
 
 
 def _open_shadow(db: Database, info: CollectionInfo, new: Embedder) -> Collection:

@@ -203,9 +203,17 @@ class Store(Protocol):
 class CollectionSwap(Protocol):
     """Optional store capability: replace one collection by another atomically (``reembed``)."""
 
-    def replace_collection(self, target: str, source: str) -> None:
+    def collection_version(self, name: str) -> int | None:
+        """A counter that every write to the collection changes; None if it does not exist."""
+        ...
+
+    def replace_collection(
+        self, target: str, source: str, expected_version: int | None = None
+    ) -> bool:
         """In ONE transaction: drop ``target`` (if it exists) and rename ``source`` to ``target``.
 
-        Readers see either the old or the new collection, never neither and never a mix.
+        Readers see either the old or the new collection, never neither and never a mix. With
+        ``expected_version``, nothing changes and False is returned if ``target``'s
+        :meth:`collection_version` differs (it was written meanwhile); otherwise returns True.
         """
         ...

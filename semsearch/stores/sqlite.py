@@ -183,19 +183,37 @@ class SQLiteStore:
         conn.execute("DELETE FROM collections WHERE id = ?", (cid,))
         return cid
 
-    def replace_collection(self, target: str, source: str) -> None:
+    def collection_version(self, name: str) -> int | None:
+        """The collection's change counter (bumped by every write), or None if it does not exist."""
+        rows = self._rows("SELECT version FROM collections WHERE name = ?", (name,))
+        return int(rows[0][0]) if rows else None
+
+    def replace_collection(
+        self, target: str, source: str, expected_version: int | None = None
+    ) -> bool:
         """In ONE transaction, drop ``target`` (if it exists) and rename ``source`` to ``target``.
 
         Readers see the old collection or the new one, never neither (``semsearch reembed``).
-        Raises StoreCorrupted if ``source`` does not exist.
+        With ``expected_version``, nothing changes and False is returned when ``target`` was
+        written since (its change counter differs). Raises StoreCorrupted if ``source`` is gone.
         """
         old = self.get_collection(target)
-        with self._write(target) as conn:
+        with self._write() as conn:
             source_id = self._collection_id(conn, source)
+            if expected_version is not None:
+                row = conn.execute("SELECT version FROM collections WHERE name = ?", (target,))
+                found = row.fetchone()
+                if found is None or int(found[0]) != expected_version:
+                    return False
             old_id = self._drop_rows(conn, old) if old is not None else None
-            conn.execute("UPDATE collections SET name = ? WHERE id = ?", (target, source_id))
+            conn.execute(
+                "UPDATE collections SET name = ?, version = version + 1, updated_at = ? "
+                "WHERE id = ?",
+                (target, _now(), source_id),
+            )
         if old_id is not None:
             self._cache.pop(old_id, None)
+        return True
 
     # -- writes -------------------------------------------------------------------------------
 

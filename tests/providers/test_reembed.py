@@ -116,3 +116,41 @@ def test_cli_reembed_and_reindex(db_path, monkeypatch):
 
     result = runner.invoke(app, ["reembed", "--model", "nope:1", "--index", str(db_path)])
     assert result.exit_code != 0 and "unknown embedding provider" in result.output
+
+
+def test_a_write_during_the_reembed_is_not_lost(db, built, monkeypatch):
+    """Someone writes to the old collection just before the swap: the swap is refused, another
+    pass copies the write, then the swap happens."""
+    store = db.store
+    real = store.replace_collection
+    calls = []
+
+    def racing(target, source, expected_version=None):
+        calls.append(expected_version)
+        if len(calls) == 1:
+            built.upsert([{"id": "late", "title": "Late", "year": 2040, "text": "written late"}])
+            built.delete(["r299"])
+        return real(target, source, expected_version=expected_version)
+
+    monkeypatch.setattr(store, "replace_collection", racing)
+    report = reembed(db, "notes", FakeEmbedder(16))
+
+    assert report.swapped and len(calls) == 2
+    coll = db.collection("notes")
+    assert coll.model_id == "fake:16" and coll.count() == 300
+    assert [r.id for r in coll.get(["late", "r299"])] == ["late"]
+    assert coll.search("Late\n\nwritten late")[0].id == "late"
+
+
+def test_replace_collection_compare_and_swap(db, built):
+    store = db.store
+    other = db.collection("other", embedder=FakeEmbedder(16))
+    other.upsert([{"id": "x", "text": "x"}])
+    version = store.collection_version("notes")
+    built.upsert([{"id": "bump", "title": "t", "year": 1, "text": "b"}])
+    assert store.replace_collection("notes", "other", expected_version=version) is False
+    assert db.collections() == ["notes", "other"]  # nothing changed
+    fresh = store.collection_version("notes")
+    assert store.replace_collection("notes", "other", expected_version=fresh) is True
+    assert db.collections() == ["notes"]
+    assert db.collection("notes").ids() == ["x"]
