@@ -193,11 +193,14 @@ class AnnIndex:
         return self._save(built)
 
     def _merge(self, state: AnnState) -> AnnState:
-        graph = state.graph
-        if state.token is not None:  # memory-mapped graphs are read-only: load a private copy
+        # Never add to the snapshot's own graph: a search may be using it, and an add moves
+        # the vectors its ``graph_vectors`` view points at. Work on a private copy.
+        if state.token is not None:  # memory-mapped graphs are read-only anyway
             graph = ann_graph.load_graph(
                 ann_file.graph_path(self.db_path, self.collection_id, state.token), mmap=False
             )
+        else:
+            graph = ann_graph.clone_graph(state.graph)
         fresh_alive = np.flatnonzero(state.alive[state.graph_rows :])
         added = state.fresh[fresh_alive]
         ann_graph.add_to_graph(graph, added)

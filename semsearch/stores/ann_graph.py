@@ -16,7 +16,15 @@ from numpy.typing import NDArray
 from semsearch.errors import BackendUnavailable
 from semsearch.stores.ann_policy import AnnOptions
 
-__all__ = ["build_graph", "graph_vectors", "load_graph", "save_graph", "search_graph"]
+__all__ = [
+    "add_to_graph",
+    "build_graph",
+    "clone_graph",
+    "graph_vectors",
+    "load_graph",
+    "save_graph",
+    "search_graph",
+]
 
 Graph = Any  # a faiss.IndexHNSW
 
@@ -73,6 +81,11 @@ def save_graph(graph: Graph, path: str) -> int:
             os.unlink(tmp)
         raise
     return os.path.getsize(path)
+
+
+def clone_graph(graph: Graph) -> Graph:
+    """A deep, in-memory copy of a graph (``faiss.clone_index``)."""
+    return _faiss().clone_index(graph)
 
 
 def load_graph(path: str, mmap: bool) -> Graph:

@@ -144,12 +144,19 @@ def test_plumbing_exact_flag_matches_a_numpy_scan_exactly(built: np.ndarray, db_
 
 
 def test_plumbing_in_memory_store_uses_the_graph_without_files(tmp_path: Path) -> None:
-    vectors = syn.clustered(2000, DIM, seed=3)
+    vectors = syn.clustered(3200, DIM, seed=3)
     with semsearch.connect(":memory:") as db:
         coll = syn.open_collection(db, DIM, **ANN)
-        syn.write(coll, vectors, list(range(2000)))
+        syn.write(coll, vectors[:2000], list(range(2000)))
         hits = coll.store.vector_search("vecs", vectors[42], 5, None)
-        state = coll.store._matrix("vecs")[1]  # type: ignore[attr-defined]
-    assert state.graph is not None and state.token is None
+        built = coll.store._matrix("vecs")[1]
+        # 1,200 more (> 1,024 fresh rows) are merged into a copy of the in-memory graph.
+        syn.write(coll, vectors[2000:], list(range(2000, 3200)))
+        late = coll.store.vector_search("vecs", vectors[3100], 5, None)
+        merged = coll.store._matrix("vecs")[1]
+    assert built.graph is not None and built.token is None
     assert hits[0].record_id == syn.name(42)
+    assert merged.graph_rows == 3200 and merged.graph is not built.graph
+    assert built.graph.ntotal == 2000  # the earlier snapshot's graph was not touched
+    assert late[0].record_id == syn.name(3100)
     assert list(tmp_path.iterdir()) == []
