@@ -286,6 +286,10 @@
     showStatus("loading", "Searching…");
     $("results").setAttribute("aria-busy", "true");
     const body = { query, mode: mode(), limit: 20, where };
+    if (body.mode === "semantic") {
+      const percent = Number($("min-score").value);
+      body.min_score = Number.isFinite(percent) ? Math.min(100, Math.max(-100, percent)) / 100 : null;
+    }
     try {
       const result = await api("POST", collPath("/search"), body, state.controller.signal);
       if (seq !== state.seq) return;
@@ -409,6 +413,7 @@
 
   function updateModeHelp() {
     $("mode-help").textContent = MODE_HELP[mode()];
+    $("min-score-box").hidden = mode() !== "semantic";
   }
 
   document.addEventListener("DOMContentLoaded", () => {
@@ -425,6 +430,7 @@
       radio.addEventListener("change", () => { updateModeHelp(); runSearch(); });
     }
     $("filter-fields").addEventListener("change", runSearch);
+    $("min-score").addEventListener("change", runSearch);
     $("clear-filters").addEventListener("click", () => {
       for (const input of $("filter-fields").querySelectorAll("[data-field]")) input.value = "";
       runSearch();
