@@ -7,6 +7,8 @@ then removes the model folder so the server's embedder fails at its first query.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +16,7 @@ import pytest
 
 import semsearch
 from semsearch.embedders.local import LocalEmbedder, _packaged_model_path
-from tests.e2e.mcp_client import McpProcess, text_of
+from tests.e2e.mcp_client import REPO, McpProcess, server_env, text_of
 
 
 @pytest.fixture
@@ -87,5 +89,28 @@ def test_embedder_failure_falls_back_to_keyword_marked_degraded(
         assert str(tmp_path) not in str(stats)
         assert server.ok("get", {"id": "work/plan.md"})["text"].startswith("Quarterly plan")
         assert not server.torch_imported()
+    finally:
+        server.close()
+
+
+def test_index_and_location_together_are_refused(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "semsearch.cli.app", "mcp",
+         "--index", str(tmp_path / "a.embed.db"), "--location", str(tmp_path / "b.embed.db")],
+        cwd=REPO, env=server_env(), capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert "not both" in done.stderr
+
+
+def test_location_serves_like_index(tmp_path: Path) -> None:
+    """Plumbing with the fake embedder: --location takes any connect() location."""
+    path = tmp_path / "loc.embed.db"
+    with semsearch.connect(path) as db:
+        db.collection("notes", embedder="fake:32").upsert([{"id": "a.md", "text": "alpha"}])
+    server = McpProcess(["--location", str(path)], tmp_path / "stderr.txt")
+    try:
+        found = server.ok("search", {"query": "alpha", "mode": "keyword"})
+        assert [h["id"] for h in found["hits"]] == ["a.md"]
     finally:
         server.close()
