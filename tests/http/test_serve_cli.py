@@ -1,0 +1,76 @@
+"""`semsearch serve` as a real subprocess on a free loopback port (plumbing: SEMSEARCH_MODEL=fake:32)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import httpx
+
+from tests.web.conftest import free_port
+
+ADMIN = "cli-admin-key-0123"
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SEMSEARCH_")}
+    env.update({"SEMSEARCH_MODEL": "fake:32", "HF_HUB_OFFLINE": "1", **extra})
+    return env
+
+
+def _serve(*args: str, env: dict[str, str]) -> subprocess.Popen[str]:
+    cmd = [sys.executable, "-c", "from semsearch.cli.app import main; main()", "serve", *args]
+    return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen[str]) -> httpx.Response:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"server exited: {proc.stderr.read() if proc.stderr else ''}")
+        try:
+            return httpx.get(f"{url}/health", timeout=2)
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise AssertionError("server did not answer within 60 s")
+
+
+def test_serve_answers_and_enforces_keys(tmp_path) -> None:
+    port = free_port()
+    index = str(tmp_path / "cli.embed.db")
+    proc = _serve(
+        "--index", index, "--port", str(port), env=_env(SEMSEARCH_API_KEYS=f"{ADMIN}:admin")
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        assert _wait_healthy(url, proc).json()["status"] == "ok"
+        assert httpx.get(f"{url}/collections").status_code == 401
+        headers = {"X-API-Key": ADMIN}
+        created = httpx.post(f"{url}/collections", json={"name": "notes"}, headers=headers)
+        assert created.status_code == 201 and created.json()["model_id"] == "fake:32"
+        added = httpx.post(
+            f"{url}/collections/notes/records",
+            json={"records": [{"id": "a", "text": "hello there"}]},
+            headers=headers,
+        )
+        assert added.status_code == 200
+        hits = httpx.post(
+            f"{url}/collections/notes/search",
+            json={"query": "hello", "mode": "keyword"},
+            headers=headers,
+        ).json()["hits"]
+        assert [h["id"] for h in hits] == ["a"]
+        assert "<title>semsearch</title>" in httpx.get(url).text
+    finally:
+        proc.terminate()
+        proc.wait(20)
+
+
+def test_serve_refuses_a_public_address_without_keys(tmp_path) -> None:
+    proc = _serve("--index", str(tmp_path / "x.embed.db"), "--host", "0.0.0.0", env=_env())
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode != 0
+    assert "refusing to bind 0.0.0.0 without API keys" in err
+    assert not (tmp_path / "x.embed.db").exists()
