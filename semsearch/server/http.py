@@ -30,6 +30,7 @@ from semsearch import __version__
 from semsearch.server.http_auth import Role, requires
 from semsearch.server.http_errors import ApiError, error_responses, install_error_handlers
 from semsearch.server.http_limits import BodyLimit
+from semsearch.server.http_memory import memory_router
 from semsearch.server.http_models import (
     CollectionIn,
     CollectionOut,
@@ -92,6 +93,7 @@ def create_app(state: ServerState) -> FastAPI:
     app.add_middleware(BodyLimit, max_bytes=state.limits.max_body_bytes)
     _add_collection_routes(app)
     _add_record_routes(app)
+    app.include_router(memory_router())  # /memory/... (semsearch/server/http_memory.py)
     _add_page(app)
     return app
 

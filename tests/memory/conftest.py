@@ -1,7 +1,8 @@
 """Fixtures for conversation-memory tests.
 
 The contract suite's parametrised ``store`` fixture (every backend: SQLite, PostgreSQL, ...) is
-re-exported here so the memory property test runs on each backend without a second factory.
+re-exported here so the memory property test runs on each backend without a second factory;
+so is the HTTP suite's ``make_client`` (the real app on a real SQLite file).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import pytest
 from semsearch.embedders.fake import FakeEmbedder
 from semsearch.memory import ConversationMemory
 from tests.contract.conftest import database, postgres_url, store  # noqa: F401  (fixtures)
+from tests.http.conftest import make_client  # noqa: F401  (fixture: the real app)
 
 
 @pytest.fixture

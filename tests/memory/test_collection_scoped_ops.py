@@ -61,3 +61,30 @@ def test_embed_pending_and_stats_with_a_filter_fake_embedder(coll, store):
     assert coll.embed_pending(100) == 3
     everything = coll.store.stats(coll.name)
     assert (everything.records, everything.embedded, everything.pending) == (10, 10, 0)
+
+
+def test_sqlite_store_analyzes_so_filtered_ordered_finds_use_the_filter_index(tmp_path):
+    """Without planner statistics SQLite walked the whole collection in ORDER BY order."""
+    import sqlite3
+
+    import semsearch
+    from semsearch.stores.sqlite import ANALYZE_AFTER
+
+    path = tmp_path / "plan.embed.db"
+    db = semsearch.connect(path)
+    c = db.collection("plan", schema=SCHEMA, embedder=FakeEmbedder(16))
+    rows = [
+        {"id": f"x{i}", "text": "t", "owner": f"o{i % 100}", "n": i} for i in range(ANALYZE_AFTER)
+    ]
+    c.upsert(rows, embed=False)
+    found = c.find({"owner": "o7"}, limit=5, order_by="-n")
+    assert [r.id for r in found] == ["x907", "x807", "x707", "x607", "x507"]
+    db.close()
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT count(*) FROM sqlite_stat1").fetchone()[0] > 0
+    plan = conn.execute(
+        "EXPLAIN QUERY PLAN SELECT r.id FROM records r WHERE r.collection_id = 1 AND "
+        "json_extract(r.attrs, '$.owner') = 'o7' ORDER BY json_extract(r.attrs, '$.n') DESC"
+    ).fetchall()
+    conn.close()
+    assert any("attr_1_owner" in str(step) for step in plan), plan
