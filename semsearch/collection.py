@@ -104,8 +104,14 @@ class Collection:
             InvalidRecord: a record has no id, a duplicate id, a non-JSON value or a field of the
                 wrong type; nothing from the call is written.
         """
-        prepared = [self._prepare(r) for r in records]
+        name_only: list[str] = []
+        prepared = [self._prepare(r, name_only) for r in records]
         _check_unique(prepared)
+        if name_only:  # one line per call, not one per record
+            log.warning(
+                "%d record(s) have text that is only their %r (e.g. %s); they are still embedded",
+                len(name_only), self.schema.text[0], ", ".join(map(repr, name_only[:3])),
+            )  # fmt: skip
         report = UpsertReport()
         embed_ok = embed
         for start in range(0, len(prepared), WRITE_BATCH):
@@ -126,7 +132,7 @@ class Collection:
         return report
 
     def _prepare(
-        self, record: Mapping[str, Any]
+        self, record: Mapping[str, Any], name_only: list[str]
     ) -> tuple[str, dict[str, Any], dict[str, Any], str, str]:
         if not isinstance(record, Mapping):
             raise InvalidRecord(
@@ -146,7 +152,9 @@ class Collection:
         record_id = str(raw_id)
         fields = {k: v for k, v in record.items() if k not in ("id", "text")}
         attrs = self.schema.declared_values(record_id, record)
-        text = self.schema.render_text(record_id, record)
+        text, only_first = self.schema.render(record)
+        if only_first:
+            name_only.append(record_id)
         try:
             digest = json.dumps([fields, text], sort_keys=True, ensure_ascii=False, allow_nan=False)
         except (TypeError, ValueError) as exc:

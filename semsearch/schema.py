@@ -176,13 +176,20 @@ class Schema:
             values[f.name] = None if value is None else _coerce(record_id, f, value)
         return values
 
-    def render_text(self, record_id: str, record: Mapping[str, Any]) -> str:
-        """The record's text from the template: parts joined by blank lines, empty ones skipped."""
+    def render(self, record: Mapping[str, Any]) -> tuple[str, bool]:
+        """(text, name_only): the template's parts joined by blank lines, empty ones skipped;
+        ``name_only`` is True when a multi-part template yielded only its first part."""
         parts = [_as_text(resolve_path(record, path)) for path in self.text]
         present = [p for p in parts if p]
-        if len(self.text) > 1 and len(present) == 1 and parts[0]:
+        return "\n\n".join(present), len(self.text) > 1 and len(present) == 1 and bool(parts[0])
+
+    def render_text(self, record_id: str, record: Mapping[str, Any]) -> str:
+        """The record's text from the template; logs a warning when it yields only its first part
+        (such a record is still embedded)."""
+        text, name_only = self.render(record)
+        if name_only:
             log.warning("record %r: its text template yields only %r", record_id, self.text[0])
-        return "\n\n".join(present)
+        return text
 
 
 def resolve_path(record: Mapping[str, Any], path: str) -> Any:

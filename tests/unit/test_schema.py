@@ -113,3 +113,15 @@ def test_invalid_field_declarations() -> None:
     assert Schema.from_types({"school": "str=school.name"}).field("school") == Field(
         "school", "str", "school.name"
     )
+
+
+def test_upsert_warns_once_for_many_name_only_records(
+    db: semsearch.Database, caplog: pytest.LogCaptureFixture
+) -> None:
+    coll = db.collection("spells", schema=SPELL_SCHEMA, embedder="fake:32")
+    bare = [{"id": f"s{i}", "name": f"Spell {i}", "level": 1} for i in range(50)]
+    with caplog.at_level(logging.WARNING, logger="semsearch.collection"):
+        report = coll.upsert(bare)
+    warnings = [r for r in caplog.records if r.name == "semsearch.collection"]
+    assert len(warnings) == 1 and "50 record(s)" in warnings[0].getMessage()
+    assert report.chunks_embedded == 50  # still embedded
