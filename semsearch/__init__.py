@@ -8,6 +8,8 @@ for hit in notes.search("connect two notes"):
     print(hit.id, hit.score)
 """
 
+from typing import TYPE_CHECKING, Any
+
 from semsearch.collection import Collection, CollectionStats
 from semsearch.database import Database, connect
 from semsearch.errors import (
@@ -23,9 +25,11 @@ from semsearch.errors import (
     SemsearchError,
     StoreCorrupted,
 )
-from semsearch.memory import ConversationMemory
 from semsearch.results import Chunk, Hit, LegScore, Record, SearchResult, UpsertReport
 from semsearch.schema import Field, Schema, SchemaConflict
+
+if TYPE_CHECKING:
+    from semsearch.memory import ConversationMemory
 
 __version__ = "0.1.0"
 
@@ -57,3 +61,12 @@ __all__ = [
     "__version__",
     "connect",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import ConversationMemory on first use (it loads the background worker and tenacity)."""
+    if name == "ConversationMemory":
+        from semsearch.memory import ConversationMemory
+
+        return ConversationMemory
+    raise AttributeError(f"module 'semsearch' has no attribute {name!r}")

@@ -262,3 +262,16 @@ def test_search_returns_full_content_of_a_long_message(fake_memory):
     assert fake_memory.stats().embedded > 1  # several chunks
     hit = fake_memory.search("u", "word250 word251", min_score=None)[0]
     assert hit.message.id == ref.id and hit.message.content == long
+
+
+def test_conversation_memory_is_exported_lazily():
+    import subprocess
+    import sys
+
+    import semsearch
+
+    assert semsearch.ConversationMemory is ConversationMemory
+    assert "ConversationMemory" in semsearch.__all__
+    code = "import sys, semsearch; print('semsearch.memory' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"  # `import semsearch` stays light (no worker, tenacity)
