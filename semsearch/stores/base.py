@@ -122,7 +122,8 @@ class Store(Protocol):
 
     # -- collections ------------------------------------------------------------------------
     def exists(self) -> bool:
-        """True when the store holds an index (a SQLite file that exists, a reachable server)."""
+        """True when the store holds an index: a SQLite file that exists; on a server (PostgreSQL,
+        Milvus), semsearch has written there before. Never creates anything."""
         ...
 
     def get_collection(self, name: str) -> CollectionInfo | None: ...
@@ -141,7 +142,11 @@ class Store(Protocol):
     def set_vectors(
         self, collection: str, chunk_ids: Sequence[int], vectors: NDArray[np.float32]
     ) -> None:
-        """Store float32[n, dim] unit vectors for chunks; marks them embedded."""
+        """Store float32[n, dim] unit vectors for chunks; marks them embedded.
+
+        The first vectors fix the collection's dimension; vectors of another dimension raise
+        DimensionMismatch and nothing is written.
+        """
         ...
 
     def mark_failed(self, collection: str, chunk_ids: Sequence[int], error: str) -> None: ...
@@ -156,10 +161,17 @@ class Store(Protocol):
         ...
 
     def get_records(self, collection: str, ids: Sequence[str]) -> list[Record]: ...
-    def get_chunks(self, collection: str, chunk_ids: Sequence[int]) -> dict[int, Chunk]: ...
+    def get_chunks(self, collection: str, chunk_ids: Sequence[int]) -> dict[int, Chunk]:
+        """``{chunk_id: Chunk}`` for the ids that exist. Chunk ids are only meaningful within
+        ``collection`` (a backend may number each collection's chunks from 1)."""
+        ...
+
     def record_fields(self, collection: str, ids: Sequence[str]) -> dict[str, dict[str, Any]]: ...
     def delete_records(self, collection: str, ids: Sequence[str]) -> int: ...
-    def list_ids(self, collection: str) -> list[str]: ...
+    def list_ids(self, collection: str) -> list[str]:
+        """Every record id, sorted by code point (Python's ``str`` order) on every backend."""
+        ...
+
     def count(self, collection: str) -> int: ...
     def stats(self, collection: str, where: Filter | None = None) -> StoreStats:
         """Record and chunk counts by embedding status; ``where`` counts matching records only."""
@@ -184,7 +196,11 @@ class Store(Protocol):
     def keyword_search(
         self, collection: str, text: str, k: int, where: Filter | None
     ) -> list[ScoredChunk]:
-        """Top-k chunks by keyword score (BM25 on SQLite; >= 0, higher is better)."""
+        """Top-k chunks by keyword score: >= 0, higher is better, comparable within one query.
+
+        The score is backend-specific (BM25 on SQLite, ``ts_rank_cd`` on PostgreSQL); every
+        backend ORs the query's words, so a chunk matching more of them ranks higher.
+        """
         ...
 
     def find(

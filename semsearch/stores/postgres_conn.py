@@ -64,7 +64,7 @@ class PgPool:
     def __init__(self, url: str, size: int = 4, timeout: float = 10.0) -> None:
         try:
             import psycopg
-            from psycopg_pool import ConnectionPool
+            from psycopg_pool import ConnectionPool, PoolTimeout
         except ImportError as exc:
             raise BackendUnavailable(
                 "the PostgreSQL backend needs psycopg, psycopg-pool and pgvector",
@@ -87,7 +87,11 @@ class PgPool:
             kwargs={"connect_timeout": max(1, int(timeout)), "autocommit": True},
             name="semsearch",
         )
-        self._pool.open(wait=True, timeout=timeout)
+        try:
+            self._pool.open(wait=True, timeout=timeout)
+        except PoolTimeout as exc:
+            self._pool.close()
+            raise self.unavailable(exc) from None
 
     def unavailable(self, exc: BaseException) -> BackendUnavailable:
         """A BackendUnavailable for ``exc`` naming the redacted location, never the password."""
