@@ -1,0 +1,62 @@
+"""Privacy scope through every MCP tool, including `where` listings and write tools.
+
+Plumbing over stdio with the deterministic fake embedder (fake:32); the real-model privacy test
+is in test_mcp_stdio.py.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import semsearch
+from tests.e2e.mcp_client import McpProcess, text_of
+
+SCHEMA = semsearch.Schema(fields=(semsearch.Field("folder", "str"),))
+RECORDS = [
+    {"id": "garden/tomatoes.md", "folder": "garden", "text": "tomatoes need water"},
+    {"id": "garden/roses.md", "folder": "garden", "text": "roses need pruning"},
+    {"id": "private/diary.md", "folder": "private", "text": "tomatoes diary secret"},
+    {"id": "private/deep/hr.md", "folder": "private/deep", "text": "salary secret tomatoes"},
+    {"id": "work/plan.md", "folder": "work", "text": "plan with tomatoes"},
+]
+
+
+@pytest.fixture
+def scoped(tmp_path: Path) -> Iterator[McpProcess]:
+    """Readable: garden/ and private/ ; excluded inside that: private/. So only garden/ shows."""
+    path = tmp_path / "p.embed.db"
+    with semsearch.connect(path) as db:
+        db.collection("notes", schema=SCHEMA, embedder="fake:32").upsert(RECORDS)
+    args = ["--index", str(path), "--read-paths", "garden/*", "--read-paths", "private",
+            "--exclude", "private", "--allow-writes"]  # fmt: skip
+    server = McpProcess(args, tmp_path / "stderr.txt")
+    yield server
+    server.close()
+
+
+def test_only_allowed_paths_show_in_any_search(scoped: McpProcess) -> None:
+    for mode in ("semantic", "keyword", "hybrid"):
+        out = scoped.ok("search", {"query": "tomatoes secret", "mode": mode, "min_score": -1})
+        assert out["hits"], mode
+        assert {h["id"] for h in out["hits"]} <= {"garden/tomatoes.md", "garden/roses.md"}
+        assert "secret" not in json.dumps(out["hits"])
+    listing = scoped.ok("search", {"query": "", "where": {"folder": {"$ne": "garden"}}})
+    assert listing["mode"] == "structured" and listing["hits"] == []
+    everything = scoped.ok("search", {"query": "", "where": {"folder": {"$ne": "x"}}})
+    assert sorted(h["id"] for h in everything["hits"]) == ["garden/roses.md", "garden/tomatoes.md"]
+
+
+def test_hidden_records_look_missing_and_cannot_be_written(scoped: McpProcess) -> None:
+    hidden = {i: scoped.call("get", {"id": i}) for i in ("private/diary.md", "work/plan.md")}
+    for record_id, result in hidden.items():
+        assert result.is_error
+        assert text_of(result) == text_of(scoped.call("get", {"id": record_id + ".nope"})).replace(
+            record_id + ".nope", record_id
+        )
+    refused = scoped.call("delete", {"ids": ["garden/roses.md", "private/diary.md"]})
+    assert refused.is_error and "nothing was written" in text_of(refused)
+    assert scoped.ok("get", {"id": "garden/roses.md"})["id"] == "garden/roses.md"
