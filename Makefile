@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test lint bench clean
+.PHONY: install system-deps demo test lint bench clean
 
 install: $(STAMP)
 
@@ -15,7 +15,6 @@ install: $(STAMP)
 # sentence-transformers so no resolver pulls a multi-GB CUDA build.
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet torch==2.13.0
 	$(PIP) install --quiet -e '.[local,dev]'
 	rm -f $(VENV)/.installed-*
@@ -27,7 +26,12 @@ demo: install
 	$(VENV)/bin/semsearch search "how do I keep private notes out of results?" --index docs.embed.db --limit 3
 	$(VENV)/bin/semsearch search "which scores does hybrid search return" --index docs.embed.db --limit 3
 
-test: install
+# The web page tests drive Debian's chromium (never a browser download).
+system-deps:
+	@command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1 || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; }
+
+test: install system-deps
 	$(PY) -m pytest -q
 
 lint: install
