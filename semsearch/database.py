@@ -8,7 +8,13 @@ from types import TracebackType
 
 from semsearch.collection import Collection
 from semsearch.embedders.base import Embedder, resolve_embedder
-from semsearch.errors import BackendUnavailable, DimensionMismatch, IndexNotFound, ModelMismatch
+from semsearch.errors import (
+    BackendUnavailable,
+    DimensionMismatch,
+    EmbedderUnavailable,
+    IndexNotFound,
+    ModelMismatch,
+)
 from semsearch.schema import Schema
 from semsearch.stores.base import CollectionInfo, Store
 
@@ -190,12 +196,18 @@ class Database:
             raise ModelMismatch(
                 f"collection {info.name!r} was built with model {info.model_id}; "
                 f"asked to use {emb.model_id}",
-                hint="use the original model, or re-embed into a new collection "
-                "(nothing was re-embedded or dropped)",
+                hint="use the original model, or switch explicitly with "
+                "`semsearch reembed --model SPEC` (nothing was re-embedded or dropped)",
             )
-        if info.dim is not None and emb.dim != info.dim:
+        try:
+            dim = emb.dim
+        except EmbedderUnavailable:
+            # An API model whose dim needs a network probe must not block opening (keyword search
+            # keeps working during an outage); stored vectors are dim-checked on every write.
+            return emb
+        if info.dim is not None and dim != info.dim:
             raise DimensionMismatch(
-                f"collection {info.name!r} holds {info.dim}-d vectors; the embedder gives {emb.dim}-d",
+                f"collection {info.name!r} holds {info.dim}-d vectors; the embedder gives {dim}-d",
                 hint="use the model the collection was built with",
             )
         return emb
