@@ -22,6 +22,7 @@ from contextlib import asynccontextmanager
 from importlib import resources
 from typing import Annotated
 
+from anyio.to_thread import run_sync
 from fastapi import Depends, FastAPI, Query, Request, Response
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
@@ -57,7 +58,7 @@ Admin = Annotated[Role, Depends(requires(Role.admin))]
 _COMMON = (400, 401, 403, 404, 422)
 
 
-def _state(request: Request) -> ServerState:
+async def _state(request: Request) -> ServerState:
     state: ServerState = request.app.state.semsearch
     return state
 
@@ -243,24 +244,29 @@ def _add_record_routes(app: FastAPI) -> None:
         responses=error_responses(*_COMMON, 409, 503),
         tags=["search"],
     )
-    def search(name: str, body: SearchIn, state: State, role: Reader) -> SearchOut:
+    async def search(name: str, body: SearchIn, state: State, role: Reader) -> SearchOut:
         """Search by meaning (semantic: ``percent`` = round(cosine similarity x 100)), by words
         (keyword: BM25) or both (hybrid: reciprocal rank fusion; each hit carries both legs).
         Each record appears once, with its best chunk."""
         _need_admin_for_vectors(role, body.include_vectors)
-        coll = state.collection(name)
-        result = coll.search(
-            body.query,
-            mode=body.mode,
-            limit=body.limit,
-            min_score=body.min_score,
-            where=body.where,
-            folder=body.folder,
-            exclude=tuple(body.exclude),
-            hypothetical_answer=body.hypothetical_answer,
-            fallback=body.fallback,
-        )
-        return search_out(result, coll, body.include_vectors)
+        return await run_sync(_search, name, body, state, limiter=state.search_limiter)
+
+
+def _search(name: str, body: SearchIn, state: ServerState) -> SearchOut:
+    """The blocking part of a search, run in a worker thread."""
+    coll = state.collection(name)
+    result = coll.search(
+        body.query,
+        mode=body.mode,
+        limit=body.limit,
+        min_score=body.min_score,
+        where=body.where,
+        folder=body.folder,
+        exclude=tuple(body.exclude),
+        hypothetical_answer=body.hypothetical_answer,
+        fallback=body.fallback,
+    )
+    return search_out(result, coll, body.include_vectors)
 
 
 def _add_page(app: FastAPI) -> None:

@@ -10,7 +10,7 @@ the server then refuses to bind anything but 127.0.0.1 (:func:`check_bind`).
 from __future__ import annotations
 
 import hmac
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
@@ -133,14 +133,14 @@ _bearer = HTTPBearer(auto_error=False, description="`Authorization: Bearer <key>
 _header = APIKeyHeader(name="X-API-Key", auto_error=False, description="or `X-API-Key: <key>`")
 
 
-def requires(role: Role) -> Callable[..., Role]:
+def requires(role: Role) -> Callable[..., Awaitable[Role]]:
     """A FastAPI dependency that returns the caller's role, or raises 401/403.
 
     401 when keys are configured and the request carries none or an unknown one; 403 when the
     key's role is below ``role``. In local mode (no keys) every caller is admin.
     """
 
-    def dependency(
+    async def dependency(  # async: cheap, so it runs on the event loop, not in a thread
         request: Request,
         bearer: HTTPAuthorizationCredentials | None = Depends(_bearer),
         header_key: str | None = Depends(_header),

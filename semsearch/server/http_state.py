@@ -10,6 +10,8 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
+from anyio import CapacityLimiter
+
 from semsearch.collection import Collection
 from semsearch.database import Database
 from semsearch.embedders.base import Embedder, resolve_embedder
@@ -48,6 +50,8 @@ class ServerState:
             and new collections the default (``SEMSEARCH_MODEL`` or all-MiniLM-L6-v2).
         worker: the background embedding worker (one is created if None).
         limits: request body and batch limits.
+        search_limiter: searches running at once (default 4); more wait on the event loop
+            instead of contending for the GIL and the store's lock in threads.
     """
 
     db: Database
@@ -55,6 +59,7 @@ class ServerState:
     embedder: str | Embedder | None = None
     worker: EmbeddingWorker = field(default_factory=EmbeddingWorker)
     limits: Limits = field(default_factory=Limits)
+    search_limiter: CapacityLimiter = field(default_factory=lambda: CapacityLimiter(4))
     _collections: dict[str, Collection] = field(default_factory=dict, init=False, repr=False)
     _embedders: dict[str, Embedder] = field(default_factory=dict, init=False, repr=False)
     _lock: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
