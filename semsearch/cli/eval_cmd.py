@@ -1,0 +1,111 @@
+"""`semsearch eval BEIR_DIR`: retrieval quality (nDCG@10, recall@100, MRR@10) per search mode."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from semsearch import settings
+from semsearch.cli.common import cli_errors, err_console, out
+
+if TYPE_CHECKING:
+    from semsearch.collection import Collection
+    from semsearch.embedders.base import Embedder
+    from semsearch.evaluation import BeirDataset, EvalReport
+
+ENV_CACHE_DIR = "SEMSEARCH_CACHE_DIR"
+
+
+def default_cache_dir() -> str:
+    """``$XDG_CACHE_HOME/semsearch``, else ``~/.cache/semsearch``."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "semsearch")
+
+
+@cli_errors
+def eval_beir(
+    beir_dir: Annotated[
+        Path, typer.Argument(help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv.")
+    ],
+    split: Annotated[str, typer.Option("--split", help="qrels split to score.")] = "test",
+    modes: Annotated[
+        str, typer.Option("--modes", help="Comma-separated: keyword,semantic,hybrid.")
+    ] = "keyword,semantic,hybrid",
+    limit: Annotated[int, typer.Option("--limit", "-n", help="Hits per query (run depth).")] = 100,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", envvar=settings.ENV_MODEL, show_envvar=True, help="Embedder spec."),
+    ] = None,
+    cache_dir: Annotated[
+        str | None,
+        typer.Option(
+            "--cache-dir",
+            envvar=ENV_CACHE_DIR,
+            show_envvar=True,
+            help="Where indexes are cached (default ~/.cache/semsearch).",
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+) -> None:
+    """Score keyword, semantic and hybrid search on a BEIR data set (index cached per corpus+model)."""
+    from semsearch.embedders.base import resolve_embedder
+    from semsearch.evaluation import check_args, load_beir, run_eval
+
+    wanted = check_args(modes.split(","), limit)
+    dataset = load_beir(beir_dir, split)
+    embedder = resolve_embedder(model)
+    start = time.perf_counter()
+    coll = _open(dataset, embedder, cache_dir or default_cache_dir(), wanted)
+    built = time.perf_counter() - start
+    try:
+        report = run_eval(dataset, coll, wanted, limit)
+    finally:
+        coll.store.close()
+    if as_json:
+        data = report.to_dict() | {"documents": len(dataset.corpus), "index_seconds": built}
+        typer.echo(json.dumps(data, indent=2))
+        return
+    _render(report, len(dataset.corpus), built)
+
+
+def _open(dataset: BeirDataset, embedder: Embedder, cache_dir: str, modes: list[str]) -> Collection:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from semsearch.evaluation import open_index
+
+    columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=err_console, transient=True) as bar:
+        task = bar.add_task("embedding chunks", total=None)
+        return open_index(
+            dataset,
+            embedder,
+            cache_dir,
+            embed=modes != ["keyword"],
+            progress=lambda n: bar.advance(task, n),
+        )
+
+
+def _render(report: EvalReport, documents: int, built: float) -> None:
+    from rich.table import Table
+
+    out.print(
+        f"[bold]{report.dataset}[/] ({report.split}): {report.modes[0].queries} queries, "
+        f"{documents} documents; model {report.model_id}; index ready in {built:.1f} s"
+    )
+    table = Table("mode", "nDCG@10", "recall@100", "MRR@10", "p50 ms", "p95 ms")
+    for m in report.modes:
+        table.add_row(
+            m.mode,
+            f"{m.ndcg_at_10:.4f}",
+            f"{m.recall_at_100:.4f}",
+            f"{m.mrr_at_10:.4f}",
+            f"{m.latency_p50_ms:.1f}",
+            f"{m.latency_p95_ms:.1f}",
+        )
+    out.print(table)
+    out.print(f"[dim]index: {report.index}[/]")

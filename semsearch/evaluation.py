@@ -1,0 +1,346 @@
+"""Retrieval evaluation on BEIR-format data sets: load, index (cached), run, score.
+
+A BEIR folder (Thakur et al. 2021, "BEIR: A Heterogeneous Benchmark for Zero-shot Evaluation of
+Information Retrieval Models") holds ``corpus.jsonl`` (``_id``, ``title``, ``text``),
+``queries.jsonl`` (``_id``, ``text``) and ``qrels/<split>.tsv`` (``query-id``, ``corpus-id``,
+``score``, with a header line). Each document becomes one record whose text is
+``title + " " + text`` (BEIR's own convention for dense models); hits are record-level (one per
+document, its best chunk), so the evaluation scores documents.
+
+The index is cached in a SQLite file named after the corpus file's sha256 and the embedder's
+model id, so a second run reuses every vector. Metrics come from trec_eval through
+``pytrec-eval-terrier`` (nDCG@10, recall@100, MRR@10); only the mean over queries is ours.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import re
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from semsearch.collection import Collection
+from semsearch.embedders.base import Embedder
+from semsearch.errors import InvalidQuery
+from semsearch.schema import Field, Schema
+
+__all__ = [
+    "COLLECTION",
+    "DEFAULT_MODES",
+    "BeirDataset",
+    "EvalReport",
+    "InvalidDataset",
+    "ModeReport",
+    "check_args",
+    "index_path",
+    "load_beir",
+    "open_index",
+    "run_eval",
+    "run_mode",
+    "score_run",
+]
+
+#: Modes evaluated when none are named.
+DEFAULT_MODES = ("keyword", "semantic", "hybrid")
+#: trec_eval measure names asked of pytrec_eval, and the keys our reports use for them.
+_MEASURES = {"ndcg_cut.10": "ndcg_cut_10", "recall.100": "recall_100"}
+COLLECTION = "beir"
+_SCHEMA = Schema((Field("title", "str"),))
+
+#: A run: ``{query_id: {doc_id: score}}``, higher score is better (the trec_eval format).
+Run = dict[str, dict[str, float]]
+Qrels = dict[str, dict[str, int]]
+
+
+class InvalidDataset(InvalidQuery):
+    """Raised when a folder is not a readable BEIR data set (missing file, bad line, no qrels)."""
+
+
+@dataclass(frozen=True)
+class BeirDataset:
+    """A BEIR data set, restricted to the queries judged in one split.
+
+    Attributes:
+        name: the folder's name (e.g. ``scifact``).
+        split: the qrels split (e.g. ``test``).
+        corpus: ``{doc_id: (title, text)}``.
+        queries: ``{query_id: text}`` for the queries that have judgments in ``split``.
+        qrels: ``{query_id: {doc_id: relevance}}``, relevance an int (> 0 is relevant).
+        corpus_sha256: hex sha256 of ``corpus.jsonl``'s bytes; names the cached index.
+    """
+
+    name: str
+    split: str
+    corpus: dict[str, tuple[str, str]]
+    queries: dict[str, str]
+    qrels: Qrels
+    corpus_sha256: str
+
+
+def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    with path.open(encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InvalidDataset(
+                    f"{path.name} line {number} is not JSON: {exc.msg}",
+                    hint="BEIR files hold one JSON object per line",
+                ) from exc
+            if not isinstance(row, dict) or "_id" not in row:
+                raise InvalidDataset(
+                    f"{path.name} line {number} has no '_id'", hint="each line needs an _id"
+                )
+            yield row
+
+
+def _read_qrels(path: Path) -> Qrels:
+    qrels: Qrels = {}
+    with path.open(encoding="utf-8", newline="") as fh:
+        rows = csv.reader(fh, delimiter="\t")
+        for number, row in enumerate(rows, 1):
+            if not row or (number == 1 and row[0] == "query-id"):
+                continue
+            try:
+                qid, did, rel = row[0], row[1], int(row[2])
+            except (IndexError, ValueError) as exc:
+                raise InvalidDataset(
+                    f"{path.name} line {number} is not 'query-id<TAB>corpus-id<TAB>score'",
+                    hint="BEIR qrels are tab-separated with an integer score",
+                ) from exc
+            qrels.setdefault(qid, {})[did] = rel
+    return qrels
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def load_beir(path: str | Path, split: str = "test") -> BeirDataset:
+    """Read a BEIR folder: corpus, the queries judged in ``split``, and their qrels.
+
+    Raises:
+        InvalidDataset: a file is missing or malformed, or the split judges no known query.
+    """
+    root = Path(path)
+    files = [root / "corpus.jsonl", root / "queries.jsonl", root / "qrels" / f"{split}.tsv"]
+    for file in files:
+        if not file.is_file():
+            raise InvalidDataset(
+                f"{file.name} not found in the BEIR folder {root.name!r}",
+                hint="expected corpus.jsonl, queries.jsonl and qrels/<split>.tsv",
+            )
+    corpus = {
+        str(r["_id"]): (str(r.get("title") or ""), str(r.get("text") or ""))
+        for r in _jsonl(files[0])
+    }
+    qrels = _read_qrels(files[2])
+    all_queries = {str(r["_id"]): str(r.get("text") or "") for r in _jsonl(files[1])}
+    queries = {q: all_queries[q] for q in sorted(qrels) if q in all_queries}
+    if not queries:
+        raise InvalidDataset(
+            f"qrels/{split}.tsv judges none of the queries in queries.jsonl",
+            hint="check the split name (e.g. --split test)",
+        )
+    qrels = {q: qrels[q] for q in queries}
+    return BeirDataset(root.resolve().name, split, corpus, queries, qrels, _sha256(files[0]))
+
+
+def index_path(dataset: BeirDataset, model_id: str, cache_dir: str | Path) -> Path:
+    """The cached index file for a corpus and a model: ``<name>-<sha256[:16]>-<model>.embed.db``."""
+    model = re.sub(r"[^A-Za-z0-9.]+", "-", model_id).strip("-")
+    return (
+        Path(cache_dir).expanduser()
+        / f"{dataset.name}-{dataset.corpus_sha256[:16]}-{model}.embed.db"
+    )
+
+
+def _records(dataset: BeirDataset) -> Iterator[dict[str, Any]]:
+    for doc_id, (title, text) in dataset.corpus.items():
+        yield {"id": doc_id, "title": title, "text": f"{title} {text}".strip()}
+
+
+def open_index(
+    dataset: BeirDataset,
+    embedder: Embedder,
+    cache_dir: str | Path,
+    *,
+    embed: bool = True,
+    progress: Callable[[int], None] | None = None,
+) -> Collection:
+    """Open the cached index of ``dataset`` for ``embedder``, building what is missing.
+
+    Upserting an unchanged record is a hash lookup, so a complete cache costs seconds; an
+    interrupted build resumes where it stopped. With ``embed=False`` chunks are stored without
+    vectors (enough for keyword mode); a later call with ``embed=True`` embeds them.
+
+    Args:
+        progress: called with the number of chunks embedded after each embedding group.
+    Returns:
+        The ``beir`` collection of the cached file; close it with ``coll.store.close()``.
+    """
+    import semsearch
+
+    path = index_path(dataset, embedder.model_id, cache_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    coll = semsearch.connect(path).collection(COLLECTION, schema=_SCHEMA, embedder=embedder)
+    coll.upsert(_records(dataset), embed=embed, progress=progress)
+    if embed:
+        coll.reindex(progress=progress)
+    return coll
+
+
+@dataclass(frozen=True)
+class ModeReport:
+    """One mode's scores over a split.
+
+    Attributes:
+        mode: keyword, semantic or hybrid.
+        ndcg_at_10, recall_at_100, mrr_at_10: means over every judged query, in [0, 1].
+        latency_p50_ms, latency_p95_ms: per-query wall time of ``Collection.search``, ms.
+        queries: number of queries.
+        degraded: queries whose result was marked degraded (e.g. no keyword match in hybrid).
+    """
+
+    mode: str
+    ndcg_at_10: float
+    recall_at_100: float
+    mrr_at_10: float
+    latency_p50_ms: float
+    latency_p95_ms: float
+    queries: int
+    degraded: int
+
+
+@dataclass(frozen=True)
+class EvalReport:
+    """An evaluation: the data set, model, limit, cached index file and one report per mode."""
+
+    dataset: str
+    split: str
+    model_id: str
+    limit: int
+    index: str
+    modes: list[ModeReport] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        from dataclasses import asdict
+
+        return asdict(self)
+
+
+def run_mode(
+    coll: Collection, queries: dict[str, str], mode: str, limit: int
+) -> tuple[Run, list[float], int]:
+    """Search every query in ``mode`` with ``limit`` hits and no min_score.
+
+    Scores in the returned run are ``limit - rank + 1`` (rank 1-based), not the hits' own
+    scores: trec_eval re-sorts tied scores by document id, which would undo our id tie-break.
+
+    Returns:
+        (run, per-query latencies in ms, number of degraded results).
+    """
+    run: Run = {}
+    latencies: list[float] = []
+    degraded = 0
+    for qid, text in queries.items():
+        start = time.perf_counter()
+        result = coll.search(text, mode=mode, limit=limit, min_score=None)
+        latencies.append((time.perf_counter() - start) * 1000)
+        run[qid] = {hit.id: float(limit - rank) for rank, hit in enumerate(result.hits)}
+        degraded += result.degraded
+    return run, latencies, degraded
+
+
+def score_run(qrels: Qrels, run: Run) -> dict[str, float]:
+    """nDCG@10, recall@100 and MRR@10 of ``run`` by trec_eval (pytrec-eval-terrier).
+
+    MRR@10 is trec_eval's ``recip_rank`` on the run cut to each query's 10 best documents.
+    Means are over every query in ``qrels``; a query missing from the run scores 0.
+
+    Returns:
+        ``{"ndcg_cut_10": …, "recall_100": …, "mrr_10": …}``, each in [0, 1].
+    """
+    import pytrec_eval
+
+    full = pytrec_eval.RelevanceEvaluator(qrels, set(_MEASURES)).evaluate(run)
+    top10 = {q: dict(sorted(d.items(), key=lambda kv: -kv[1])[:10]) for q, d in run.items()}
+    mrr = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(top10)
+    n = len(qrels)
+    out = {key: sum(full.get(q, {}).get(key, 0.0) for q in qrels) / n for key in _MEASURES.values()}
+    out["mrr_10"] = sum(mrr.get(q, {}).get("recip_rank", 0.0) for q in qrels) / n
+    return out
+
+
+def check_args(modes: Sequence[str], limit: int) -> list[str]:
+    """Validate an evaluation's modes and limit before any indexing; returns the unique modes.
+
+    Raises:
+        InvalidQuery: an unknown or missing mode, or a limit outside [1, 1000].
+    """
+    from semsearch.search import MAX_LIMIT, MODES
+
+    wanted = list(dict.fromkeys(m.strip() for m in modes if m.strip()))
+    bad = [m for m in wanted if m not in MODES]
+    if bad or not wanted:
+        raise InvalidQuery(
+            f"unknown evaluation mode(s): {', '.join(bad) or 'none given'}",
+            hint=f"use a comma-separated list of: {', '.join(MODES)}",
+        )
+    if isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
+        raise InvalidQuery(
+            f"limit must be in [1, {MAX_LIMIT}], got {limit}", hint="e.g. --limit 100"
+        )
+    return wanted
+
+
+def _percentile(values: Sequence[float], q: float) -> float:
+    import numpy as np
+
+    return float(np.percentile(values, q)) if values else 0.0
+
+
+def run_eval(
+    dataset: BeirDataset,
+    coll: Collection,
+    modes: Sequence[str] = DEFAULT_MODES,
+    limit: int = 100,
+) -> EvalReport:
+    """Evaluate each mode on ``dataset``'s judged queries against an index from :func:`open_index`.
+
+    The embedder is warmed up first so the model load is not counted as query latency.
+
+    Raises:
+        InvalidQuery: an unknown mode or a limit outside [1, 1000].
+    """
+    if any(m != "keyword" for m in modes):
+        coll.embedder.embed_query("warm up")
+    report = EvalReport(dataset.name, dataset.split, coll.model_id, limit, coll.store.location)
+    for mode in modes:
+        run, latencies, degraded = run_mode(coll, dataset.queries, mode, limit)
+        scores = score_run(dataset.qrels, run)
+        report.modes.append(
+            ModeReport(
+                mode=mode,
+                ndcg_at_10=scores["ndcg_cut_10"],
+                recall_at_100=scores["recall_100"],
+                mrr_at_10=scores["mrr_10"],
+                latency_p50_ms=_percentile(latencies, 50),
+                latency_p95_ms=_percentile(latencies, 95),
+                queries=len(run),
+                degraded=degraded,
+            )
+        )
+    return report
