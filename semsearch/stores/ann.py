@@ -82,10 +82,16 @@ class AnnIndex:
 
     # -- keeping up with the SQLite file -------------------------------------------------------
 
-    def refresh(self, read: Reader) -> AnnState | None:
+    def refresh(self, read: Reader, upkeep: bool = True) -> AnnState | None:
         """Bring the cache up to date with the file and return the snapshot to search.
 
-        Returns None when the collection no longer exists. Never raises for a bad sidecar.
+        Args:
+            read: runs a function in one read transaction of the store.
+            upkeep: build, merge or compact the graph when due; False (exact searches) only
+                catches up, so an exact search never waits for a graph build.
+        Returns:
+            The snapshot, or None when the collection no longer exists. Never raises for a bad
+            sidecar.
         """
         with self._lock:
             meta = read(lambda conn: collection_meta(conn, self.collection_id))
@@ -102,7 +108,7 @@ class AnnIndex:
                 state = read(lambda conn: catch_up(conn, self.collection_id, current))
             if state.options != opts:
                 state = replace(state, options=opts)
-            self.state = self._upkeep(state)
+            self.state = self._upkeep(state) if upkeep else state
             return self.state
 
     def _open(self, read: Reader, identity: dict[str, Any], opts: AnnOptions) -> AnnState:

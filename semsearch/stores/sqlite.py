@@ -419,8 +419,11 @@ class SQLiteStore:
 
     # -- queries ------------------------------------------------------------------------------
 
-    def _matrix(self, collection: str) -> tuple[int, AnnState] | None:
-        """The collection's vector cache, caught up with the file (see stores/ann.py)."""
+    def _matrix(self, collection: str, upkeep: bool = True) -> tuple[int, AnnState] | None:
+        """The collection's vector cache, caught up with the file (see stores/ann.py).
+
+        ``upkeep=False`` (exact searches) skips building or merging the HNSW graph.
+        """
         rows = self._rows("SELECT id FROM collections WHERE name = ?", (collection,))
         if not rows:
             return None
@@ -428,7 +431,7 @@ class SQLiteStore:
         index = self._cache.get(cid)
         if index is None:
             index = self._cache.setdefault(cid, AnnIndex(self.location, cid))
-        state = index.refresh(self._in_read_txn)
+        state = index.refresh(self._in_read_txn, upkeep)
         return None if state is None else (cid, state)
 
     def _in_read_txn(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
@@ -477,7 +480,7 @@ class SQLiteStore:
         Raises:
             DimensionMismatch: the query's dimension differs from the collection's.
         """
-        found = self._matrix(collection)
+        found = self._matrix(collection, upkeep=not exact)
         if found is None:
             return []
         cid, state = found
@@ -494,7 +497,7 @@ class SQLiteStore:
             rowids = state.record_rowids[rows]
             if all(int(r) in names for r in rowids):
                 break
-            found = self._matrix(collection)
+            found = self._matrix(collection, upkeep=not exact)
             if found is None:
                 return []
             state = found[1]

@@ -160,3 +160,16 @@ def test_plumbing_in_memory_store_uses_the_graph_without_files(tmp_path: Path) -
     assert built.graph.ntotal == 2000  # the earlier snapshot's graph was not touched
     assert late[0].record_id == syn.name(3100)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_plumbing_exact_search_never_waits_for_a_graph_build(db_path: Path) -> None:
+    vectors = syn.clustered(1500, DIM, seed=6)
+    with semsearch.connect(db_path) as db:
+        coll = syn.open_collection(db, DIM, **ANN)
+        syn.write(coll, vectors, list(range(1500)))
+        coll.store.vector_search("vecs", vectors[0], 5, None, exact=True)
+        assert coll.store._matrix("vecs", upkeep=False)[1].graph is None
+        assert sidecar_files(db_path) == []
+        coll.store.vector_search("vecs", vectors[0], 5, None)
+        assert coll.store._matrix("vecs")[1].graph is not None
+        assert len(sidecar_files(db_path)) == 2
