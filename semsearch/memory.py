@@ -20,16 +20,17 @@ that the backend applies before ranking (SQL ``WHERE`` on SQLite/PostgreSQL, a M
 expression), never by filtering results afterwards. There is no cross-user read API, and each
 result's ``user_id`` is checked again before it is returned.
 
-Scores are cosine similarities in [-1, 1]; ``min_score`` defaults to 0.7 (a close paraphrase with
-all-MiniLM-L6-v2) for recall, stricter than the 0.3 of ``Collection.search``.
+Scores are cosine similarities in [-1, 1]. ``min_score`` defaults to 0.7 (the issue's value): a
+close paraphrase. With all-MiniLM-L6-v2, related turns of another conversation score about
+0.5-0.7, so pass about 0.45 for recall across conversations (see docs/memory.md).
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import nullcontext
 from datetime import datetime
@@ -59,8 +60,8 @@ from semsearch.memory_types import (
     MessageRef,
     check_counts,
     check_id,
-    check_role,
     check_topics,
+    check_turns,
     normalise_time,
     search_scope,
 )
@@ -68,10 +69,10 @@ from semsearch.worker import EmbeddingWorker
 
 __all__ = ["ConversationMemory"]
 
-log = logging.getLogger(__name__)
-
 #: Chunks embedded per step by the worker and by backfill.
 EMBED_BATCH = 64
+#: Conversations whose next message index is cached (least recently used ones are dropped).
+INDEX_CACHE = 10_000
 
 
 class ConversationMemory:
@@ -116,7 +117,7 @@ class ConversationMemory:
             self.worker = EmbeddingWorker(batch_size=EMBED_BATCH)
             self.worker.start()
         self._lock = threading.Lock()
-        self._next_index: dict[tuple[str, str], int] = {}
+        self._next_index: OrderedDict[tuple[str, str], int] = OrderedDict()  # LRU
         if self.worker is not None and self._has_pending():
             self.worker.submit(self.collection)  # resume what a previous process left pending
 
@@ -174,10 +175,7 @@ class ConversationMemory:
         conversation_id = check_id("conversation_id", conversation_id, InvalidRecord)
         labels = check_topics(topics, InvalidRecord)
         when = normalise_time(created_at)
-        for role, content in turns:
-            check_role(role)
-            if not isinstance(content, str) or not content.strip():
-                raise InvalidRecord("message content must be non-blank text", hint="skip it")
+        check_turns(turns)
         key = (user_id, conversation_id)
         with self._lock:
             start = self._next_index.get(key)
@@ -195,6 +193,9 @@ class ConversationMemory:
             ]  # fmt: skip
             self.collection.upsert(records, embed=False)
             self._next_index[key] = start + len(turns)
+            self._next_index.move_to_end(key)
+            if len(self._next_index) > INDEX_CACHE:
+                self._next_index.popitem(last=False)
         if self.worker is not None and turns:
             self.worker.submit(self.collection)
         return refs

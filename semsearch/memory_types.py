@@ -10,7 +10,7 @@ compares as text in every backend's filters.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -33,6 +33,7 @@ __all__ = [
     "check_id",
     "check_role",
     "check_topics",
+    "check_turns",
     "normalise_time",
     "search_scope",
 ]
@@ -224,6 +225,22 @@ def check_role(role: object) -> str:
             f"unknown message role {role!r}", hint=f"use one of: {', '.join(ROLES)}"
         )
     return role
+
+
+def check_turns(turns: Sequence[tuple[str, str]]) -> None:
+    """Check ``(role, content)`` pairs: a known role and non-blank text; else InvalidRecord."""
+    for turn in turns:
+        if not isinstance(turn, tuple | list) or len(turn) != 2:
+            raise InvalidRecord(
+                f"a turn must be a (role, content) pair, got {turn!r}"[:200],
+                hint='e.g. ("user", "hello")',
+            )
+        check_role(turn[0])
+        if not isinstance(turn[1], str) or not turn[1].strip():
+            raise InvalidRecord(
+                "message content must be non-blank text",
+                hint="pass the message text; leave empty messages out",
+            )
 
 
 def check_topics(topics: Iterable[str] | None, error: type[SemsearchError]) -> list[str]:

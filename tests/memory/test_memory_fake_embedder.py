@@ -275,3 +275,10 @@ def test_conversation_memory_is_exported_lazily():
     code = "import sys, semsearch; print('semsearch.memory' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"  # `import semsearch` stays light (no worker, tenacity)
+
+
+@pytest.mark.parametrize("turns", [[("user",)], ["hello"], [("user", "ok"), ("bot", "hi")]])
+def test_a_bad_turn_refuses_the_whole_conversation(fake_memory, turns):
+    with pytest.raises(InvalidRecord):
+        fake_memory.add_conversation("u", "c", turns)
+    assert fake_memory.stats().messages == 0
