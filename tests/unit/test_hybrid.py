@@ -1,0 +1,93 @@
+"""Hybrid search plumbing on a real SQLite file with the fake embedder: fusion wiring,
+components, degraded legs. What the fusion is worth is measured in benchmarks/beir.py."""
+
+from __future__ import annotations
+
+import pytest
+
+import semsearch
+from semsearch import search
+from semsearch.fusion import Fusion
+
+DOCS = {
+    "p1": "solar panels on the roof of the barn",
+    "p2": "wind turbines near the coast",
+    "p3": "the roof needs new tiles before winter",
+    "p4": "batteries store energy from solar panels",
+}
+
+
+@pytest.fixture
+def coll(db: semsearch.Database, fake_embedder) -> semsearch.Collection:
+    c = db.collection("energy", embedder=fake_embedder)
+    c.upsert([{"id": i, "text": t} for i, t in DOCS.items()])
+    return c
+
+
+def legs(coll: semsearch.Collection, query: str) -> dict[str, list[tuple[str, float]]]:
+    return {
+        m: [(h.id, h.score) for h in coll.search(query, mode=m, limit=10, min_score=None)]
+        for m in ("semantic", "keyword")
+    }
+
+
+def test_hybrid_is_the_default_fusion_of_both_legs_with_components(coll) -> None:
+    both = legs(coll, "solar roof")
+    expected = search.HYBRID_FUSION.fuse(both["semantic"], both["keyword"])
+    result = coll.search("solar roof", mode="hybrid", limit=10)
+    assert [(h.id, h.score) for h in result] == expected
+    assert not result.degraded and result.mode == "hybrid"
+    for hit in result:
+        assert hit.components is not None
+        for name, leg in both.items():
+            ranks = {doc: (rank, score) for rank, (doc, score) in enumerate(leg, 1)}
+            got = hit.components[name]
+            assert (got.rank, got.score) == ranks.get(hit.id, (None, None))
+
+
+def test_hybrid_contains_every_document_either_leg_found(coll) -> None:
+    both = legs(coll, "solar roof")
+    result = coll.search("solar roof", mode="hybrid", limit=10)
+    assert set(result.ids) == {d for leg in both.values() for d, _ in leg}
+    assert set(dict(both["keyword"])) == {"p1", "p3", "p4"}  # p2 has neither word
+
+
+def test_request_fusion_overrides_the_default(coll) -> None:
+    from semsearch.search import PathScope, SearchRequest, run_search
+
+    only_keyword = Fusion("weighted", weights=(0.0, 1.0))
+    req = SearchRequest(
+        "solar roof", "hybrid", 10, None, PathScope(), None, None, fusion=only_keyword
+    )
+    result = run_search(coll, req)
+    assert result.ids == [d for d, _ in legs(coll, "solar roof")["keyword"]]
+
+
+def test_no_keyword_match_returns_the_semantic_leg_degraded(coll) -> None:
+    result = coll.search("zebra", mode="hybrid", limit=10)
+    semantic = coll.search("zebra", mode="semantic", limit=10, min_score=None)
+    assert result.degraded and "keyword leg missing" in (result.degraded_reason or "")
+    assert result.ids == semantic.ids
+    assert all(h.components and h.components["keyword"].rank is None for h in result)
+
+
+def test_no_vectors_yet_returns_the_keyword_leg_degraded(db, fake_embedder) -> None:
+    c = db.collection("pending", embedder=fake_embedder)
+    c.upsert([{"id": i, "text": t} for i, t in DOCS.items()], embed=False)
+    result = c.search("solar roof", mode="hybrid", limit=10)
+    keyword = c.search("solar roof", mode="keyword", limit=10)
+    assert result.degraded and "semantic leg missing" in (result.degraded_reason or "")
+    assert result.ids == keyword.ids
+
+
+def test_embedder_down_returns_the_keyword_leg_degraded(db) -> None:
+    from semsearch.embedders.fake import FakeEmbedder
+
+    emb = FakeEmbedder()
+    c = db.collection("down", embedder=emb)
+    c.upsert([{"id": i, "text": t} for i, t in DOCS.items()])
+    emb.fail = True
+    result = c.search("solar roof", mode="hybrid", limit=10)
+    assert result.degraded and "semantic leg missing" in (result.degraded_reason or "")
+    assert result.ids == c.search("solar roof", mode="keyword", limit=10).ids
+    assert not result.hyde
