@@ -223,3 +223,32 @@ def test_page_and_static_files_are_served_without_external_urls(items_client) ->
     for name in ("index.html", "app.js", "style.css"):
         text = (web / name).read_text(encoding="utf-8")
         assert "http://" not in text and "https://" not in text, name
+
+
+def test_hypothetical_answer_is_embedded_instead_of_the_query(items_client) -> None:
+    client, _ = items_client
+    body = client.post(
+        "/collections/items/search",
+        json={
+            "query": "zzz qqq",
+            "hypothetical_answer": "folding umbrella wooden handle",
+            "min_score": -1,
+        },
+    ).json()
+    assert body["hyde"] is True and body["query"] == "zzz qqq"
+    fake = FakeEmbedder()
+    answer = fake.embed_query("folding umbrella wooden handle")
+    docs = fake.embed_documents([_text(i) for i in LOST_AND_FOUND])
+    best = max(range(3), key=lambda n: float(docs[n] @ answer))
+    assert body["hits"][0]["id"] == LOST_AND_FOUND[best]["id"] == "umbrella"
+
+
+def test_folder_limits_hits_to_an_id_prefix(items_client) -> None:
+    client, state = items_client
+    records = [{"id": "shelf/hat", "name": "wool hat"}, {"id": "desk/hat", "name": "straw hat"}]
+    client.post("/collections/items/records", json={"records": records})
+    assert state.worker.wait_idle(10)
+    body = client.post(
+        "/collections/items/search", json={"query": "hat", "mode": "keyword", "folder": "shelf"}
+    ).json()
+    assert [h["id"] for h in body["hits"]] == ["shelf/hat"]
