@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -48,6 +49,9 @@ class CollectionStats:
     failed: int
     last_updated: str | None
     fields: dict[str, str]
+    #: The index health (:class:`semsearch.health.Health` as a dict): state ok | syncing |
+    #: degraded | quarantined, reason, failed paths. None when not read.
+    health: dict[str, Any] | None = None
 
 
 class Collection:
@@ -413,6 +417,9 @@ class Collection:
             InvalidQuery: unknown mode, bad limit or min_score, or an empty query with no filter.
             InvalidFilter: bad ``where``.
             EmbedderUnavailable: semantic mode and the embedder fails (unless ``fallback``).
+            IndexUnhealthy: semantic or hybrid mode while the index is quarantined (a sync
+                failed part-way; see :mod:`semsearch.health`). Keyword mode still runs and is
+                marked degraded; semantic mode with ``fallback="keyword"`` runs keyword instead.
         """
         validate_request(query, mode, limit, min_score)
         ast = parse_filter(where, self.schema)
@@ -425,10 +432,16 @@ class Collection:
                 )
             return self._structured(query, ast_where=where, scope=scope, limit=limit)
         checked_mode = cast(Literal["semantic", "keyword", "hybrid"], mode)
+        unhealthy = _health_check(self, checked_mode, fallback)
+        if unhealthy is not None:
+            checked_mode = "keyword"
         request = SearchRequest(
             query, checked_mode, limit, min_score, scope, ast, hypothetical_answer, fallback, exact
         )
-        return run_search(self, request)
+        result = run_search(self, request)
+        if unhealthy is not None:
+            return dataclasses.replace(result, degraded=True, degraded_reason=unhealthy)
+        return result
 
     def _structured(
         self, query: str, *, ast_where: Mapping[str, Any] | None, scope: PathScope, limit: int
@@ -446,13 +459,29 @@ class Collection:
         return SearchResult(query, hits[:limit], "structured", total_candidates=len(hits))
 
     def stats(self) -> CollectionStats:
-        """Counts by embedding status, model, dimension, last write time and declared fields."""
+        """Counts by embedding status, model, dimension, last write time, declared fields and
+        the index health (see :mod:`semsearch.health`)."""
+        from semsearch.health import read_health
+
         s = self.store.stats(self.name)
         info = self.store.get_collection(self.name) or self.info
         return CollectionStats(
             self.name, info.model_id, info.dim, s.records, s.chunks, s.embedded, s.pending,
             s.failed, s.last_updated, {f.name: f.type for f in self.schema.fields},
+            read_health(self.store, self.name).to_dict(),
         )  # fmt: skip
+
+
+def _health_check(coll: Collection, mode: str, fallback: str | None) -> str | None:
+    """None when ``mode`` may run; else the degraded reason of a keyword result.
+
+    Raises IndexUnhealthy for semantic/hybrid while quarantined (semantic with
+    ``fallback="keyword"`` runs keyword instead)."""
+    from semsearch.health import refuse_semantic
+
+    if mode == "semantic" and fallback == "keyword":
+        return refuse_semantic(coll.store, coll.name, "keyword")
+    return refuse_semantic(coll.store, coll.name, mode)
 
 
 def _as_ids(ids: str | Sequence[str]) -> list[str]:

@@ -13,7 +13,8 @@ HTTP and MCP faces print both and map the class to an exit or status code in one
     ├── InvalidRecord          a record is malformed (no id, wrong field type, ...)
     ├── EmbedderUnavailable    the embedding model cannot be loaded or fails
     ├── BackendUnavailable     the storage backend cannot be reached or is unsupported
-    └── StoreCorrupted         the store's contents are inconsistent or unreadable
+    ├── StoreCorrupted         the store's contents are inconsistent or unreadable
+    └── IndexUnhealthy         semantic search is refused: the index is quarantined
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ __all__ = [
     "DimensionMismatch",
     "EmbedderUnavailable",
     "IndexNotFound",
+    "IndexUnhealthy",
     "InvalidFilter",
     "InvalidQuery",
     "InvalidRecord",
@@ -88,3 +90,9 @@ class BackendUnavailable(SemsearchError):
 
 class StoreCorrupted(SemsearchError):
     """Raised when the store is readable but its contents are inconsistent."""
+
+
+class IndexUnhealthy(SemsearchError):
+    """Raised by semantic and hybrid search while the index is quarantined: a sync failed
+    part-way (the embedder failed mid-batch, the store raised, or the process died), so its
+    vectors cannot be trusted. Keyword search still works. See :mod:`semsearch.health`."""

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import typer
 
-from semsearch.cli import eval_cmd, index_cmd, mcp_cmd, reembed_cmd, search_cmd, stats_cmd
+from semsearch.cli import (
+    eval_cmd,
+    index_cmd,
+    mcp_cmd,
+    reembed_cmd,
+    search_cmd,
+    stats_cmd,
+    watch_cmd,
+)
 
 app = typer.Typer(
     name="semsearch",
@@ -20,6 +28,7 @@ app.command("reembed")(reembed_cmd.reembed)
 app.command("reindex")(reembed_cmd.reindex)
 app.command("mcp")(mcp_cmd.mcp)
 app.command("eval")(eval_cmd.eval_beir)
+app.command("watch")(watch_cmd.watch)
 
 
 def main() -> None:

@@ -39,3 +39,8 @@ def stats(
             f"({s.embedded} embedded, {s.pending} pending, {s.failed} failed); "
             f"model {s.model_id} ({s.dim or '?'}-d); last write {s.last_updated}"
         )
+        if s.health is not None:  # semsearch/health.py: ok | syncing | degraded | quarantined
+            why = f": {s.health['reason']}" if s.health["reason"] else ""
+            out.print(f"    health: {s.health['state']}{why}")
+            for rel in s.health["failed"]:
+                out.print(f"      failed: {rel}")

@@ -1,0 +1,50 @@
+"""`semsearch watch PATH`: keep the index in step with a markdown folder while it changes."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Annotated
+
+import typer
+
+from semsearch import settings
+from semsearch.cli.common import CollectionOpt, IndexOpt, cli_errors, err_console
+
+
+@cli_errors
+def watch(
+    path: Annotated[str, typer.Argument(help="Folder of markdown notes.")],
+    index: IndexOpt = settings.DEFAULT_INDEX,
+    collection: CollectionOpt = settings.DEFAULT_COLLECTION,
+    include: Annotated[
+        list[str] | None, typer.Option("--include", help="Glob of files to index (repeatable).")
+    ] = None,
+    exclude: Annotated[
+        list[str] | None, typer.Option("--exclude", help="Glob of files to skip (repeatable).")
+    ] = None,
+    debounce: Annotated[
+        int, typer.Option("--debounce", help="Group file events over this many milliseconds.")
+    ] = 300,
+) -> None:
+    """Sync the folder, then follow its changes until Ctrl-C. Health goes to `stats`."""
+    import semsearch
+    from semsearch.sources.vault import DEFAULT_INCLUDE, VAULT_SCHEMA
+    from semsearch.sources.watch import FolderWatcher
+
+    with semsearch.connect(index) as db:
+        coll = db.collection(
+            collection, schema=VAULT_SCHEMA, embedder=os.environ.get(settings.ENV_MODEL)
+        )
+        watcher = FolderWatcher(
+            coll,
+            path,
+            include=tuple(include or DEFAULT_INCLUDE),
+            exclude=tuple(exclude or ()),
+            debounce_ms=debounce,
+            echo=lambda line: err_console.print(line),
+        )
+        err_console.print(f"watching {path} -> {db.location} (collection {collection})")
+        with contextlib.suppress(KeyboardInterrupt):
+            watcher.run()
+        err_console.print("stopped")
