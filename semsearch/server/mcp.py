@@ -35,6 +35,8 @@ __all__ = [
 #: Environment variable holding the bearer token for the HTTP transport.
 ENV_TOKEN = "SEMSEARCH_MCP_TOKEN"
 DEFAULT_PORT = 8765
+#: Shorter tokens are refused at start-up (they are guessable).
+MIN_TOKEN_LENGTH = 16
 MCP_PATH = "/mcp"
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
@@ -147,7 +149,8 @@ def serve(
     """Run the server until the client disconnects (stdio) or the process is stopped (http).
 
     Raises:
-        SemsearchError: an unknown transport, or a non-loopback HTTP bind without a token.
+        SemsearchError: an unknown transport, a token shorter than MIN_TOKEN_LENGTH, or a
+            non-loopback HTTP bind without a token.
     """
     service = McpService(config)
     if config.is_file and not os.path.exists(config.location):
@@ -160,6 +163,12 @@ def serve(
         if transport == "stdio":
             build_server(service).run("stdio")
         elif transport == "http":
+            if token is not None and len(token) < MIN_TOKEN_LENGTH:
+                raise SemsearchError(
+                    f"the MCP token is shorter than {MIN_TOKEN_LENGTH} characters",
+                    hint="use a long random token, e.g. "
+                    "`python -c 'import secrets; print(secrets.token_urlsafe())'`",
+                )
             if not token and not _is_loopback(host):
                 raise SemsearchError(
                     f"refusing to serve MCP on {host} without a token",

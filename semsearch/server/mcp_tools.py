@@ -9,12 +9,13 @@ says what went wrong and how to fix it, without absolute paths.
 # No `from __future__ import annotations`: the SDK reads these annotations at registration.
 
 from collections.abc import Callable
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, NotRequired, TypeVar, cast
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
+from typing_extensions import TypedDict  # pydantic needs this one on Python < 3.12
 
 from semsearch.errors import SemsearchError
 from semsearch.server.mcp_service import MAX_HITS, SNIPPET_CHARS, McpService, safe_message
@@ -31,6 +32,65 @@ Collection = Annotated[
     str | None,
     Field(description="Collection to use; omit for the server's default (see list_collections)."),
 ]
+
+
+class LegOut(TypedDict):
+    """One leg's view of a hybrid hit: its score and 1-based rank, or None if it missed it."""
+
+    score: float | None
+    rank: int | None
+
+
+class HitOut(TypedDict):
+    """One search hit (see the search tool's description)."""
+
+    id: str
+    title: str
+    score: float
+    text: str
+    truncated: bool
+    chunk: int | None
+    heading_path: list[str]
+    line_start: int | None
+    line_end: int | None
+    fields: dict[str, Any]
+    components: dict[str, LegOut] | None
+
+
+class SearchOut(TypedDict):
+    """A search result: what ran, whether it degraded, and the hits, best first."""
+
+    query: str
+    collection: str
+    mode: str
+    hyde: bool
+    degraded: bool
+    degraded_reason: str | None
+    count: int
+    hits: list[HitOut]
+
+
+class ChunkOut(TypedDict):
+    """Where a chunk sits in its record."""
+
+    ordinal: int
+    heading_path: list[str]
+    line_start: int | None
+    line_end: int | None
+
+
+class RecordOut(TypedDict):
+    """One record: its fields and (possibly cut) text, or one chunk of it."""
+
+    id: str
+    collection: str
+    title: str
+    fields: dict[str, Any]
+    chunk: NotRequired[ChunkOut]
+    chars: int
+    truncated: bool
+    text: str
+
 
 SEARCH_DOC = f"""Search the user's indexed notes or records by meaning, by keyword, or both.
 
@@ -111,17 +171,20 @@ def _register_search(server: MCPServer, service: McpService) -> None:
                 "the query to find similar passages. The result then reports hyde: true."
             ),
         ] = None,
-    ) -> dict[str, Any]:
-        return _run(
-            service.search,
-            query,
-            mode=mode,
-            limit=limit,
-            min_score=min_score,
-            folder=folder,
-            collection=collection,
-            where=where,
-            hypothetical_answer=hypothetical_answer,
+    ) -> SearchOut:
+        return cast(
+            SearchOut,
+            _run(
+                service.search,
+                query,
+                mode=mode,
+                limit=limit,
+                min_score=min_score,
+                folder=folder,
+                collection=collection,
+                where=where,
+                hypothetical_answer=hypothetical_answer,
+            ),
         )
 
 
@@ -143,9 +206,12 @@ def _register_reads(server: MCPServer, service: McpService) -> None:
         max_chars: Annotated[
             int, Field(ge=100, le=200_000, description="Cut the text after this many characters.")
         ] = 20_000,
-    ) -> dict[str, Any]:
+    ) -> RecordOut:
         """The full text of one record (or of one of its chunks) and its fields, by id or path."""
-        return _run(service.get, id, collection=collection, chunk=chunk, max_chars=max_chars)
+        return cast(
+            RecordOut,
+            _run(service.get, id, collection=collection, chunk=chunk, max_chars=max_chars),
+        )
 
     @server.tool(name="list_collections", title="List collections", annotations=READ_ONLY)
     def list_collections() -> dict[str, Any]:

@@ -145,3 +145,13 @@ def test_non_loopback_bind_without_token_is_refused(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode != 0
     assert "without a token" in done.stderr
+
+
+def test_short_token_is_refused(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "semsearch.cli.app", "mcp", "--transport", "http",
+         "--token", "short", "--index", str(tmp_path / "x.embed.db")],
+        cwd=REPO, env=server_env(), capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert "shorter than 16" in done.stderr

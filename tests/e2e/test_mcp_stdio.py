@@ -80,6 +80,12 @@ def test_tools_listed_with_described_bounded_schemas(server: McpProcess) -> None
     assert props["min_score"]["default"] == 0.3
     assert {"folder", "collection", "where", "hypothetical_answer"} <= set(props)
     assert tools["get"].input_schema["required"] == ["id"]
+    out = tools["search"].output_schema
+    assert {"query", "mode", "hyde", "degraded", "degraded_reason", "hits"} <= set(
+        out["properties"]
+    )
+    hit = out["$defs"]["HitOut"]["properties"]
+    assert {"id", "title", "score", "text", "heading_path", "line_start", "components"} <= set(hit)
 
 
 def test_limit_above_100_is_a_tool_error(server: McpProcess) -> None:
