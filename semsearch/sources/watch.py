@@ -154,6 +154,9 @@ class FolderWatcher:
 
     def sync(self) -> SyncReport:
         """Run a full incremental sync (see :func:`sync_folder`) and remember the failed files."""
+        found = read_health(self.collection.store, self.collection.name)
+        if found.interrupted:
+            self.echo(f"the previous sync was interrupted: {found.reason}; repairing")
         report, health = sync_folder(
             self.collection, self.root, include=self.include, exclude=self.exclude
         )

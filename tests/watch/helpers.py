@@ -10,9 +10,28 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+import numpy as np
+
 from semsearch.collection import Collection
+from semsearch.embedders.fake import FakeEmbedder
 
 T = TypeVar("T")
+
+
+class QuickFake(FakeEmbedder):
+    """The fake embedder (model id ``fake:<dim>``, same vectors) with its word vectors
+    memoised, so syncing a whole vault stays quick on a loaded machine. Plumbing only."""
+
+    def __init__(self, dim: int = 256, max_tokens: int = 256) -> None:
+        super().__init__(dim, max_tokens)
+        self._memo: dict[str, np.ndarray] = {}
+
+    def _word_vector(self, word: str) -> np.ndarray:
+        vector = self._memo.get(word)
+        if vector is None:
+            vector = self._memo[word] = super()._word_vector(word)
+        return vector
+
 
 #: Upper bound of every wait for the watcher (seconds); polls end as soon as the check holds.
 DEADLINE_S = 60.0

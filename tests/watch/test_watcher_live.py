@@ -15,12 +15,11 @@ import pytest
 
 import semsearch
 from semsearch.collection import Collection
-from semsearch.embedders.fake import FakeEmbedder
 from semsearch.health import read_health
 from semsearch.sources.vault import VAULT_SCHEMA, scan_folder
 from semsearch.sources.watch import FolderWatcher
 from tests.conftest import shared_path
-from tests.watch.helpers import consistency_problems, copy_vault, eventually, write
+from tests.watch.helpers import QuickFake, consistency_problems, copy_vault, eventually, write
 
 
 class Live:
@@ -29,14 +28,12 @@ class Live:
     def __init__(self, root: Path, db_file: Path, exclude: tuple[str, ...] = ()) -> None:
         self.root, self.db_file = root, db_file
         self.writer_db = semsearch.connect(db_file)
-        writer = self.writer_db.collection(
-            "notes", schema=VAULT_SCHEMA, embedder=FakeEmbedder(256, max_tokens=256)
-        )
+        writer = self.writer_db.collection("notes", schema=VAULT_SCHEMA, embedder=QuickFake())
         self.watcher = FolderWatcher(writer, root, exclude=exclude, debounce_ms=50)
         assert self.watcher.start().wait(120), "the first sync did not finish"
         self.reader_db = semsearch.connect(db_file)
         self.coll: Collection = self.reader_db.collection(
-            "notes", create=False, embedder=FakeEmbedder(256, max_tokens=256)
+            "notes", create=False, embedder=QuickFake()
         )
 
     def keyword_ids(self, query: str) -> list[str]:

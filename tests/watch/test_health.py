@@ -1,0 +1,165 @@
+"""Index health across syncs: quarantine when the embedder fails mid-batch or the store raises,
+IndexUnhealthy for semantic and hybrid search, keyword search still answering (marked
+degraded), degraded with failed files listed, and repair by the next successful sync.
+Plumbing tests with the deterministic fake embedder and a real SQLite file."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import semsearch
+from semsearch.collection import Collection
+from semsearch.embedders.base import EmbedKind
+from semsearch.errors import EmbedderUnavailable, IndexUnhealthy
+from semsearch.health import read_health
+from semsearch.sources.vault import VAULT_SCHEMA, scan_folder
+from semsearch.sources.watch import FolderWatcher, sync_folder
+from tests.conftest import shared_path
+from tests.watch.helpers import QuickFake, consistency_problems, copy_vault, write
+
+
+class FailsFromThirdBatch(QuickFake):
+    """The fake embedder, except that its third batch and every later one fail until
+    ``recover()``: an embedder outage that starts mid-sync. A batch is one call with up to
+    256 texts, the group Collection embeds at a time."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batch_size = 256
+        self.batches = 0
+        self.broken = True
+
+    def _embed_batch(self, texts: list[str], kind: EmbedKind) -> np.ndarray:
+        self.batches += 1
+        if self.broken and self.batches >= 3:
+            raise EmbedderUnavailable("the embedding service went away", hint="retry later")
+        return super()._embed_batch(texts, kind)
+
+    def recover(self) -> None:
+        self.broken = False
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    return copy_vault(shared_path("vault", "foam-docs"), tmp_path / "vault")
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Iterator[semsearch.Database]:
+    database = semsearch.connect(tmp_path / "h.embed.db")
+    yield database
+    database.close()
+
+
+def test_embedder_failing_on_third_batch_quarantines_then_sync_repairs_fake_embedder(
+    db: semsearch.Database, vault: Path, tmp_path: Path
+) -> None:
+    embedder = FailsFromThirdBatch()
+    coll = db.collection("notes", schema=VAULT_SCHEMA, embedder=embedder)
+    report, health = sync_folder(coll, vault)
+    assert embedder.batches >= 3  # the failure struck mid-sync, after two good batches
+    assert report.chunks_embedded > 0 and report.chunks_pending > 0
+    assert health.state == "quarantined"
+    assert "the embedding service went away" in (health.reason or "")
+
+    with pytest.raises(IndexUnhealthy) as raised:
+        coll.search("wikilinks between notes", mode="semantic")
+    assert "semsearch index" in (raised.value.hint or "")
+    with pytest.raises(IndexUnhealthy):
+        coll.search("wikilinks between notes", mode="hybrid")
+    keyword = coll.search("wikilinks", mode="keyword")
+    assert len(keyword) > 0 and keyword.degraded
+    assert "quarantined" in (keyword.degraded_reason or "")
+    fallback = coll.search("wikilinks", mode="semantic", fallback="keyword")
+    assert (fallback.mode, fallback.degraded) == ("keyword", True)
+    assert fallback.ids == keyword.ids
+    stats = coll.stats()
+    assert stats.health is not None and stats.health["state"] == "quarantined"
+    assert stats.pending + stats.failed > 0
+
+    embedder.recover()
+    report, health = sync_folder(coll, vault)
+    assert health.state == "ok" and health.reason is None
+    assert report.new == report.changed == 0  # nothing on disk changed: the repair embedded
+    stats = coll.stats()
+    assert (stats.pending, stats.failed, stats.embedded) == (0, 0, stats.chunks)
+    assert coll.search("wikilinks between notes", mode="semantic").hits
+    assert not coll.search("wikilinks", mode="keyword").degraded
+    assert consistency_problems(tmp_path / "h.embed.db", coll) == []
+
+
+def test_store_raising_mid_sync_quarantines_fake_embedder(
+    db: semsearch.Database, vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    coll = db.collection("notes", schema=VAULT_SCHEMA, embedder=QuickFake())
+    real = coll.store.write_records
+    calls = {"n": 0}
+
+    def write_records(collection: str, records: list) -> object:  # type: ignore[type-arg]
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise sqlite3.OperationalError("disk I/O error")
+        return real(collection, records)
+
+    monkeypatch.setattr(coll.store, "write_records", write_records)
+    with pytest.raises(sqlite3.OperationalError):
+        sync_folder(coll, vault)
+    health = read_health(coll.store, "notes")
+    assert health.state == "quarantined" and "disk I/O error" in (health.reason or "")
+    with pytest.raises(IndexUnhealthy):
+        coll.search("wikilinks", mode="semantic")
+
+    monkeypatch.setattr(coll.store, "write_records", real)
+    _, health = sync_folder(coll, vault)
+    assert health.state == "ok"
+    assert coll.ids() == sorted(scan_folder(vault))
+    assert coll.search("wikilinks between notes", mode="semantic").hits
+
+
+def test_unreadable_note_degrades_and_is_listed_fake_embedder(
+    db: semsearch.Database, vault: Path
+) -> None:
+    coll = db.collection("notes", schema=VAULT_SCHEMA, embedder=QuickFake())
+    write(vault, "inbox/broken.md", b"# Broken\n\n\xff\xfe not utf-8\n")
+    _, health = sync_folder(coll, vault)
+    assert health.state == "degraded"
+    assert health.failed == ("inbox/broken.md",) and health.failed_count == 1
+    assert coll.search("wikilinks between notes", mode="semantic").hits  # still usable
+    assert not coll.search("wikilinks", mode="keyword").degraded
+
+    write(vault, "inbox/broken.md", "# Broken\n\nNow it is fine.\n")
+    _, health = sync_folder(coll, vault)
+    assert (health.state, health.failed) == ("ok", ())
+
+
+def test_watcher_batch_after_outage_returns_index_to_ok_fake_embedder(
+    db: semsearch.Database, vault: Path
+) -> None:
+    embedder = FailsFromThirdBatch()
+    coll = db.collection("notes", schema=VAULT_SCHEMA, embedder=embedder)
+    watcher = FolderWatcher(coll, vault)
+    watcher.sync()
+    assert read_health(coll.store, "notes").state == "quarantined"
+    embedder.recover()
+    write(vault, "inbox/after.md", "# After\n\nThe outage is over.\n")
+    watcher.apply(["inbox/after.md"])  # one batch, as the event loop would apply it
+    assert read_health(coll.store, "notes").state == "ok"
+    assert coll.stats().pending == 0
+    assert "inbox/after.md" in coll.search("outage", mode="keyword").ids
+
+
+def test_health_is_read_by_another_connection(db: semsearch.Database, vault: Path) -> None:
+    """The state lives in the index file, not in the process that wrote it."""
+    embedder = FailsFromThirdBatch()
+    coll: Collection = db.collection("notes", schema=VAULT_SCHEMA, embedder=embedder)
+    sync_folder(coll, vault)
+    with semsearch.connect(db.store.location) as other:
+        seen = other.collection("notes", create=False, embedder=QuickFake())
+        assert seen.stats().health["state"] == "quarantined"  # type: ignore[index]
+        with pytest.raises(IndexUnhealthy):
+            seen.search("notes", mode="semantic")
