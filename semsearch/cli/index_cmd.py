@@ -27,7 +27,8 @@ def index(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     import semsearch
-    from semsearch.sources.vault import DEFAULT_INCLUDE, VAULT_SCHEMA, index_folder
+    from semsearch.sources.vault import DEFAULT_INCLUDE, VAULT_SCHEMA
+    from semsearch.sources.watch import sync_folder  # index_folder + health (clears quarantine)
 
     db = semsearch.connect(index)
     coll = db.collection(
@@ -36,7 +37,7 @@ def index(
     columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err_console, transient=True) as bar:
         task = bar.add_task("indexing files", total=None)
-        report = index_folder(
+        report, health = sync_folder(
             coll,
             path,
             include=tuple(include or DEFAULT_INCLUDE),
@@ -51,6 +52,6 @@ def index(
         f"files: {report.new} new, {report.changed} changed, {report.unchanged} unchanged, "
         f"{report.removed} removed, {len(report.skipped)} skipped; "
         f"chunks embedded: {report.chunks_embedded} (reused {report.chunks_reused}, "
-        f"pending {report.chunks_pending}); time: {report.seconds:.1f} s"
+        f"pending {report.chunks_pending}); time: {report.seconds:.1f} s; health: {health.state}"
     )
     db.close()
