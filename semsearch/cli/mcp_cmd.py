@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -64,6 +64,10 @@ def mcp(
         list[str] | None,
         typer.Option("--allow-origin", help="HTTP: also accept this browser Origin (repeatable)."),
     ] = None,
+    watch: Annotated[
+        str | None,
+        typer.Option("--watch", help="Keep the collection in step with this markdown folder."),
+    ] = None,
 ) -> None:
     """Serve the index to AI agents (Claude, Cursor, ...) as an MCP server. Read-only by default."""
     if index and location:
@@ -81,11 +85,34 @@ def mcp(
         allow_writes=allow_writes,
         model=os.environ.get(settings.ENV_MODEL),
     )
-    serve(
-        config,
-        transport=transport,
-        host=host,
-        port=port,
-        token=token or None,
-        allowed_origins=tuple(allow_origin or ()),
+    watcher = _start_watch(watch, config.location, collection)  # semsearch/sources/watch.py
+    try:
+        serve(
+            config,
+            transport=transport,
+            host=host,
+            port=port,
+            token=token or None,
+            allowed_origins=tuple(allow_origin or ()),
+        )
+    finally:
+        if watcher is not None:
+            watcher.stop()
+
+
+def _start_watch(folder: str | None, location: str, collection: str) -> Any:
+    """`--watch`: a watcher thread on its own connection (issue 12), or None. Its lines go to
+    stderr (stdout carries the stdio protocol)."""
+    if folder is None:
+        return None
+    import sys
+
+    from semsearch.sources.watch import watch_in_background
+
+    return watch_in_background(
+        location,
+        folder,
+        collection,
+        embedder=os.environ.get(settings.ENV_MODEL),
+        echo=lambda line: print(f"semsearch watch: {line}", file=sys.stderr),
     )

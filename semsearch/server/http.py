@@ -102,8 +102,15 @@ def create_app(state: ServerState) -> FastAPI:
 def _add_collection_routes(app: FastAPI) -> None:
     @app.get("/health", response_model=HealthOut, responses=error_responses(503), tags=["meta"])
     def health(state: State) -> HealthOut:
-        """Liveness: the server answers and the store is readable (no key needed)."""
-        return HealthOut(status="ok", version=__version__, collections=len(state.db.collections()))
+        """Liveness: the server answers and the store is readable (no key needed), and each
+        collection's index health (ok | syncing | degraded | quarantined)."""
+        from semsearch.health import read_health
+
+        names = state.db.collections()
+        health = {n: read_health(state.db.store, n).to_dict() for n in names}
+        return HealthOut(
+            status="ok", version=__version__, collections=len(names), index_health=health
+        )
 
     @app.get(
         "/collections",

@@ -225,3 +225,6 @@ class HealthOut(BaseModel):
     status: Literal["ok"]
     version: str
     collections: int
+    #: Per collection: the index health (semsearch/health.py): state ok | syncing | degraded |
+    #: quarantined, reason, failed paths. Liveness stays "ok" while an index is quarantined.
+    index_health: dict[str, dict[str, Any]] = Field(default_factory=dict)

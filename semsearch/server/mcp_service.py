@@ -18,6 +18,7 @@ from typing import Any
 from semsearch.collection import Collection
 from semsearch.database import Database, connect
 from semsearch.errors import IndexNotFound, InvalidQuery, InvalidRecord, SemsearchError
+from semsearch.health import read_health
 from semsearch.results import Hit, SearchResult
 from semsearch.schema import Schema
 from semsearch.search import PathScope
@@ -227,6 +228,10 @@ class McpService:
             listed = self.list_collections()["collections"]
             for row in listed:
                 usable, reason = self._semantic_status(row["name"], row)
+                health = read_health(db.store, row["name"])  # issue 12: the index health
+                row["index_health"] = health.to_dict()
+                if usable and not health.semantic_ok:
+                    usable, reason = False, f"index quarantined: {health.reason}"
                 row["semantic"] = {"usable": usable, "reason": reason}
             times = [r["last_indexed"] for r in listed if r["last_indexed"]]
             size = getattr(db.store, "file_size", lambda: None)()

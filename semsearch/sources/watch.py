@@ -45,7 +45,7 @@ from semsearch.sources.vault import (
     scan_folder,
 )
 
-__all__ = ["FolderWatcher", "sync_folder"]
+__all__ = ["FolderWatcher", "sync_folder", "watch_in_background"]
 
 log = logging.getLogger(__name__)
 
@@ -149,6 +149,7 @@ class FolderWatcher:
         self.failed: set[str] = set()
         self.batches = 0
         self._thread: threading.Thread | None = None
+        self._on_stop: Callable[[], None] | None = None
 
     # -- syncing ------------------------------------------------------------------------------
 
@@ -334,3 +335,39 @@ class FolderWatcher:
         self.stop_event.set()
         if self._thread is not None:
             self._thread.join(timeout)
+        if self._on_stop is not None and (self._thread is None or not self._thread.is_alive()):
+            self._on_stop()
+            self._on_stop = None
+
+
+def watch_in_background(
+    location: str,
+    root: str | Path,
+    collection: str = "notes",
+    *,
+    embedder: str | None = None,
+    exclude: Sequence[str] = (),
+    echo: Callable[[str], None] | None = None,
+) -> FolderWatcher:
+    """Start a watcher thread with its own connection to ``location`` (what ``--watch`` runs).
+
+    The collection (and for SQLite the index file) is created before this returns, so a
+    server that connects afterwards sees it; the first sync then runs in the thread.
+    :meth:`FolderWatcher.stop` stops the thread and closes the connection.
+
+    Raises:
+        SemsearchError: ``root`` is not a folder, or the location cannot be opened.
+    """
+    import semsearch
+    from semsearch.sources.vault import VAULT_SCHEMA
+
+    db = semsearch.connect(location)
+    try:
+        coll = db.collection(collection, schema=VAULT_SCHEMA, embedder=embedder)
+        watcher = FolderWatcher(coll, root, exclude=exclude, echo=echo)
+    except BaseException:
+        db.close()
+        raise
+    watcher._on_stop = db.close
+    watcher.start()
+    return watcher

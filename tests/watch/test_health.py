@@ -17,6 +17,7 @@ from semsearch.collection import Collection
 from semsearch.embedders.base import EmbedKind
 from semsearch.errors import EmbedderUnavailable, IndexUnhealthy
 from semsearch.health import read_health
+from semsearch.server.mcp_service import McpConfig, McpService
 from semsearch.sources.vault import VAULT_SCHEMA, scan_folder
 from semsearch.sources.watch import FolderWatcher, sync_folder
 from tests.conftest import shared_path
@@ -163,3 +164,11 @@ def test_health_is_read_by_another_connection(db: semsearch.Database, vault: Pat
         assert seen.stats().health["state"] == "quarantined"  # type: ignore[index]
         with pytest.raises(IndexUnhealthy):
             seen.search("notes", mode="semantic")
+    service = McpService(McpConfig(location=db.store.location, model="fake:256"))
+    try:
+        [row] = service.stats()["collections"]
+    finally:
+        service.close()
+    assert row["index_health"]["state"] == "quarantined"
+    assert row["semantic"]["usable"] is False
+    assert "quarantined" in row["semantic"]["reason"]

@@ -1,0 +1,158 @@
+"""The watcher behind each face, as real subprocesses (plumbing: SEMSEARCH_MODEL=fake:32):
+`semsearch watch` (and `stats` reporting the health), `semsearch serve --watch` (the health in
+GET /health) and `semsearch mcp --watch` (the health in the MCP `stats` tool). Each watches a
+copy of foam-docs/dev (7 real notes) so the first sync is short."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+import semsearch
+from semsearch.sources.vault import scan_folder
+from tests.conftest import shared_path
+from tests.e2e.mcp_client import McpProcess, server_env
+from tests.watch.helpers import copy_vault, eventually, write
+from tests.web.conftest import free_port
+
+NOTE = "# Capybara log\n\nThe capybara sanctuary opens at dawn.\n"
+
+
+def env() -> dict[str, str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("SEMSEARCH_")}
+    return {**clean, "SEMSEARCH_MODEL": "fake:32", "HF_HUB_OFFLINE": "1"}
+
+
+def cli(*args: str) -> list[str]:
+    return [sys.executable, "-c", "from semsearch.cli.app import main; main()", *args]
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    return copy_vault(shared_path("vault", "foam-docs", "dev"), tmp_path / "vault")
+
+
+def keyword_ids(db_file: Path, query: str) -> list[str]:
+    if not db_file.exists():
+        return []
+    with semsearch.connect(db_file) as db:
+        if "notes" not in db.collections():
+            return []
+        return db.collection("notes", create=False).search(query, mode="keyword").ids
+
+
+def stats_json(db_file: Path) -> dict:  # type: ignore[type-arg]
+    done = subprocess.run(
+        cli("stats", "--index", str(db_file), "--json"),
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return json.loads(done.stdout)["collections"][0]
+
+
+def test_watch_command_follows_a_new_note_and_stats_reports_health_fake_embedder(
+    vault: Path, tmp_path: Path
+) -> None:
+    db_file = tmp_path / "cli.embed.db"
+    proc = subprocess.Popen(
+        cli("watch", str(vault), "--index", str(db_file), "--debounce", "50"),
+        env=env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        eventually(
+            lambda: (
+                proc.poll() is None
+                and db_file.exists()
+                and (s := stats_json(db_file))["health"]["state"] == "ok"
+                and s["records"] == 7
+            ),
+            "the first sync",
+        )
+        write(vault, "capybara.md", NOTE)
+        eventually(lambda: keyword_ids(db_file, "capybara") == ["capybara.md"], "the new note")
+        (vault / "capybara.md").unlink()
+        eventually(lambda: keyword_ids(db_file, "capybara") == [], "the deleted note gone")
+        stats = stats_json(db_file)
+        assert (stats["health"]["state"], stats["records"]) == ("ok", 7)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert "synced: 7 new" in err and "stopped" in err
+
+
+def test_serve_watch_reports_index_health_in_health_endpoint_fake_embedder(
+    vault: Path, tmp_path: Path
+) -> None:
+    db_file, port = tmp_path / "serve.embed.db", free_port()
+    proc = subprocess.Popen(
+        cli("serve", "--index", str(db_file), "--port", str(port), "--watch", str(vault)),
+        env=env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+
+    def health() -> dict | None:  # type: ignore[type-arg]
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        try:
+            return httpx.get(f"{url}/health", timeout=5).json()
+        except httpx.TransportError:
+            return None
+
+    try:
+        eventually(
+            lambda: (h := health()) and h["index_health"].get("notes", {}).get("state") == "ok",
+            "the server's watcher to finish its first sync",
+        )
+        write(vault, "capybara.md", NOTE)
+        found = eventually(
+            lambda: httpx.post(
+                f"{url}/collections/notes/search",
+                json={"query": "capybara", "mode": "keyword"},
+                timeout=10,
+            ).json()["hits"],
+            "the server to find the new note",
+        )
+        assert [h["id"] for h in found] == ["capybara.md"]
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+
+
+def test_mcp_watch_reports_index_health_in_stats_tool_fake_embedder(
+    vault: Path, tmp_path: Path
+) -> None:
+    db_file = tmp_path / "mcp.embed.db"
+    server = McpProcess(
+        ["--index", str(db_file), "--watch", str(vault)],
+        tmp_path / "mcp-stderr.txt",
+        env=server_env(SEMSEARCH_MODEL="fake:32"),
+    )
+    try:
+
+        def notes() -> dict | None:  # type: ignore[type-arg]
+            rows = server.ok("stats")["collections"]
+            return next((r for r in rows if r["name"] == "notes"), None)
+
+        row = eventually(
+            lambda: (r := notes()) and r["index_health"]["state"] == "ok" and r, "first sync"
+        )
+        assert row["records"] == len(list(scan_folder(vault))) == 7
+        assert row["semantic"]["usable"] is True
+    finally:
+        server.close()
