@@ -25,6 +25,7 @@ from semsearch.errors import (
     DimensionMismatch,
     EmbedderUnavailable,
     IndexNotFound,
+    IndexUnhealthy,
     ModelMismatch,
     SemsearchError,
     StoreCorrupted,
@@ -70,6 +71,7 @@ STATUS: dict[type[SemsearchError], int] = {
     SchemaConflict: 409,
     EmbedderUnavailable: 503,
     BackendUnavailable: 503,
+    IndexUnhealthy: 503,  # quarantined index: semantic refused until the next sync (health.py)
     StoreCorrupted: 500,
 }
 

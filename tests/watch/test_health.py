@@ -172,3 +172,30 @@ def test_health_is_read_by_another_connection(db: semsearch.Database, vault: Pat
     assert row["index_health"]["state"] == "quarantined"
     assert row["semantic"]["usable"] is False
     assert "quarantined" in row["semantic"]["reason"]
+
+
+def test_http_answers_503_for_semantic_while_quarantined_fake_embedder(
+    db: semsearch.Database, vault: Path
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from semsearch.server.http import create_app
+    from semsearch.server.http_state import ServerState
+
+    sync_folder(db.collection("notes", schema=VAULT_SCHEMA, embedder=FailsFromThirdBatch()), vault)
+    state = ServerState(db, embedder=QuickFake())
+    try:
+        with TestClient(create_app(state)) as client:
+            semantic = client.post(
+                "/collections/notes/search", json={"query": "wikilinks", "mode": "semantic"}
+            )
+            assert semantic.status_code == 503 and "quarantined" in semantic.text
+            keyword = client.post(
+                "/collections/notes/search", json={"query": "wikilinks", "mode": "keyword"}
+            )
+            assert keyword.status_code == 200 and keyword.json()["degraded"] is True
+            health = client.get("/health").json()
+            assert health["status"] == "ok"  # liveness
+            assert health["index_health"]["notes"]["state"] == "quarantined"
+    finally:
+        state.worker.stop()
