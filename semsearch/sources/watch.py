@@ -177,10 +177,13 @@ class FolderWatcher:
         report = SyncReport()
         start = time.perf_counter()
         store, name = self.collection.store, self.collection.name
+        todo = sorted(self._expand(paths))
+        if not todo:  # e.g. a non-note file changed: no write, not even the health
+            return report
         begin_sync(store, name, "watch batch")
         errors: list[str] = []
         try:
-            for rel in sorted(self._expand(paths)):
+            for rel in todo:
                 errors += self._apply_one(rel, report)
             if not errors:
                 errors = _embed_pending(self.collection)
@@ -204,7 +207,8 @@ class FolderWatcher:
         for rel in paths:
             full = self.root / rel
             if full.is_file():
-                out.add(rel)
+                if self.wanted(rel) or self._stored(rel):
+                    out.add(rel)
                 continue
             if known is None:
                 known = self.collection.ids()

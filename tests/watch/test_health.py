@@ -199,3 +199,16 @@ def test_http_answers_503_for_semantic_while_quarantined_fake_embedder(
             assert health["index_health"]["notes"]["state"] == "quarantined"
     finally:
         state.worker.stop()
+
+
+def test_a_non_note_file_event_writes_nothing_fake_embedder(
+    db: semsearch.Database, vault: Path
+) -> None:
+    coll = db.collection("notes", schema=VAULT_SCHEMA, embedder=QuickFake())
+    watcher = FolderWatcher(coll, vault)
+    watcher.sync()
+    version = db.store.collection_version("notes")  # type: ignore[attr-defined]
+    write(vault, "attachments/diagram.png", b"\x89PNG not a note")
+    report = watcher.apply(["attachments/diagram.png", "attachments"])
+    assert (report.new, report.removed) == (0, 0)
+    assert db.store.collection_version("notes") == version  # type: ignore[attr-defined]
