@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from psycopg.errors import UndefinedTable
 
 from semsearch.errors import DimensionMismatch, InvalidRecord, StoreCorrupted
 from semsearch.filters import Filter
@@ -117,7 +118,10 @@ class PostgresStore(PostgresReads):
                     return []
                 t = Tables(int(row[0]))
                 sql = sql.format(R=t.records, K=t.chunks)
-            rows: list[Any] = conn.execute(sql, params).fetchall()
+            try:
+                rows: list[Any] = conn.execute(sql, params).fetchall()
+            except UndefinedTable:  # dropped or swapped (reembed) since the lookup
+                return []
             return rows
 
     def _ready(self, conn: Any) -> bool:
@@ -235,7 +239,8 @@ class PostgresStore(PostgresReads):
         return True
 
     def rebuild_vector_index(self, collection: str, *, drop_only: bool = False) -> None:
-        """Drop and rebuild a collection's HNSW index (e.g. after a bulk load, or new m).
+        """Drop and rebuild a collection's HNSW index (e.g. after a bulk load, or new m), then
+        refresh the planner's statistics (ANALYZE).
 
         ``drop_only=True`` drops it and leaves searches to exact scans until the next call;
         loading many vectors without the index and building it once is several times faster.
@@ -245,6 +250,7 @@ class PostgresStore(PostgresReads):
             ddl.drop_vector_index(conn, t)
             if not drop_only and dim is not None:
                 ddl.create_vector_index(conn, t, self.hnsw)
+                conn.execute(f"ANALYZE {t.records}, {t.chunks}")  # fresh planner statistics
 
     # -- writes -------------------------------------------------------------------------------
 

@@ -23,6 +23,7 @@ __all__ = [
     "ann_scan",
     "ann_sql",
     "count_matches",
+    "count_records",
     "exact_scan",
     "keyword_scan",
     "set_ann_options",
@@ -47,16 +48,27 @@ def vector_scan(
 ) -> list[ScoredChunk]:
     """Top-k chunks by cosine similarity; min(k, matching chunks) rows whatever the filter.
 
-    Exact scan when ``exact`` is set or the filter matches fewer than ``exact_below`` chunks;
-    otherwise the HNSW index (iterative scan, ``hnsw.ef_search = ef``), falling back to an exact
-    scan if the index returned fewer than min(k, matching chunks) rows.
+    Exact scan when ``exact`` is set or the filter matches fewer than ``exact_below`` records
+    (counted on the records table, through the field indexes); otherwise the HNSW index
+    (iterative scan, ``hnsw.ef_search = ef``), falling back to an exact scan if the index
+    returned fewer than min(k, matching chunks) rows.
     """
-    if exact or (where is not None and count_matches(conn, t, where, exact_below) < exact_below):
+    if exact or (where is not None and count_records(conn, t, where, exact_below) < exact_below):
         return exact_scan(conn, t, vector, k, where)
     rows = ann_scan(conn, t, vector, k, where, ef)
     if len(rows) < k and len(rows) < count_matches(conn, t, where, k):
         return exact_scan(conn, t, vector, k, where)
     return rows
+
+
+def count_records(conn: Any, t: Tables, where: Filter, cap: int) -> int:
+    """How many records pass ``where``, counting at most ``cap`` (an index scan when it can)."""
+    sql, params = _filter(where)
+    row = conn.execute(
+        f"SELECT count(*) FROM (SELECT 1 FROM {t.records} r WHERE {sql} LIMIT %s) AS s",
+        (*params, int(cap)),
+    ).fetchone()
+    return int(row[0])
 
 
 def ann_sql(t: Tables, filter_sql: str) -> str:

@@ -4,7 +4,7 @@ Every function here is pure, so it can be tested without a server. Filter values
 are always bound parameters (psycopg ``%s`` placeholders); only validated identifiers (declared
 field names match ``[A-Za-z_][A-Za-z0-9_]*``, collection ids are integers) are inlined.
 
-Filter semantics match the SQLite store exactly: an absent field (SQL NULL) compares as false,
+Filter semantics match the SQLite store exactly: an absent field (SQL NULL) never matches,
 ``$ne``/``$nin`` also match records where the field is absent, ``$not`` is the exact complement,
 and strings compare byte-wise (the columns use ``COLLATE "C"``, which is code-point order for
 UTF-8, the same as SQLite's BINARY collation and Python's ``str`` ordering).
@@ -88,8 +88,14 @@ def column(name: str) -> str:
 def compile_filter(f: Filter, alias: str = "r") -> tuple[str, list[Any]]:
     """Compile a filter AST to a SQL boolean over ``<records table> AS alias``.
 
+    Comparisons are left plain (``r."f_level" = %s``) so the planner can estimate them and use
+    the field's B-tree or GIN index. An absent field makes a comparison NULL, which ``WHERE``
+    treats as false, and ``$not`` compiles to ``(...) IS NOT TRUE``, the exact complement under
+    SQL's three-valued logic; so absent fields never match, as on SQLite.
+
     Returns:
-        (sql, params): ``sql`` uses ``%s`` placeholders and is never NULL-valued.
+        (sql, params): ``sql`` uses ``%s`` placeholders; use it only as a ``WHERE`` condition
+        (its value may be NULL, meaning "no match").
     """
     if isinstance(f, And | Or):
         parts = [compile_filter(item, alias) for item in f.items]
@@ -97,7 +103,7 @@ def compile_filter(f: Filter, alias: str = "r") -> tuple[str, list[Any]]:
         return joiner.join(f"({p})" for p, _ in parts), [v for _, ps in parts for v in ps]
     if isinstance(f, Not):
         sql, params = compile_filter(f.item, alias)
-        return f"NOT ({sql})", params
+        return f"({sql}) IS NOT TRUE", params
     return _compile_compare(f, alias)
 
 
@@ -105,17 +111,17 @@ def _compile_compare(c: Compare, alias: str) -> tuple[str, list[Any]]:
     col = f"{alias}.{column(c.field)}"
     values = list(c.value) if isinstance(c.value, tuple) else [c.value]
     if c.type == "list[str]":
-        # @> "holds all of" (one value) and && "overlaps" both use the GIN index on text[].
-        test = f"COALESCE({col} && %s::text[], false)"
-        return (f"NOT {test}" if c.op in ("ne", "nin") else test), [values]
+        # && ("overlaps") serves eq/contains (one value) and in; the GIN index answers it.
+        test = f"{col} && %s::text[]"
+        return (f"({test}) IS NOT TRUE" if c.op in ("ne", "nin") else test), [values]
     if c.op in ("in", "nin"):
         marks = ", ".join("%s" for _ in values)
         if c.op == "in":
-            return f"COALESCE({col} IN ({marks}), false)", values
+            return f"{col} IN ({marks})", values
         return f"({col} IS NULL OR {col} NOT IN ({marks}))", values
     if c.op == "ne":
         return f"({col} IS NULL OR {col} <> %s)", values
-    return f"COALESCE({col} {_SQL_OPS[c.op]} %s, false)", values
+    return f"{col} {_SQL_OPS[c.op]} %s", values
 
 
 def websearch_text(text: str) -> str | None:

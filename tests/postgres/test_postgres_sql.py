@@ -22,26 +22,24 @@ def _sql(where):
     return compile_filter(parse_filter(where, SCHEMA))
 
 
-def test_scalar_comparisons_bind_values_and_never_yield_null() -> None:
-    assert _sql({"level": 3}) == ('COALESCE(r."f_level" = %s, false)', [3])
-    assert _sql({"level": {"$gte": 2}}) == ('COALESCE(r."f_level" >= %s, false)', [2])
+def test_scalar_comparisons_stay_plain_so_indexes_apply() -> None:
+    assert _sql({"level": 3}) == ('r."f_level" = %s', [3])
+    assert _sql({"level": {"$gte": 2}}) == ('r."f_level" >= %s', [2])
     assert _sql({"level": {"$ne": 2}}) == ('(r."f_level" IS NULL OR r."f_level" <> %s)', [2])
-    assert _sql({"level": {"$in": [1, 2]}}) == ('COALESCE(r."f_level" IN (%s, %s), false)', [1, 2])
+    assert _sql({"level": {"$in": [1, 2]}}) == ('r."f_level" IN (%s, %s)', [1, 2])
     assert _sql({"level": {"$nin": [1]}}) == (
         '(r."f_level" IS NULL OR r."f_level" NOT IN (%s))', [1])  # fmt: skip
 
 
 def test_list_fields_use_array_overlap_for_the_gin_index() -> None:
-    assert _sql({"tags": "a"}) == ('COALESCE(r."f_tags" && %s::text[], false)', [["a"]])
+    assert _sql({"tags": "a"}) == ('r."f_tags" && %s::text[]', [["a"]])
     assert _sql({"tags": {"$in": ["a", "b"]}})[1] == [["a", "b"]]
-    assert _sql({"tags": {"$nin": ["a"]}})[0] == 'NOT COALESCE(r."f_tags" && %s::text[], false)'
+    assert _sql({"tags": {"$nin": ["a"]}})[0] == '(r."f_tags" && %s::text[]) IS NOT TRUE'
 
 
-def test_combinators_nest_and_keep_parameter_order() -> None:
+def test_not_is_the_complement_under_three_valued_logic() -> None:
     sql, params = _sql({"$or": [{"level": 1}, {"$not": {"school": "x"}}]})
-    assert (
-        sql == '(COALESCE(r."f_level" = %s, false)) OR (NOT (COALESCE(r."f_school" = %s, false)))'
-    )
+    assert sql == '(r."f_level" = %s) OR ((r."f_school" = %s) IS NOT TRUE)'
     assert params == [1, "x"]
 
 
