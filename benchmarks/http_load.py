@@ -84,9 +84,11 @@ def serve(index: str, port: int) -> None:
     import uvicorn
 
     import semsearch
+    from semsearch.cli.serve_cmd import single_threaded_blas
     from semsearch.server.http import create_app
     from semsearch.server.http_state import ServerState
 
+    single_threaded_blas()  # as `semsearch serve` does
     db = semsearch.connect(index)
     state = ServerState(db)
     embedder = state.collection("products").embedder

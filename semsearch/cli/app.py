@@ -10,6 +10,7 @@ from semsearch.cli import (
     mcp_cmd,
     reembed_cmd,
     search_cmd,
+    serve_cmd,
     stats_cmd,
     watch_cmd,
 )
@@ -27,6 +28,7 @@ app.command("stats")(stats_cmd.stats)
 app.command("reembed")(reembed_cmd.reembed)
 app.command("reindex")(reembed_cmd.reindex)
 app.command("mcp")(mcp_cmd.mcp)
+app.command("serve")(serve_cmd.serve)
 app.command("eval")(eval_cmd.eval_beir)
 app.command("watch")(watch_cmd.watch)
 

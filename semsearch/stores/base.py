@@ -28,6 +28,7 @@ __all__ = [
     "ScoredChunk",
     "Store",
     "StoreStats",
+    "VectorExport",
     "WriteResult",
 ]
 
@@ -212,6 +213,17 @@ class Store(Protocol):
         order_by: Sequence[tuple[str, bool]],
     ) -> list[Record]:
         """Records matching ``where`` without ranking; ``order_by`` is (field, descending) pairs."""
+        ...
+
+
+@runtime_checkable
+class VectorExport(Protocol):
+    """Optional store capability: return stored vectors (``Collection.vectors`` uses it)."""
+
+    def chunk_vectors(
+        self, collection: str, ids: Sequence[str]
+    ) -> dict[str, list[NDArray[np.float32] | None]]:
+        """``{record_id: [float32[dim] vector, or None if not embedded, per chunk by ordinal]}``."""
         ...
 
 

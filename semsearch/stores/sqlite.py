@@ -352,6 +352,26 @@ class SQLiteStore:
         """``{id: fields}`` for the ids that exist."""
         return {r.id: r.fields for r in self.get_records(collection, ids)}
 
+    def chunk_vectors(
+        self, collection: str, ids: Sequence[str]
+    ) -> dict[str, list[NDArray[np.float32] | None]]:
+        """Stored vectors per record, by chunk ordinal (None where a chunk is not embedded)."""
+        out: dict[str, list[NDArray[np.float32] | None]] = {}
+        for batch in _batches(list(ids)):
+            rows = self._rows(
+                "SELECT r.id, CASE WHEN k.status = 'embedded' THEN k.vector END "
+                "FROM chunks k JOIN records r ON r.rowid = k.record_rowid JOIN collections c "
+                "ON c.id = r.collection_id WHERE c.name = ? "
+                f"AND r.id IN ({_marks(batch)}) ORDER BY r.id, k.ordinal",
+                (collection, *batch),
+            )
+            for rid, blob in rows:
+                vector = (
+                    None if blob is None else np.frombuffer(blob, dtype="<f4").astype(np.float32)
+                )
+                out.setdefault(rid, []).append(vector)
+        return out
+
     def get_chunks(self, collection: str, chunk_ids: Sequence[int]) -> dict[int, Chunk]:
         """``{chunk_id: Chunk}`` for the ids that exist."""
         out: dict[int, Chunk] = {}
