@@ -16,15 +16,14 @@ from __future__ import annotations
 
 import json
 import os
-import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from semsearch.errors import DimensionMismatch, IndexNotFound
+from semsearch.errors import InvalidQuery
 from semsearch.filters import Filter
 from semsearch.results import Chunk, Record
 from semsearch.stores import milvus_layout as lay
@@ -36,34 +35,24 @@ from semsearch.stores.base import (
     StoreStats,
     WriteResult,
 )
-from semsearch.stores.milvus_conn import (
-    MilvusTarget,
-    close_client,
-    open_client,
-    parse_location,
-    translated,
-)
-from semsearch.stores.milvus_expr import column, compile_filter, literal
+from semsearch.stores.milvus_access import MilvusAccess
+from semsearch.stores.milvus_conn import translated
+from semsearch.stores.milvus_expr import compile_filter, literal
 
-__all__ = ["MilvusStore"]
+__all__ = ["EXACT_MAX", "MAX_TOPK", "MilvusStore"]
 
 #: Milvus' largest ``limit`` (topk) per search or query page.
 MAX_TOPK = 16384
 #: A filtered vector search whose filter matches at most this many chunks is answered by an
 #: exact scan of exactly those chunks (filtered ANN loses recall on selective filters).
-EXACT_MAX = 4096
-_BATCH = 500
+EXACT_MAX = 256
 
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def _all(expr: str) -> str:
-    return expr or "chunk_id >= 0"
-
-
-class MilvusStore:
+class MilvusStore(MilvusAccess):
     """A semsearch store in Milvus.
 
     Args:
@@ -77,31 +66,6 @@ class MilvusStore:
         StoreCorrupted / NotAnIndex: the Lite path is unreadable or not a Milvus Lite folder.
     """
 
-    def __init__(self, location: str, *, index: str | None = None) -> None:
-        target = parse_location(location)
-        if index is not None:
-            target = MilvusTarget(target.lite_path, target.uri, target.token, target.db_name, index)
-        self.target = target
-        self.location = target.display
-        self._lock = threading.RLock()
-        self._client: Any = None
-        self._loaded: set[str] = set()
-        self._meta_cache: dict[str, dict[str, Any]] = {}
-        if target.lite_path is None or os.path.exists(target.lite_path):
-            self._connect()
-
-    # -- connection ---------------------------------------------------------------------------
-
-    def _connect(self) -> Any:
-        with self._lock:
-            if self._client is None:
-                self._client = open_client(self.target)
-            return self._client
-
-    def _read_client(self) -> Any | None:
-        """The client, or None when a Milvus Lite folder does not exist yet (reads find nothing)."""
-        return self._client
-
     def exists(self) -> bool:
         """True when the store holds a semsearch index (the ``semsearch_meta`` collection)."""
         client = self._read_client()
@@ -110,74 +74,11 @@ class MilvusStore:
         with translated("listing collections"):
             return bool(client.has_collection(lay.META))
 
-    def close(self) -> None:
-        """Close the client; for Milvus Lite, stop its server when no other store uses the folder."""
-        with self._lock:
-            if self._client is not None:
-                close_client(self.target, self._client)
-                self._client = None
-                self._loaded.clear()
-
-    def _load(self, client: Any, name: str) -> bool:
-        """Load a Milvus collection once per store; False when it does not exist."""
-        if name in self._loaded:
-            return True
-        with translated(f"loading {name}"):
-            if not client.has_collection(name):
-                return False
-            client.load_collection(name)
-        self._loaded.add(name)
-        return True
-
-    def _coll(self, collection: str, kind: str) -> tuple[Any, str] | None:
-        """(client, Milvus name) of a loaded collection part, or None if it does not exist."""
-        client = self._read_client()
-        if client is None:
-            return None
-        name = lay.names(collection)[kind]
-        return (client, name) if self._load(client, name) else None
-
-    # -- collections --------------------------------------------------------------------------
-
-    def _meta_rows(self, names: Sequence[str] | None = None) -> list[dict[str, Any]]:
-        found = self._coll_meta()
-        if found is None:
-            return []
-        client, meta = found
-        expr = f"name in [{', '.join(literal(n) for n in names)}]" if names else 'name != ""'
-        with translated("reading collection metadata"):
-            rows = client.query(meta, filter=expr, output_fields=["name", "info"])
-        return [{"name": r["name"], **json.loads(r["info"])} for r in rows]
-
-    def _coll_meta(self) -> tuple[Any, str] | None:
-        client = self._read_client()
-        if client is None or not self._load(client, lay.META):
-            return None
-        return client, lay.META
-
     @staticmethod
     def _to_info(meta: dict[str, Any]) -> CollectionInfo:
         return CollectionInfo(
             meta["name"], meta["schema"], meta["model_id"], meta.get("dim"), meta.get("options", {})
         )
-
-    def meta(self, name: str) -> dict[str, Any]:
-        """The stored metadata document of collection ``name``.
-
-        Raises:
-            IndexNotFound: no such collection.
-        """
-        rows = self._meta_rows([name])
-        if not rows:
-            raise IndexNotFound(f"no collection {name!r} in {self.location}", hint="create it")
-        return rows[0]
-
-    def meta_cached(self, name: str) -> dict[str, Any]:
-        """:meth:`meta`, cached once the dimension is known (it never changes afterwards)."""
-        cached = self._meta_cache.get(name)
-        if cached is None or cached.get("dim") is None:
-            cached = self._meta_cache[name] = self.meta(name)
-        return cached
 
     def get_collection(self, name: str) -> CollectionInfo | None:
         """The stored collection called ``name``, or None."""
@@ -188,42 +89,20 @@ class MilvusStore:
         """Every semsearch collection in the store, by name."""
         return sorted((self._to_info(m) for m in self._meta_rows()), key=lambda i: i.name)
 
-    def put_meta(self, meta: dict[str, Any]) -> None:
-        """Write a collection's metadata row (creating ``semsearch_meta`` if needed) and flush."""
-        client = self._connect()
-        with self._lock, translated("writing collection metadata"):
-            if not client.has_collection(lay.META):
-                client.create_collection(
-                    lay.META,
-                    schema=lay.meta_schema(),
-                    index_params=lay.index_params(client, "meta"),
-                )
-            self._load(client, lay.META)
-            doc = {k: v for k, v in meta.items() if k != "name"}
-            row = {"name": meta["name"], "info": json.dumps(doc), "_v": lay.DUMMY_VECTOR}
-            client.upsert(lay.META, [row])
-            client.flush(lay.META)
-            self._meta_cache[meta["name"]] = dict(meta)
-
-    def create_part(
-        self, collection: str, kind: str, fields: list[dict[str, Any]], dim: int = 0
-    ) -> None:
-        """Create one Milvus collection (records/chunks/vectors) of a semsearch collection."""
-        client = self._connect()
-        name = lay.names(collection)[kind]
-        schema = {
-            "records": lambda: lay.records_schema(fields),
-            "chunks": lambda: lay.chunks_schema(fields),
-            "vectors": lambda: lay.vectors_schema(fields, dim),
-        }[kind]()
-        with self._lock, translated(f"creating {name}"):
-            if not client.has_collection(name):
-                params = lay.index_params(client, kind, self.target.index)
-                client.create_collection(name, schema=schema, index_params=params)
-            self._load(client, name)
-
     def create_collection(self, info: CollectionInfo) -> None:
-        """Create the Milvus collections (vectors only if ``info.dim`` is known) and the meta row."""
+        """Create the Milvus collections (vectors only if ``info.dim`` is known) and the meta row.
+
+        Raises:
+            InvalidQuery: a keyword tokenizer other than ``porter`` was asked for (Milvus' BM25
+                here indexes Porter stems; FTS5's ``trigram`` substring matching has no
+                equivalent).
+        """
+        tokenizer = info.options.get("keyword_tokenizer", "porter")
+        if tokenizer != "porter":
+            raise InvalidQuery(
+                f"the Milvus backend has no {tokenizer!r} keyword tokenizer",
+                hint="use the default (porter) on Milvus, or the SQLite store for trigram search",
+            )
         fields = json.loads(info.schema_json)["fields"]
         for kind in ("records", "chunks"):
             self.create_part(info.name, kind, fields)
@@ -267,8 +146,6 @@ class MilvusStore:
             client.flush(lay.META)
         return True
 
-    # -- writes (see milvus_writes) -----------------------------------------------------------
-
     def record_hashes(self, collection: str, ids: Sequence[str]) -> dict[str, str]:
         """``{id: content_hash}`` for the ids that exist."""
         rows = self.rows_by(
@@ -305,59 +182,6 @@ class MilvusStore:
 
         with self._lock:
             return delete_records(self, collection, ids)
-
-    # -- reads --------------------------------------------------------------------------------
-
-    def rows_by(
-        self,
-        collection: str,
-        kind: str,
-        key: str,
-        values: Sequence[Any],
-        fields: list[str],
-        extra: str = "",
-    ) -> list[dict[str, Any]]:
-        """Rows of one part whose ``key`` is among ``values`` (batched ``in`` queries)."""
-        found = self._coll(collection, kind)
-        if found is None or not values:
-            return []
-        client, name = found
-        out: list[dict[str, Any]] = []
-        unique = list(dict.fromkeys(values))
-        for start in range(0, len(unique), _BATCH):
-            batch = unique[start : start + _BATCH]
-            expr = f"{key} in [{', '.join(literal(v) for v in batch)}]"
-            with translated(f"reading {kind}"):
-                out += client.query(
-                    name, filter=f"{expr} and {extra}" if extra else expr, output_fields=fields
-                )
-        return out
-
-    def scan(
-        self, collection: str, kind: str, expr: str, fields: list[str]
-    ) -> Iterator[dict[str, Any]]:
-        """Every row of one part matching ``expr``, in pages (a query iterator)."""
-        found = self._coll(collection, kind)
-        if found is None:
-            return
-        client, name = found
-        with translated(f"scanning {kind}"):
-            it = client.query_iterator(name, batch_size=1000, filter=expr, output_fields=fields)
-            try:
-                while page := it.next():
-                    yield from page
-            finally:
-                it.close()
-
-    def count_where(self, collection: str, kind: str, expr: str) -> int:
-        """Number of rows of one part matching ``expr``."""
-        found = self._coll(collection, kind)
-        if found is None:
-            return 0
-        client, name = found
-        with translated(f"counting {kind}"):
-            rows = client.query(name, filter=expr, output_fields=["count(*)"])
-        return int(rows[0]["count(*)"]) if rows else 0
 
     def pending_chunks(
         self, collection: str, limit: int, where: Filter | None = None
@@ -475,8 +299,6 @@ class MilvusStore:
             os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(path) for f in files
         )
 
-    # -- queries (see milvus_query) -----------------------------------------------------------
-
     def vector_search(
         self,
         collection: str,
@@ -515,34 +337,3 @@ class MilvusStore:
         from semsearch.stores.milvus_query import find
 
         return find(self, collection, where, limit, offset, order_by)
-
-    # -- helpers shared by the write and query modules ----------------------------------------
-
-    def check_dim(self, collection: str, dim: int) -> int | None:
-        """The stored dim; raises DimensionMismatch when it differs from ``dim``."""
-        stored = self.meta(collection).get("dim")
-        if stored is not None and int(stored) != dim:
-            raise DimensionMismatch(
-                f"collection {collection!r} holds {stored}-d vectors; got {dim}-d",
-                hint="use the model the collection was built with",
-            )
-        return stored
-
-    @staticmethod
-    def filter_expr(where: Filter | None) -> str:
-        """The Milvus expression of a filter AST ('' for none)."""
-        return compile_filter(where) if where is not None else ""
-
-    @staticmethod
-    def attr_columns(fields: list[dict[str, Any]]) -> list[str]:
-        """The ``f_*`` columns of the declared fields."""
-        return [column(f["name"]) for f in fields]
-
-    @staticmethod
-    def all_expr(expr: str) -> str:
-        """``expr``, or a match-all expression on ``chunk_id`` when it is empty."""
-        return _all(expr)
-
-    def client(self) -> Any:
-        """The connected pymilvus client (connecting, and for Lite creating the folder, if needed)."""
-        return self._connect()

@@ -129,14 +129,15 @@ def records_schema(fields: list[dict[str, Any]]) -> Any:
 
 
 def chunks_schema(fields: list[dict[str, Any]]) -> Any:
-    """``*_chunks`` with the BM25 function from ``text`` to ``sparse``."""
+    """``*_chunks`` with the BM25 function from ``terms`` (stemmed words of ``text``) to ``sparse``."""
     from pymilvus import DataType, Function, FunctionType
 
     s = _schema()
     s.add_field("chunk_id", DataType.INT64, is_primary=True)
     s.add_field("record_id", DataType.VARCHAR, max_length=VARCHAR_MAX)
     s.add_field("ordinal", DataType.INT64)
-    s.add_field("text", DataType.VARCHAR, max_length=VARCHAR_MAX, enable_analyzer=True)
+    s.add_field("text", DataType.VARCHAR, max_length=VARCHAR_MAX)
+    s.add_field("terms", DataType.VARCHAR, max_length=VARCHAR_MAX, enable_analyzer=True)
     s.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
     s.add_field("content_hash", DataType.VARCHAR, max_length=128)
     s.add_field("status", DataType.VARCHAR, max_length=16)
@@ -147,7 +148,7 @@ def chunks_schema(fields: list[dict[str, Any]]) -> Any:
         Function(
             name="bm25",
             function_type=FunctionType.BM25,
-            input_field_names=["text"],
+            input_field_names=["terms"],
             output_field_names=["sparse"],
         )
     )

@@ -50,27 +50,50 @@ def vector_search(
             hint="query with the model the collection was built with",
         )
     expr = store.filter_expr(where)
-    matches: int | None = None
-    if where is not None:
-        matches = store.count_where(collection, "vectors", expr)
-        if matches <= EXACT_MAX:
-            exact = True
     if exact or k > MAX_TOPK:
         return _exact(store, collection, vector, k, expr)
-    hits = _ann(found, meta.get("index", "HNSW"), vector, k, expr)
+    if where is not None:
+        small = _small_match_set(found, expr, EXACT_MAX)
+        if small is not None:
+            return _exact_ids(found, vector, k, small)
+    hits = ann(found, meta.get("index", "HNSW"), vector, k, expr, store.search_params)
     if len(hits) < k:
-        if matches is None:
-            matches = store.count_where(collection, "vectors", store.all_expr(expr))
+        matches = store.count_where(collection, "vectors", store.all_expr(expr))
         if len(hits) < min(k, matches):
             return _exact(store, collection, vector, k, expr)
     return _ordered(hits)
 
 
-def _ann(
-    found: tuple[Any, str], index: str, vector: NDArray[np.float32], k: int, expr: str
-) -> list[ScoredChunk]:
+def _small_match_set(found: tuple[Any, str], expr: str, limit: int) -> list[int] | None:
+    """The chunk ids matching ``expr`` if there are at most ``limit``, else None."""
     client, name = found
-    params = dict(lay.INDEXES[index]["search"])
+    with translated("filtering vectors"):
+        rows = client.query(name, filter=expr, output_fields=["chunk_id"], limit=limit + 1)
+    return [int(r["chunk_id"]) for r in rows] if len(rows) <= limit else None
+
+
+def _exact_ids(
+    found: tuple[Any, str], vector: NDArray[np.float32], k: int, ids: list[int]
+) -> list[ScoredChunk]:
+    if not ids:
+        return []
+    client, name = found
+    with translated("reading vectors"):
+        rows = client.get(name, ids=ids, output_fields=["chunk_id", "record_id", "vector"])
+    return _top(rows, vector, k)
+
+
+def ann(
+    found: tuple[Any, str],
+    index: str,
+    vector: NDArray[np.float32],
+    k: int,
+    expr: str,
+    override: dict[str, Any] | None = None,
+) -> list[ScoredChunk]:
+    """One Milvus ANN search (no exact fallback): top-k (chunk id, record id, cosine)."""
+    client, name = found
+    params = {**lay.INDEXES[index]["search"], **(override or {})}
     if "ef" in params:
         params["ef"] = max(int(params["ef"]), k)
     with translated("searching vectors"):
@@ -92,23 +115,25 @@ def _ann(
 def _exact(
     store: MilvusStore, collection: str, vector: NDArray[np.float32], k: int, expr: str
 ) -> list[ScoredChunk]:
-    ids: list[int] = []
-    rids: list[str] = []
-    vecs: list[list[float]] = []
-    for row in store.scan(
+    rows = store.scan(
         collection, "vectors", store.all_expr(expr), ["chunk_id", "record_id", "vector"]
-    ):
-        ids.append(int(row["chunk_id"]))
-        rids.append(row["record_id"])
-        vecs.append(row["vector"])
-    if not ids:
+    )
+    return _top(list(rows), vector, k)
+
+
+def _top(rows: list[dict[str, Any]], vector: NDArray[np.float32], k: int) -> list[ScoredChunk]:
+    """Exact top-k of ``rows`` (chunk_id, record_id, vector) by cosine similarity."""
+    if not rows:
         return []
-    matrix = np.asarray(vecs, dtype=np.float32)
+    matrix = np.asarray([r["vector"] for r in rows], dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     matrix /= np.where(norms == 0, 1.0, norms)
-    rows, scores = top_k(matrix, vector.astype(np.float32), k)
+    picked, scores = top_k(matrix, vector.astype(np.float32), k)
     return _ordered(
-        [ScoredChunk(ids[r], rids[r], float(s)) for r, s in zip(rows, scores, strict=True)]
+        [
+            ScoredChunk(int(rows[r]["chunk_id"]), rows[r]["record_id"], float(s))
+            for r, s in zip(picked, scores, strict=True)
+        ]
     )
 
 
@@ -122,15 +147,17 @@ def keyword_search(
     is the BM25 score in both cases.
     """
     from semsearch.stores.milvus import MAX_TOPK
+    from semsearch.stores.milvus_terms import keyword_terms
 
     found = store._coll(collection, "chunks")
-    if found is None or not text.strip() or k <= 0:
+    terms = keyword_terms(text)
+    if found is None or not terms or k <= 0:
         return []
     client, name = found
     with translated("searching keywords"):
         res = client.search(
             name,
-            data=[text],
+            data=[terms],
             anns_field="sparse",
             limit=min(k, MAX_TOPK),
             filter=store.filter_expr(where),

@@ -21,6 +21,7 @@ from semsearch.stores import milvus_layout as lay
 from semsearch.stores.base import PendingChunk, RecordWrite, WriteResult
 from semsearch.stores.milvus_conn import translated
 from semsearch.stores.milvus_expr import column, literal
+from semsearch.stores.milvus_terms import keyword_terms
 
 if TYPE_CHECKING:
     from semsearch.stores.milvus import MilvusStore
@@ -118,6 +119,7 @@ def write_records(
                 "record_id": r.id,
                 "ordinal": ch.ordinal,
                 "text": ch.text,
+                "terms": keyword_terms(ch.text),
                 "content_hash": c.content_hash,
                 "status": "embedded" if vec is not None else "pending",
                 "error": "",
@@ -336,6 +338,7 @@ def _copy(
             "record_id",
             "ordinal",
             "text",
+            "terms",
             "content_hash",
             "status",
             "error",

@@ -86,3 +86,12 @@ def test_collections_changed_behind_our_back_raise_store_corrupted(lite_location
 def test_bad_locations_are_refused(location: str) -> None:
     with pytest.raises(BackendUnavailable):
         semsearch.connect(location)
+
+
+def test_trigram_keyword_tokenizer_is_refused_clearly(mdb: semsearch.Database) -> None:
+    from semsearch.errors import InvalidQuery
+
+    with pytest.raises(InvalidQuery) as err:
+        mdb.collection("notes", embedder=FakeEmbedder(8), keyword_tokenizer="trigram")
+    assert err.value.hint and "porter" in err.value.hint
+    assert mdb.collections() == []

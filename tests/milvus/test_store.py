@@ -127,9 +127,9 @@ def test_selective_filters_return_min_of_limit_and_matches(mdb: semsearch.Databa
         assert len(hits) == min(10, expected if level is not None else 300)
         if level is not None:
             assert {h.fields["level"] for h in hits} == {7}
-    wide = coll.search("common", limit=100, where={"level": {"$lt": 25}}, min_score=None)
-    assert len(wide.hits) == 100
-    assert EXACT_MAX >= 150  # this filter (150 matches) is answered exactly: no ANN starvation
+    wide = coll.search("common", limit=100, where={"level": {"$lt": 45}}, min_score=None)
+    assert len(wide.hits) == 100 and all(h.fields["level"] < 45 for h in wide.hits)
+    assert EXACT_MAX < 270  # 6 matches: exact scan; 270 matches: filtered ANN, refilled if short
 
 
 def test_long_record_bodies_are_split_and_rejoined(mdb: semsearch.Database) -> None:

@@ -1,0 +1,245 @@
+"""Low-level access to Milvus for the Milvus store: the client, loaded collections, the
+metadata rows, and batched queries. :class:`semsearch.stores.milvus.MilvusStore` builds the
+Store protocol on top of it; the write and query modules use these helpers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from semsearch.errors import DimensionMismatch, IndexNotFound
+from semsearch.filters import Filter
+from semsearch.stores import milvus_layout as lay
+from semsearch.stores.milvus_conn import (
+    MilvusTarget,
+    close_client,
+    open_client,
+    parse_location,
+    translated,
+)
+from semsearch.stores.milvus_expr import column, compile_filter, literal
+
+__all__ = ["MilvusAccess"]
+
+#: Values per ``in [...]`` query (Milvus Lite scans every row per query, so fewer is faster).
+_BATCH = 2000
+
+
+class MilvusAccess:
+    """The connection and query helpers under :class:`MilvusStore` (same arguments).
+
+    Args:
+        location: ``milvus-lite:///path.db`` or ``http(s)://[user:pass@]host:port``, with
+            optional ``?token=``, ``?db=`` and ``?index=HNSW|IVF_FLAT|AUTOINDEX|FLAT`` (the
+            vector index of new collections; default HNSW).
+        index: overrides ``?index=``.
+    Raises:
+        BackendUnavailable: bad location, pymilvus/milvus-lite missing, server unreachable,
+            or the Lite folder is open in another process.
+        StoreCorrupted / NotAnIndex: the Lite path is unreadable or not a Milvus Lite folder.
+    """
+
+    def __init__(self, location: str, *, index: str | None = None) -> None:
+        target = parse_location(location)
+        if index is not None:
+            target = MilvusTarget(target.lite_path, target.uri, target.token, target.db_name, index)
+        self.target = target
+        self.location = target.display
+        self._lock = threading.RLock()
+        self._client: Any = None
+        self._loaded: set[str] = set()
+        self._meta_cache: dict[str, dict[str, Any]] = {}
+        #: Query-time index parameters overriding the defaults (e.g. ``{"nprobe": 32}``,
+        #: ``{"ef": 256}``); see ``milvus_layout.INDEXES``.
+        self.search_params: dict[str, Any] = {}
+        if target.lite_path is None or os.path.exists(target.lite_path):
+            self._connect()
+
+    def _connect(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                self._client = open_client(self.target)
+            return self._client
+
+    def _read_client(self) -> Any | None:
+        """The client, or None when a Milvus Lite folder does not exist yet (reads find nothing)."""
+        return self._client
+
+    def close(self) -> None:
+        """Close the client; for Milvus Lite, stop its server when no other store uses the folder."""
+        with self._lock:
+            if self._client is not None:
+                close_client(self.target, self._client)
+                self._client = None
+                self._loaded.clear()
+
+    def _load(self, client: Any, name: str) -> bool:
+        """Load a Milvus collection once per store; False when it does not exist."""
+        if name in self._loaded:
+            return True
+        with translated(f"loading {name}"):
+            if not client.has_collection(name):
+                return False
+            client.load_collection(name)
+        self._loaded.add(name)
+        return True
+
+    def _coll(self, collection: str, kind: str) -> tuple[Any, str] | None:
+        """(client, Milvus name) of a loaded collection part, or None if it does not exist."""
+        client = self._read_client()
+        if client is None:
+            return None
+        name = lay.names(collection)[kind]
+        return (client, name) if self._load(client, name) else None
+
+    def _meta_rows(self, names: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        found = self._coll_meta()
+        if found is None:
+            return []
+        client, meta = found
+        expr = f"name in [{', '.join(literal(n) for n in names)}]" if names else 'name != ""'
+        with translated("reading collection metadata"):
+            rows = client.query(meta, filter=expr, output_fields=["name", "info"])
+        return [{"name": r["name"], **json.loads(r["info"])} for r in rows]
+
+    def _coll_meta(self) -> tuple[Any, str] | None:
+        client = self._read_client()
+        if client is None or not self._load(client, lay.META):
+            return None
+        return client, lay.META
+
+    def meta(self, name: str) -> dict[str, Any]:
+        """The stored metadata document of collection ``name``.
+
+        Raises:
+            IndexNotFound: no such collection.
+        """
+        rows = self._meta_rows([name])
+        if not rows:
+            raise IndexNotFound(f"no collection {name!r} in {self.location}", hint="create it")
+        return rows[0]
+
+    def meta_cached(self, name: str) -> dict[str, Any]:
+        """:meth:`meta`, cached once the dimension is known (it never changes afterwards)."""
+        cached = self._meta_cache.get(name)
+        if cached is None or cached.get("dim") is None:
+            cached = self._meta_cache[name] = self.meta(name)
+        return cached
+
+    def put_meta(self, meta: dict[str, Any]) -> None:
+        """Write a collection's metadata row (creating ``semsearch_meta`` if needed) and flush."""
+        client = self._connect()
+        with self._lock, translated("writing collection metadata"):
+            if not client.has_collection(lay.META):
+                client.create_collection(
+                    lay.META,
+                    schema=lay.meta_schema(),
+                    index_params=lay.index_params(client, "meta"),
+                )
+            self._load(client, lay.META)
+            doc = {k: v for k, v in meta.items() if k != "name"}
+            row = {"name": meta["name"], "info": json.dumps(doc), "_v": lay.DUMMY_VECTOR}
+            client.upsert(lay.META, [row])
+            client.flush(lay.META)
+            self._meta_cache[meta["name"]] = dict(meta)
+
+    def create_part(
+        self, collection: str, kind: str, fields: list[dict[str, Any]], dim: int = 0
+    ) -> None:
+        """Create one Milvus collection (records/chunks/vectors) of a semsearch collection."""
+        client = self._connect()
+        name = lay.names(collection)[kind]
+        schema = {
+            "records": lambda: lay.records_schema(fields),
+            "chunks": lambda: lay.chunks_schema(fields),
+            "vectors": lambda: lay.vectors_schema(fields, dim),
+        }[kind]()
+        with self._lock, translated(f"creating {name}"):
+            if not client.has_collection(name):
+                params = lay.index_params(client, kind, self.target.index)
+                client.create_collection(name, schema=schema, index_params=params)
+            self._load(client, name)
+
+    def rows_by(
+        self,
+        collection: str,
+        kind: str,
+        key: str,
+        values: Sequence[Any],
+        fields: list[str],
+        extra: str = "",
+    ) -> list[dict[str, Any]]:
+        """Rows of one part whose ``key`` is among ``values`` (batched ``in`` queries)."""
+        found = self._coll(collection, kind)
+        if found is None or not values:
+            return []
+        client, name = found
+        out: list[dict[str, Any]] = []
+        unique = list(dict.fromkeys(values))
+        for start in range(0, len(unique), _BATCH):
+            batch = unique[start : start + _BATCH]
+            expr = f"{key} in [{', '.join(literal(v) for v in batch)}]"
+            with translated(f"reading {kind}"):
+                out += client.query(
+                    name, filter=f"{expr} and {extra}" if extra else expr, output_fields=fields
+                )
+        return out
+
+    def scan(
+        self, collection: str, kind: str, expr: str, fields: list[str]
+    ) -> Iterator[dict[str, Any]]:
+        """Every row of one part matching ``expr``, in pages (a query iterator)."""
+        found = self._coll(collection, kind)
+        if found is None:
+            return
+        client, name = found
+        with translated(f"scanning {kind}"):
+            it = client.query_iterator(name, batch_size=1000, filter=expr, output_fields=fields)
+            try:
+                while page := it.next():
+                    yield from page
+            finally:
+                it.close()
+
+    def count_where(self, collection: str, kind: str, expr: str) -> int:
+        """Number of rows of one part matching ``expr``."""
+        found = self._coll(collection, kind)
+        if found is None:
+            return 0
+        client, name = found
+        with translated(f"counting {kind}"):
+            rows = client.query(name, filter=expr, output_fields=["count(*)"])
+        return int(rows[0]["count(*)"]) if rows else 0
+
+    def check_dim(self, collection: str, dim: int) -> int | None:
+        """The stored dim; raises DimensionMismatch when it differs from ``dim``."""
+        stored = self.meta(collection).get("dim")
+        if stored is not None and int(stored) != dim:
+            raise DimensionMismatch(
+                f"collection {collection!r} holds {stored}-d vectors; got {dim}-d",
+                hint="use the model the collection was built with",
+            )
+        return stored
+
+    @staticmethod
+    def filter_expr(where: Filter | None) -> str:
+        """The Milvus expression of a filter AST ('' for none)."""
+        return compile_filter(where) if where is not None else ""
+
+    @staticmethod
+    def attr_columns(fields: list[dict[str, Any]]) -> list[str]:
+        """The ``f_*`` columns of the declared fields."""
+        return [column(f["name"]) for f in fields]
+
+    @staticmethod
+    def all_expr(expr: str) -> str:
+        """``expr``, or a match-all expression on ``chunk_id`` when it is empty."""
+        return expr or "chunk_id >= 0"
+
+    def client(self) -> Any:
+        """The connected pymilvus client (connecting, and for Lite creating the folder, if needed)."""
+        return self._connect()
