@@ -218,7 +218,7 @@ queries: the store must return min({K}, matches) rows.
 - SQLite load of the same rows: {sqlite_load:.0f} s.
 - The store's default `ef_search` is max(k, 40); `Collection.search` asks the store for
   max(4 x limit, 40) candidates, so a limit-10 search runs at ef_search=40.
-- Filters matching fewer than 5,000 chunks (`exact_below`) scan exactly; larger ones use the
+- Filters matching fewer than 5,000 records (`exact_below`) scan exactly; larger ones use the
   HNSW index with `hnsw.iterative_scan = relaxed_order`, re-ordered by exact distance.
 
 {table}

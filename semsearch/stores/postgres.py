@@ -53,7 +53,7 @@ class PostgresStore(PostgresReads):
         url: a libpq URL or conninfo, e.g. ``postgresql://user:pass@host:5432/db?sslmode=require``.
         hnsw_m, hnsw_ef_construction: HNSW build parameters (pgvector's defaults 16 and 64).
         ef_search: minimum ``hnsw.ef_search`` per query (raised to k when k is larger; <= 1000).
-        exact_below: filters matching fewer chunks than this are answered by an exact scan.
+        exact_below: filters matching fewer records than this are answered by an exact scan.
         pool_size: most connections held open (default 4).
         timeout: seconds to wait for a connection (default 10).
     Raises:
@@ -185,7 +185,7 @@ class PostgresStore(PostgresReads):
                 "VALUES (%s, %s, %s, %s, %s::jsonb) RETURNING id",
                 (info.name, info.schema_json, info.model_id, info.dim, json.dumps(info.options)),
             ).fetchone()[0]
-            ddl.create_collection_tables(conn, Tables(int(cid)), fields, info.dim)
+            ddl.create_collection_tables(conn, Tables(int(cid)), fields, info.dim, self.hnsw)
 
     def update_collection(self, info: CollectionInfo) -> None:
         """Store a changed schema (added fields get columns) or the dimension."""
@@ -334,7 +334,7 @@ class PostgresStore(PostgresReads):
         """Top-k chunks by cosine similarity in [-1, 1], best first, ties by record id.
 
         Uses the HNSW index with iterative scans; answers exactly when ``exact`` is set, when
-        the filter matches fewer than ``exact_below`` chunks, or when the index returned fewer
+        the filter matches fewer than ``exact_below`` records, or when the index returned fewer
         than min(k, matching chunks) rows.
 
         Raises:

@@ -114,9 +114,16 @@ def migrate(conn: Any) -> None:
 
 
 def create_collection_tables(
-    conn: Any, t: Tables, fields: Sequence[tuple[str, FieldType]], dim: int | None
+    conn: Any,
+    t: Tables,
+    fields: Sequence[tuple[str, FieldType]],
+    dim: int | None,
+    hnsw: dict[str, int],
 ) -> None:
-    """Create a collection's records and chunks tables and their indexes (inside a transaction)."""
+    """Create a collection's records and chunks tables and their indexes (inside a transaction).
+
+    With ``dim`` known, the vector column and HNSW index (``hnsw`` options) are made at once.
+    """
     conn.execute(
         f"""CREATE TABLE {t.records} (
             rid bigserial PRIMARY KEY,
@@ -152,7 +159,7 @@ def create_collection_tables(
     conn.execute(f"CREATE INDEX {t.chunks}_tsv ON {t.chunks} USING gin (tsv)")
     add_field_columns(conn, t, fields)
     if dim is not None:
-        set_dimension(conn, t, dim, {})
+        set_dimension(conn, t, dim, hnsw)
 
 
 def add_field_columns(conn: Any, t: Tables, fields: Sequence[tuple[str, FieldType]]) -> None:

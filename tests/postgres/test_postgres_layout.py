@@ -117,3 +117,21 @@ def test_collections_are_isolated_by_table(pg_location, raw) -> None:
     assert _tables(raw) == [
         "semsearch_c2_chunks", "semsearch_c2_records", "semsearch_collections",
         "semsearch_meta", "semsearch_migrations"]  # fmt: skip
+
+
+def test_collection_created_with_a_known_dimension_gets_its_index_at_once(pg_location, raw):
+    from semsearch.schema import Schema
+    from semsearch.stores.base import CollectionInfo
+
+    store = PostgresStore(pg_location, hnsw_m=12)
+    try:
+        store.create_collection(CollectionInfo("known", Schema().to_json(), "fake:8", 8))
+    finally:
+        store.close()
+    typ = raw(
+        "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+        "WHERE attrelid = 'semsearch_c1_chunks'::regclass AND attname = 'embedding'"
+    )
+    assert typ == [("vector(8)",)]
+    (indexdef,) = raw("SELECT indexdef FROM pg_indexes WHERE indexname = 'semsearch_c1_hnsw'")[0]
+    assert "m='12'" in indexdef
