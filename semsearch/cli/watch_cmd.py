@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -29,9 +30,12 @@ def watch(
 ) -> None:
     """Sync the folder, then follow its changes until Ctrl-C. Health goes to `stats`."""
     import semsearch
+    from semsearch.errors import SemsearchError
     from semsearch.sources.vault import DEFAULT_INCLUDE, VAULT_SCHEMA
     from semsearch.sources.watch import FolderWatcher
 
+    if not Path(path).is_dir():  # before the index file is created
+        raise SemsearchError(f"{path} is not a folder", hint="give the path of a folder of notes")
     with semsearch.connect(index) as db:
         coll = db.collection(
             collection, schema=VAULT_SCHEMA, embedder=os.environ.get(settings.ENV_MODEL)

@@ -156,3 +156,17 @@ def test_mcp_watch_reports_index_health_in_stats_tool_fake_embedder(
         assert row["semantic"]["usable"] is True
     finally:
         server.close()
+
+
+def test_watch_command_refuses_a_missing_folder_and_creates_no_index(tmp_path: Path) -> None:
+    db_file = tmp_path / "none.embed.db"
+    done = subprocess.run(
+        cli("watch", str(tmp_path / "nope"), "--index", str(db_file)),
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1
+    assert "is not a folder" in done.stderr and "hint:" in done.stderr
+    assert not db_file.exists()
