@@ -177,6 +177,7 @@ def main() -> None:
     headers = ["mode", "clients", "seconds", "requests", "QPS", "p50 ms", "p99 ms", "errors"]
     table = markdown_table(headers, rows)
     print(table)
+    verdict = reading(rows, args.clients)
     built = f" (built in {build_seconds:.0f} s)" if build_seconds else ""
     write_section(
         SECTION,
@@ -196,8 +197,33 @@ Machine: {machine_info(("numpy", "torch", "fastapi", "uvicorn", "httpx"))}.
 Command: `.venv/bin/python -m benchmarks.http_load --clients {args.clients} --seconds {args.seconds:.0f}`
 
 {table}
+
+{verdict}
 """,
     )
+
+
+def reading(rows: list[list[object]], clients: int) -> str:
+    """One paragraph: is the target met at ``clients`` clients, and what bounds the latency."""
+    lines = []
+    for row in rows:
+        if row[1] != clients:
+            continue
+        mode, qps, p99, errors = row[0], float(str(row[4])), float(str(row[6])), int(str(row[7]))
+        met = errors == 0 and p99 < 100
+        lines.append(
+            f"{mode}: {errors} errors, p99 {p99:.0f} ms: target {'met' if met else 'NOT met'}; "
+            f"Little's law predicts a mean of {clients} / {qps:.0f} QPS = {1000 * clients / qps:.0f} ms."
+        )
+    cores = os.cpu_count() or 1
+    load = os.getloadavg()[0]
+    lines.append(
+        f"With a load average of {load:.0f} on {cores} cores (other processes), the server got "
+        f"about {min(1.0, cores / max(load, 1)):.0%} of the machine; p99 under 100 ms at {clients} "
+        f"clients needs about {clients * 10} QPS, i.e. at most {1000 / (clients * 10):.0f} ms "
+        "of server time per request."
+    )
+    return "Reading: " + " ".join(lines)
 
 
 def measure_mode(index: Path, mode: str, clients: int, seconds: float) -> list[list[object]]:
