@@ -191,3 +191,14 @@ def test_503_semantic_search_while_the_embedder_is_down(make_client) -> None:
 )
 def test_redact_paths_keeps_routes_and_drops_directories(text: str, expected: str) -> None:
     assert redact_paths(text) == expected
+
+
+def test_500_unexpected_error_hides_the_trace_and_paths(items_client, monkeypatch) -> None:
+    client, state = items_client
+
+    def broken(name: str):
+        raise RuntimeError(f"disk on fire at {state.db.location}")
+
+    monkeypatch.setattr(state, "collection", broken)
+    body = assert_error(client.get("/collections/items/stats"), 500, "internal_error")
+    assert "fire" not in body["message"]
