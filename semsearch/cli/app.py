@@ -6,6 +6,7 @@ import typer
 
 from semsearch.cli import (
     eval_cmd,
+    import_cmd,
     index_cmd,
     mcp_cmd,
     reembed_cmd,
@@ -25,6 +26,7 @@ app = typer.Typer(
 app.command("index")(index_cmd.index)
 app.command("search")(search_cmd.search)
 app.command("stats")(stats_cmd.stats)
+app.command("import")(import_cmd.import_records)
 app.command("reembed")(reembed_cmd.reembed)
 app.command("reindex")(reembed_cmd.reindex)
 app.command("mcp")(mcp_cmd.mcp)
