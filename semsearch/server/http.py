@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib import resources
-from typing import Annotated
+from typing import Annotated, Any
 
 from anyio.to_thread import run_sync
 from fastapi import Depends, FastAPI, Query, Request, Response
@@ -106,8 +106,8 @@ def _add_collection_routes(app: FastAPI) -> None:
         collection's index health (ok | syncing | degraded | quarantined)."""
         from semsearch.health import read_health
 
-        names = state.db.collections()
-        health = {n: read_health(state.db.store, n).to_dict() for n in names}
+        names = state.db.collections()  # no key needed here: no failed paths, only counts
+        health = {n: _public_health(read_health(state.db.store, n)) for n in names}
         return HealthOut(
             status="ok", version=__version__, collections=len(names), index_health=health
         )
@@ -285,3 +285,12 @@ def _add_page(app: FastAPI) -> None:
         return FileResponse(f"{directory}/index.html", media_type="text/html")
 
     app.mount("/static", StaticFiles(directory=directory), name="static")
+
+
+def _public_health(health: Any) -> dict[str, Any]:
+    """A collection's index health for the key-less /health: failed paths dropped (their
+    count stays), absolute paths in the reason reduced to file names."""
+    from semsearch.server.http_errors import redact_paths
+
+    doc: dict[str, Any] = health.to_dict()
+    return doc | {"failed": [], "reason": redact_paths(doc["reason"]) if doc["reason"] else None}

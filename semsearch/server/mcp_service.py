@@ -229,7 +229,7 @@ class McpService:
             for row in listed:
                 usable, reason = self._semantic_status(row["name"], row)
                 health = read_health(db.store, row["name"])  # issue 12: the index health
-                row["index_health"] = health.to_dict()
+                row["index_health"] = _scoped_health(health.to_dict(), self.scope)
                 if usable and not health.semantic_ok:
                     usable, reason = False, f"index quarantined: {health.reason}"
                 row["semantic"] = {"usable": usable, "reason": reason}
@@ -381,3 +381,10 @@ def result_view(collection: str, result: SearchResult) -> dict[str, Any]:
         "count": len(result.hits),
         "hits": [hit_view(h) for h in result.hits],
     }
+
+
+def _scoped_health(health: dict[str, Any], scope: PathScope) -> dict[str, Any]:
+    """The index health with failed paths outside the privacy scope hidden, reason scrubbed."""
+    failed = [p for p in health["failed"] if scope.allows(p)]
+    reason = scrub_paths(health["reason"]) if health["reason"] else None
+    return {**health, "failed": failed, "reason": reason}

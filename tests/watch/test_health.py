@@ -15,7 +15,7 @@ import pytest
 import semsearch
 from semsearch.collection import Collection
 from semsearch.embedders.base import EmbedKind
-from semsearch.errors import EmbedderUnavailable, IndexUnhealthy
+from semsearch.errors import EmbedderUnavailable, IndexUnhealthy, SemsearchError
 from semsearch.health import read_health
 from semsearch.server.mcp_service import McpConfig, McpService
 from semsearch.sources.vault import VAULT_SCHEMA, scan_folder
@@ -212,3 +212,44 @@ def test_a_non_note_file_event_writes_nothing_fake_embedder(
     report = watcher.apply(["attachments/diagram.png", "attachments"])
     assert (report.new, report.removed) == (0, 0)
     assert db.store.collection_version("notes") == version  # type: ignore[attr-defined]
+
+
+def test_failed_paths_respect_each_face_privacy_fake_embedder(
+    db: semsearch.Database, vault: Path
+) -> None:
+    """MCP stats hides failed paths outside its scope; the key-less /health lists none."""
+    from fastapi.testclient import TestClient
+
+    from semsearch.server.http import create_app
+    from semsearch.server.http_state import ServerState
+
+    coll = db.collection("notes", schema=VAULT_SCHEMA, embedder=QuickFake())
+    write(vault, "private/diary.md", b"\xff\xfe secret")
+    write(vault, "inbox/broken.md", b"\xff\xfe broken")
+    _, health = sync_folder(coll, vault)
+    assert health.failed == ("inbox/broken.md", "private/diary.md")
+
+    service = McpService(McpConfig(db.store.location, exclude=("private",), model="fake:256"))
+    try:
+        [row] = service.stats()["collections"]
+    finally:
+        service.close()
+    assert row["index_health"]["state"] == "degraded"
+    assert row["index_health"]["failed"] == ["inbox/broken.md"]
+
+    state = ServerState(db, embedder=QuickFake())
+    try:
+        with TestClient(create_app(state)) as client:
+            public = client.get("/health").json()["index_health"]["notes"]
+    finally:
+        state.worker.stop()
+    assert (public["state"], public["failed"], public["failed_count"]) == ("degraded", [], 2)
+
+
+def test_a_wrong_folder_raises_without_touching_the_health(
+    db: semsearch.Database, tmp_path: Path
+) -> None:
+    coll = db.collection("notes", schema=VAULT_SCHEMA, embedder=QuickFake())
+    with pytest.raises(SemsearchError, match="is not a folder"):
+        sync_folder(coll, tmp_path / "missing")
+    assert read_health(db.store, "notes").state == "ok"
