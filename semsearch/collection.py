@@ -236,17 +236,23 @@ class Collection:
     def reindex(self, *, progress: Progress | None = None) -> UpsertReport:
         """Embed every chunk that is pending or failed (e.g. after an embedder outage).
 
+        When it ends with every chunk embedded, a quarantine of the index is lifted (see
+        :func:`semsearch.health.clear_after_reindex`).
+
         Returns:
             UpsertReport whose ``chunks_embedded`` counts the newly embedded chunks.
         Raises:
             EmbedderUnavailable: the embedder still fails (the chunks stay pending).
         """
+        from semsearch.health import clear_after_reindex
+
         report = UpsertReport()
         while pending := self.store.pending_chunks(self.name, EMBED_GROUP):
             if not self._embed(pending, report, progress):
                 raise EmbedderUnavailable(
                     report.errors[-1], hint="fix the embedder, then run reindex again"
                 )
+        clear_after_reindex(self.store, self.name)
         return report
 
     def embed_pending(

@@ -41,6 +41,7 @@ __all__ = [
     "Health",
     "HealthState",
     "begin_sync",
+    "clear_after_reindex",
     "end_sync",
     "quarantine",
     "read_health",
@@ -230,6 +231,20 @@ def quarantine(store: Store, name: str, reason: str) -> Health | None:
     except Exception as exc:  # the store itself may be what failed
         log.error("could not record the quarantine of %r: %s", name, exc)
         return None
+
+
+def clear_after_reindex(store: Store, name: str) -> Health:
+    """After a reindex that left no chunk without a vector, lift a quarantine.
+
+    A quarantine says the stored vectors cannot be trusted to match the stored text. Once every
+    chunk's vector has been computed from its stored text, that no longer holds; whether the
+    text itself is behind a watched folder is the next sync's business. A running sync
+    (``syncing``) is left alone.
+    """
+    health = read_health(store, name)
+    if health.state != "quarantined":
+        return health
+    return write_health(store, name, Health())
 
 
 def refuse_semantic(store: Store, name: str, mode: str) -> str | None:
