@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from semsearch.embedders.fake import FakeEmbedder
+from semsearch.search import HYBRID_FUSION
 from tests.contract.helpers import spells
 from tests.contract.spells import ALL_IDS, RECORDS
 
@@ -109,8 +110,8 @@ def test_hybrid_fuses_both_legs_with_components(coll) -> None:
     assert top.id == "detect"
     assert top.components is not None
     assert top.components["keyword"].rank == 1 and top.components["semantic"].rank == 1
-    # RRF with k=60: a document ranked first in both legs scores 2/61.
-    assert top.score == pytest.approx(2 / 61)
+    # RRF with the default k (search.HYBRID_FUSION): ranked first in both legs scores 2/(k+1).
+    assert top.score == pytest.approx(2 / (HYBRID_FUSION.k + 1))
     assert len(result) == 3
 
 

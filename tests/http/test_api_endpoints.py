@@ -12,6 +12,7 @@ from importlib import resources
 import numpy as np
 
 from semsearch.embedders.fake import FakeEmbedder
+from semsearch.search import HYBRID_FUSION
 from tests.http.conftest import ITEM_FIELDS, LOST_AND_FOUND
 
 
@@ -151,8 +152,9 @@ def test_hybrid_hits_carry_fused_rank_and_both_legs(items_client) -> None:
     assert legs["keyword"]["rank"] == 1 and legs["keyword"]["score"] > 0
     assert legs["semantic"]["rank"] is not None
     assert legs["semantic"]["percent"] == round(legs["semantic"]["score"] * 100)
-    # RRF with k=60: a record ranked r1 and r2 by the legs scores 1/(60+r1) + 1/(60+r2)
-    expected = 1 / (60 + legs["keyword"]["rank"]) + 1 / (60 + legs["semantic"]["rank"])
+    # RRF (search.HYBRID_FUSION): a record ranked r1 and r2 by the legs scores 1/(k+r1) + 1/(k+r2)
+    k = HYBRID_FUSION.k
+    expected = 1 / (k + legs["keyword"]["rank"]) + 1 / (k + legs["semantic"]["rank"])
     assert math.isclose(top["score"], expected, rel_tol=1e-9)
 
 
