@@ -108,6 +108,11 @@ class Collection:
             InvalidRecord: a record has no id, a duplicate id, a non-JSON value or a field of the
                 wrong type; nothing from the call is written.
         """
+        if isinstance(records, Mapping | str | bytes) or records is None:
+            raise InvalidRecord(
+                f"upsert takes a list of records, got {type(records).__name__}",
+                hint='wrap a single record in a list: upsert([{"id": "a", "text": "..."}])',
+            )
         name_only: list[str] = []
         prepared = [self._prepare(r, name_only) for r in records]
         _check_unique(prepared)
@@ -123,6 +128,8 @@ class Collection:
             known = self.store.record_hashes(self.name, [r[0] for r in batch])
             changed = [r for r in batch if known.get(r[0]) != r[4]]
             report.unchanged += len(batch) - len(changed)
+            if not changed:
+                continue  # nothing to write: a no-change re-import never touches the file
             writes = [self._with_chunks(*r) for r in changed]
             result = self.store.write_records(self.name, writes)
             report.added += result.added
@@ -160,7 +167,10 @@ class Collection:
         if only_first:
             name_only.append(record_id)
         try:
-            digest = json.dumps([fields, text], sort_keys=True, ensure_ascii=False, allow_nan=False)
+            # attrs are in the hash so a newly declared field is filled in on the next upsert
+            digest = json.dumps(
+                [fields, text, attrs], sort_keys=True, ensure_ascii=False, allow_nan=False
+            )
         except (TypeError, ValueError) as exc:
             raise InvalidRecord(
                 f"record {record_id!r} holds a value that is not JSON: {exc}",

@@ -44,11 +44,16 @@ def connect(location: str | os.PathLike[str]) -> Database:
             PostgreSQL server that refuses the connection or the credentials.
         NotAnIndex: the path exists but is not a semsearch index (the file is left unchanged).
     """
+    if not isinstance(location, str | os.PathLike):
+        raise BackendUnavailable(
+            f"a location must be a path or URL, got {type(location).__name__}",
+            hint=f"supported locations: {_SCHEMES}",
+        )
     loc = os.fspath(location)
     if loc == ":memory:" or loc.endswith(".embed.db"):
         from semsearch.stores.sqlite import SQLiteStore
 
-        return Database(SQLiteStore(loc))
+        return Database(SQLiteStore(loc if loc == ":memory:" else os.path.expanduser(loc)))
     if loc.startswith(("postgresql://", "postgres://")):
         from semsearch.stores.postgres import PostgresStore
 

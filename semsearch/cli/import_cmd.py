@@ -22,6 +22,8 @@ def parse_field_specs(specs: list[str]) -> dict[str, str]:
                 f"bad --field {spec!r}",
                 hint="write NAME:TYPE or NAME:TYPE=SOURCE.PATH, e.g. school:str=school.name",
             )
+        if name.strip() in types:
+            raise SemsearchError(f"--field {name.strip()!r} is declared twice", hint="keep one")
         types[name.strip()] = rest.strip()
     return types
 
@@ -47,20 +49,20 @@ def import_records(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     import semsearch
-    from semsearch.sources.records import import_file
+    from semsearch.sources.records import import_records, load_for_import
 
     schema = semsearch.Schema.from_types(
         parse_field_specs(field or []), text=tuple(text or ("text",))
     )
+    records = load_for_import(file, schema, id_field=id_field)  # before anything is created
     db = semsearch.connect(index)
     coll = db.collection(collection, schema=schema, embedder=os.environ.get(settings.ENV_MODEL))
     columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err_console, transient=True) as bar:
         task = bar.add_task("importing records", total=None)
-        report = import_file(
+        report = import_records(
             coll,
-            file,
-            id_field=id_field,
+            records,
             progress=lambda done, total: bar.update(task, completed=done, total=total),
         )
     for message in dict.fromkeys(report.errors):

@@ -9,6 +9,8 @@ import typer
 
 from semsearch import settings
 from semsearch.cli.common import CollectionOpt, IndexOpt, cli_errors, open_collection, out
+from rich.markup import escape
+
 from semsearch.results import SearchResult
 
 
@@ -68,16 +70,17 @@ def search(
 def render(result: SearchResult) -> None:
     """Print hits for a person: rank, score, id, heading path and a one-line snippet."""
     note = " (HyDE)" if result.hyde else ""
-    out.print(f"[bold]{len(result)} hits[/] for {result.query!r} ({result.mode}{note})")
+    query = result.query if len(result.query) <= 200 else result.query[:200] + "…"
+    out.print(f"[bold]{len(result)} hits[/] for {escape(repr(query))} ({result.mode}{note})")
     if result.degraded:
-        out.print(f"[yellow]degraded:[/] {result.degraded_reason}")
+        out.print(f"[yellow]degraded:[/] {escape(result.degraded_reason or '')}")
     for rank, hit in enumerate(result, 1):
         where = ""
         if hit.chunk is not None:
             heading = " > ".join(hit.chunk.heading_path)
             lines = f":{hit.chunk.line_start}" if hit.chunk.line_start else ""
-            where = f"{lines}  [dim]{heading}[/]" if heading else lines
-        out.print(f"{rank:>2}. [cyan]{hit.score:.3f}[/]  [bold]{hit.id}[/]{where}")
+            where = f"{lines}  [dim]{escape(heading)}[/]" if heading else lines
+        out.print(f"{rank:>2}. [cyan]{hit.score:.3f}[/]  [bold]{escape(hit.id)}[/]{where}")
         if hit.chunk is not None:
             snippet = " ".join(hit.chunk.text.split())
             out.print(f"    {snippet[:160]}{'…' if len(snippet) > 160 else ''}", markup=False)

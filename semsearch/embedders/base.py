@@ -176,7 +176,13 @@ def resolve_embedder(spec: str | Embedder | None) -> Embedder:
         spec = default_model_spec()
     prefix, sep, name = spec.partition(":")
     if sep and prefix in _PROVIDERS:
-        return _PROVIDERS[prefix](name)
+        try:
+            return _PROVIDERS[prefix](name)
+        except (ValueError, TypeError) as exc:
+            raise EmbedderUnavailable(
+                f"bad embedder spec {spec!r}: {exc}",
+                hint="e.g. 'local:all-MiniLM-L6-v2', 'fake:32', 'openai:text-embedding-3-small'",
+            ) from exc
     if sep and len(prefix) > 1 and "/" not in prefix and "\\" not in prefix:
         raise EmbedderUnavailable(
             f"unknown embedding provider {prefix!r} in {spec!r}",

@@ -42,7 +42,10 @@ class FakeEmbedder(BaseEmbedder):
     @classmethod
     def from_spec(cls, name: str) -> FakeEmbedder:
         """Factory for spec strings ``fake:<dim>``."""
-        return cls(int(name) if name else 32)
+        dim = int(name) if name else 32
+        if dim < 1:
+            raise ValueError(f"dimension must be >= 1, got {dim}")
+        return cls(dim)
 
     @property
     def dim(self) -> int:

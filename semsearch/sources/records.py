@@ -19,7 +19,7 @@ from semsearch.errors import InvalidRecord, SemsearchError
 from semsearch.results import UpsertReport
 from semsearch.schema import Field, Schema, resolve_path
 
-__all__ = ["import_file", "read_records"]
+__all__ = ["import_file", "import_records", "load_for_import", "read_records"]
 
 BATCH = 512
 _TRUE = {"true", "1", "yes", "y", "t"}
@@ -53,7 +53,7 @@ def read_records(path: str | Path, schema: Schema | None = None) -> list[dict[st
 
 def _read_json_array(file: Path) -> list[dict[str, Any]]:
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
+        data = json.loads(file.read_text(encoding="utf-8-sig"))
     except ValueError as exc:
         raise SemsearchError(f"{file.name} is not valid JSON: {exc}", hint="fix the file") from exc
     if not isinstance(data, list) or not all(isinstance(d, dict) for d in data):
@@ -64,7 +64,7 @@ def _read_json_array(file: Path) -> list[dict[str, Any]]:
 
 
 def _read_jsonl(file: Path) -> Iterator[dict[str, Any]]:
-    with file.open(encoding="utf-8") as fh:
+    with file.open(encoding="utf-8-sig") as fh:
         for number, line in enumerate(fh, 1):
             if not line.strip():
                 continue
@@ -80,7 +80,7 @@ def _read_jsonl(file: Path) -> Iterator[dict[str, Any]]:
 
 
 def _read_csv(file: Path) -> Iterator[dict[str, str]]:
-    with file.open(encoding="utf-8", newline="") as fh:
+    with file.open(encoding="utf-8-sig", newline="") as fh:
         yield from csv.DictReader(fh)
 
 
@@ -137,7 +137,22 @@ def import_file(
         InvalidRecord: a record lacks ``id_field`` or has a field of the wrong type; the whole
             file is validated before anything is written.
     """
-    raw = read_records(path, collection.schema)
+    records = load_for_import(path, collection.schema, id_field=id_field)
+    return import_records(collection, records, progress=progress)
+
+
+def load_for_import(
+    path: str | Path, schema: Schema, *, id_field: str = "id"
+) -> list[dict[str, Any]]:
+    """Read and validate a file's records against ``schema`` without writing anything.
+
+    Returns:
+        Records with ``id`` set from ``id_field``.
+    Raises:
+        SemsearchError, InvalidRecord: as :func:`read_records`, plus a missing id, a field of
+            the wrong type, or a text template that yields no text for any record.
+    """
+    raw = read_records(path, schema)
     records = []
     for number, record in enumerate(raw, 1):
         record_id = resolve_path(record, id_field)
@@ -148,7 +163,23 @@ def import_file(
             )
         records.append({**record, "id": str(record_id)})
     for record in records:  # validate everything first: nothing is written on a bad record
-        collection.schema.declared_values(record["id"], record)
+        schema.declared_values(record["id"], record)
+    if records and not any(schema.render(r)[0] for r in records):
+        raise InvalidRecord(
+            f"the text fields {list(schema.text)} are empty in every record, so nothing could "
+            "be searched",
+            hint="name the fields that hold the text with --text (e.g. --text name --text desc)",
+        )
+    return records
+
+
+def import_records(
+    collection: Collection,
+    records: list[dict[str, Any]],
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> UpsertReport:
+    """Upsert records prepared by :func:`load_for_import` in batches, reporting progress."""
     report = UpsertReport()
     for start in range(0, len(records), BATCH):
         report.merge(collection.upsert(records[start : start + BATCH]))

@@ -74,8 +74,8 @@ def scan_folder(
         dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in SKIPPED_DIRS]
         for name in filenames:
             rel = Path(dirpath, name).relative_to(root).as_posix()
-            if name.startswith("."):
-                continue
+            if name.startswith(".") or not os.path.isfile(os.path.join(dirpath, name)):
+                continue  # hidden files, FIFOs, sockets and broken links are never read
             if not any(
                 fnmatch.fnmatchcase(name, g) or fnmatch.fnmatchcase(rel, g) for g in include
             ):
@@ -92,7 +92,7 @@ def read_note(root: Path, rel: str) -> dict[str, Any]:
         UnicodeDecodeError: the file is not valid UTF-8. OSError: it cannot be read.
     """
     path = root / rel
-    raw = path.read_bytes().decode("utf-8")
+    raw = path.read_bytes().decode("utf-8-sig")  # a BOM must not hide the front matter
     front, body, body_line = split_front_matter(raw)
     h1 = _H1.search(body)
     title = front.get("title") or (h1.group(1).strip() if h1 else Path(rel).stem)
@@ -153,8 +153,8 @@ def index_folder(
         SemsearchError: ``root`` is not a folder.
     """
     start = time.perf_counter()
-    base = Path(root)
-    if not base.is_dir():
+    base = Path(root).expanduser()
+    if not str(root).strip() or not base.is_dir():
         raise SemsearchError(f"{root} is not a folder", hint="give the path of a folder of notes")
     report = SyncReport()
     paths = list(scan_folder(base, include, exclude))
@@ -172,7 +172,14 @@ def index_folder(
         if progress is not None:
             progress(offset + len(batch), len(paths))
     kept = set(paths) - {rel for rel, _ in report.skipped}
-    gone = [i for i in collection.ids() if i not in kept]
+    existing = collection.ids()
+    gone = [i for i in existing if i not in kept]
+    if existing and not kept:
+        raise SemsearchError(
+            f"no notes found in {base.name or root!r} (with these --include/--exclude globs); "
+            f"refusing to remove all {len(existing)} records of collection {collection.name!r}",
+            hint="check the folder and globs, or use another --collection for another folder",
+        )
     report.removed = collection.delete(gone) if gone else 0
     report.seconds = time.perf_counter() - start
     return report

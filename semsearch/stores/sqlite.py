@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from semsearch.errors import DimensionMismatch, NotAnIndex, StoreCorrupted
+from semsearch.errors import BackendUnavailable, DimensionMismatch, NotAnIndex, StoreCorrupted
 from semsearch.filters import Filter
 from semsearch.results import Chunk, Record
 from semsearch.stores import sqlite_keyword
@@ -98,8 +98,12 @@ class SQLiteStore:
 
     @contextmanager
     def _write(self, collection: str | None = None) -> Iterator[sqlite3.Connection]:
-        """One write transaction; creates and migrates the file on first use."""
-        with self._lock:
+        """One write transaction; creates and migrates the file on first use.
+
+        Raises:
+            BackendUnavailable: the file cannot be created or written (missing folder, read-only).
+        """
+        with self._lock, _unwritable(self.location):
             if self._conn is None:
                 self._conn = self._connect(self.location)
                 self._conn.execute("PRAGMA journal_mode = WAL")
@@ -147,7 +151,7 @@ class SQLiteStore:
         with self._write() as conn:
             cur = conn.execute(
                 "INSERT INTO collections (name, schema, model_id, dim, options, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING",
                 (
                     info.name,
                     info.schema_json,
@@ -157,7 +161,8 @@ class SQLiteStore:
                     _now(),
                 ),
             )
-            ddl.create_collection_objects(conn, int(cur.lastrowid or 0), fields)
+            if cur.rowcount == 1:  # else another process created it first: keep theirs
+                ddl.create_collection_objects(conn, int(cur.lastrowid or 0), fields)
 
     def update_collection(self, info: CollectionInfo) -> None:
         """Store a changed schema (added fields) or the dimension learnt from the first vectors."""
@@ -360,8 +365,7 @@ class SQLiteStore:
         for batch in _batches(list(ids)):
             rows = self._rows(
                 "SELECT r.id, CASE WHEN k.status = 'embedded' THEN k.vector END "
-                "FROM chunks k JOIN records r ON r.rowid = k.record_rowid JOIN collections c "
-                "ON c.id = r.collection_id WHERE c.name = ? "
+                "FROM chunks k JOIN records r ON r.rowid = k.record_rowid JOIN collections c ON c.id = r.collection_id WHERE c.name = ? "
                 f"AND r.id IN ({_marks(batch)}) ORDER BY r.id, k.ordinal",
                 (collection, *batch),
             )
@@ -561,13 +565,36 @@ class SQLiteStore:
         return [Record(r[0], json.loads(r[1]), r[2]) for r in rows]
 
 
+@contextmanager
+def _unwritable(path: str) -> Iterator[None]:
+    """Turn SQLite's "cannot open / readonly database" errors into BackendUnavailable."""
+    try:
+        yield
+    except sqlite3.OperationalError as exc:
+        text = str(exc)
+        if "unable to open" not in text and "readonly" not in text:
+            raise
+        raise BackendUnavailable(
+            f"cannot write the index {os.path.basename(path)}: {text}",
+            hint="check that its folder exists and that the file and folder are writable",
+        ) from exc
+
+
 def _inspect_read_only(path: str) -> None:
     """Refuse a file that is not a semsearch index without writing a byte to it."""
+    if os.path.isdir(path):
+        raise BackendUnavailable(
+            f"{os.path.basename(path)} is a folder, not an index file",
+            hint="give a file path ending in .embed.db",
+        )
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     except sqlite3.Error as exc:
         raise NotAnIndex(f"cannot open {path} as an index: {exc}", hint=_NOT_INDEX_HINT) from exc
     try:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if tables <= {"semsearch_migrations"}:
+            return  # empty, or another process is creating the index right now
         if not ddl.is_semsearch_file(conn):
             raise NotAnIndex(f"{path} is not a semsearch index", hint=_NOT_INDEX_HINT)
         version = ddl.schema_version(conn)

@@ -149,10 +149,16 @@ def test_mcp_watch_reports_index_health_in_stats_tool_fake_embedder(
             rows = server.ok("stats")["collections"]
             return next((r for r in rows if r["name"] == "notes"), None)
 
+        expected = len(list(scan_folder(vault)))
+        # a brand-new collection reads as ok before its first sync starts: wait for the records
         row = eventually(
-            lambda: (r := notes()) and r["index_health"]["state"] == "ok" and r, "first sync"
+            lambda: (r := notes())
+            and r["index_health"]["state"] == "ok"
+            and r["records"] == expected
+            and r,
+            "first sync",
         )
-        assert row["records"] == len(list(scan_folder(vault))) == 7
+        assert row["records"] == expected == 7
         assert row["semantic"]["usable"] is True
     finally:
         server.close()
