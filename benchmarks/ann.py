@@ -196,6 +196,7 @@ def main() -> None:
     ap.add_argument("--no-write", action="store_true", help="do not touch docs/benchmarks.md")
     ap.add_argument("--save", help="also write the raw results (JSON) to this file")
     ap.add_argument("--merge", nargs="*", default=[], help="render earlier --save files too")
+    ap.add_argument("--note", default="", help="a sentence added under the command line")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--dataset", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -235,7 +236,7 @@ def render(results: dict, args: argparse.Namespace, seconds: float, load: tuple)
         f"Command: `.venv/bin/python benchmarks/ann.py{' --million' if args.million else ''}` "
         f"({seconds / 60:.1f} min). Machine: {machine_info(packages)}; load average at start "
         f"{', '.join(f'{v:.1f}' for v in load)}. The machine was shared and loaded: re-run on a "
-        "quiet machine before quoting absolute figures.",
+        "quiet machine before quoting absolute figures. " + args.note,
         "Single-query latency, warm, k=10, at the smallest `ef` reaching recall@10 ≥ 0.95 "
         "(— where a system has no knob). Filtered columns keep 1% / 10% of rows. "
         "Peak RSS includes the input arrays every process loads.",
