@@ -138,37 +138,10 @@ class Semsearch:
         return [int(h.record_id) for h in hits]
 
 
-def _hash_lookup_fix() -> None:
-    """Work around a planner trap in sqlite_writes._vectors_by_hash (reported to the lead).
-
-    Its query filters on ``status`` and ``content_hash``; SQLite picks the ``chunks_by_status``
-    index and scans every embedded chunk once per written record, so ingest is quadratic
-    (0.18 s per record at 20,000 chunks). ``+status`` keeps the same rows and lets SQLite use
-    ``chunks_by_hash``. Remove this once the store's query is fixed.
-    """
-    from semsearch.stores import sqlite_writes
-
-    def vectors_by_hash(conn: Any, cid: int, hashes: list[str]) -> dict[str, bytes]:
-        found: dict[str, bytes] = {}
-        for start in range(0, len(hashes), 500):
-            batch = hashes[start : start + 500]
-            rows = conn.execute(
-                "SELECT content_hash, vector FROM chunks WHERE collection_id = ? AND "
-                f"+status = 'embedded' AND content_hash IN ({', '.join('?' for _ in batch)})",
-                (cid, *batch),
-            ).fetchall()
-            found.update({r[0]: r[1] for r in rows})
-        return found
-
-    sqlite_writes._vectors_by_hash = vectors_by_hash
-
-
 def write_vectors(store: Any, x: np.ndarray, buckets: np.ndarray, batch: int = 5000) -> None:
     """Records ``"0".."n-1"`` with one chunk each, via the Store primitives, then their vectors."""
     from semsearch.results import Chunk
     from semsearch.stores.base import ChunkWrite, RecordWrite
-
-    _hash_lookup_fix()
 
     for start in range(0, x.shape[0], batch):
         stop = min(start + batch, x.shape[0])
