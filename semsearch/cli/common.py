@@ -86,8 +86,12 @@ def cli_errors(func: Callable[P, R]) -> Callable[P, R]:
 
 
 def require_index(index: str) -> None:
-    """Raise IndexNotFound (before any model load) when the index file does not exist."""
-    if index != ":memory:" and not os.path.exists(index):
+    """Raise IndexNotFound (before any model load) when the index file does not exist.
+
+    Server locations (``postgresql://``, ``milvus-lite://``, ``http(s)://``) are checked by
+    their store when opened.
+    """
+    if index != ":memory:" and "://" not in index and not os.path.exists(index):
         raise IndexNotFound(f"no index at {index}", hint="run `semsearch index <folder>` first")
 
 
