@@ -49,8 +49,6 @@ def test_delete_where_refuses_an_empty_filter(coll):
 
 
 def test_embed_pending_and_stats_with_a_filter_fake_embedder(coll, store):
-    if store.backend != "sqlite":
-        pytest.skip(f"Store.pending_chunks/stats(where=) not implemented on {store.backend} yet")
     assert coll.embed_pending(100, where={"owner": "b"}) == 5
     where_a = parse_filter({"owner": "a"}, SCHEMA)
     a = coll.store.stats(coll.name, where_a)
