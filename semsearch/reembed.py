@@ -18,6 +18,7 @@ How (``semsearch reembed --model SPEC``, or :func:`reembed`):
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -36,6 +37,8 @@ from semsearch.stores.base import CollectionInfo, CollectionSwap
 __all__ = ["SHADOW_SUFFIX", "ReembedReport", "reembed", "shadow_name"]
 
 SHADOW_SUFFIX = ".reembed"
+#: Option stored on a shadow collection: the name of the collection it re-embeds.
+SHADOW_MARK = "reembed_shadow_of"
 PAGE = 256
 Progress = Callable[[int], None]
 #: Copy-and-swap attempts: a pass is repeated when the collection was written during it.
@@ -158,11 +161,22 @@ def _open_shadow(db: Database, info: CollectionInfo, new: Embedder) -> Collectio
     copy = Schema(stored.fields, ("text",), stored.chunker)
     name = shadow_name(info.name)
     existing = db.store.get_collection(name)
+    if existing is not None and existing.options.get(SHADOW_MARK) != info.name:
+        raise SemsearchError(
+            f"collection {name!r} exists and is not a reembed shadow of {info.name!r}",
+            hint="reembed never replaces a collection it did not create: rename or drop that one",
+        )
     if existing is not None and (
         existing.model_id != new.model_id or existing.schema_json != copy.to_json()
     ):
         db.store.drop_collection(name)
-    return db.collection(name, schema=copy, embedder=new)
+        existing = None
+    shadow = db.collection(name, schema=copy, embedder=new)
+    if existing is None:  # mark it, so a later run knows it may resume or replace it
+        made = db.store.get_collection(name) or shadow.info
+        options = {**made.options, SHADOW_MARK: info.name}
+        db.store.update_collection(dataclasses.replace(made, options=options))
+    return shadow
 
 
 def _sync(

@@ -154,3 +154,18 @@ def test_replace_collection_compare_and_swap(db, built):
     assert store.replace_collection("notes", "other", expected_version=fresh) is True
     assert db.collections() == ["notes"]
     assert db.collection("notes").ids() == ["x"]
+
+
+def test_reembed_never_replaces_a_user_collection_named_like_its_shadow(tmp_path) -> None:
+    import semsearch
+    from semsearch.reembed import reembed
+
+    db = semsearch.connect(tmp_path / "r.embed.db")
+    db.collection("notes", embedder="fake:32").upsert([{"id": "a", "text": "alpha"}])
+    user = db.collection("notes.reembed", embedder="fake:32")
+    user.upsert([{"id": f"u{i}", "text": "kept"} for i in range(3)])
+    with pytest.raises(semsearch.SemsearchError) as info:
+        reembed(db, "notes", "fake:16")
+    assert "not a reembed shadow" in info.value.message
+    assert db.collection("notes.reembed").count() == 3
+    assert db.collection("notes").model_id == "fake:32"
