@@ -6,11 +6,10 @@ import json
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from semsearch import settings
 from semsearch.cli.common import CollectionOpt, IndexOpt, cli_errors, open_collection, out
-from rich.markup import escape
-
 from semsearch.results import SearchResult
 
 

@@ -78,10 +78,19 @@ CASES = [
     ({"ritual": True}, lambda r: r["ritual"] is True),
     ({"classes": {"$contains": "bard"}}, lambda r: "bard" in r["classes"]),
     ({"classes": "bard"}, lambda r: "bard" in r["classes"]),
-    ({"classes": {"$in": ["bard", "druid"]}}, lambda r: bool({"bard", "druid"} & set(r["classes"]))),
+    (
+        {"classes": {"$in": ["bard", "druid"]}},
+        lambda r: bool({"bard", "druid"} & set(r["classes"])),
+    ),
     ({"classes": {"$nin": ["bard"]}}, lambda r: "bard" not in r["classes"]),
-    ({"$or": [{"level": 0}, {"school": "abjuration"}]}, lambda r: r["level"] == 0 or r.get("school") == "abjuration"),
-    ({"$and": [{"level_min": 5}, {"ritual": False}]}, lambda r: r["level"] >= 5 and not r["ritual"]),
+    (
+        {"$or": [{"level": 0}, {"school": "abjuration"}]},
+        lambda r: r["level"] == 0 or r.get("school") == "abjuration",
+    ),
+    (
+        {"$and": [{"level_min": 5}, {"ritual": False}]},
+        lambda r: r["level"] >= 5 and not r["ritual"],
+    ),
     ({"$not": {"school": "evocation"}}, lambda r: r.get("school") != "evocation"),
     ({"$not": {"level": {"$in": [1, 2, 3]}}}, lambda r: r["level"] not in (1, 2, 3)),
 ]
@@ -94,7 +103,9 @@ def test_find_matches_exactly_the_expected_records(coll, where, pred) -> None:
 
 
 def test_parse_builds_the_ast() -> None:
-    ast = parse_filter({"level_min": 2, "$or": [{"school": "x"}, {"$not": {"ritual": True}}]}, SCHEMA)
+    ast = parse_filter(
+        {"level_min": 2, "$or": [{"school": "x"}, {"$not": {"ritual": True}}]}, SCHEMA
+    )
     assert ast == And(
         (
             Compare("level", "gte", 2, "int"),
@@ -139,7 +150,10 @@ def test_values_are_bound_parameters_never_sql(coll) -> None:
 @pytest.mark.parametrize(
     ("where", "pred"),
     [
-        ({"level": 3, "ritual": False, "school": "evocation"}, lambda r: r["level"] == 3 and not r["ritual"] and r.get("school") == "evocation"),
+        (
+            {"level": 3, "ritual": False, "school": "evocation"},
+            lambda r: r["level"] == 3 and not r["ritual"] and r.get("school") == "evocation",
+        ),
         ({"level": 3}, lambda r: r["level"] == 3),
         ({"level_max": 8}, lambda r: r["level"] <= 8),
         ({"$not": {"level": 99}}, lambda r: True),
@@ -148,7 +162,9 @@ def test_values_are_bound_parameters_never_sql(coll) -> None:
 def test_filter_applies_before_ranking_and_never_under_returns(coll, mode, where, pred) -> None:
     matches = ids_where(pred)
     for limit in (5, 50):
-        result = coll.search("arcane spell power", mode=mode, limit=limit, where=where, min_score=None)
+        result = coll.search(
+            "arcane spell power", mode=mode, limit=limit, where=where, min_score=None
+        )
         assert len(result) == min(limit, len(matches)), (mode, where, limit)
         assert set(result.ids) <= matches
 

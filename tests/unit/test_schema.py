@@ -12,7 +12,10 @@ from semsearch.schema import Field, Schema, SchemaConflict, resolve_path
 SPELL = {
     "index": "acid-arrow",
     "name": "Acid Arrow",
-    "desc": ["A shimmering green arrow streaks toward a target.", "The target takes 4d4 acid damage."],
+    "desc": [
+        "A shimmering green arrow streaks toward a target.",
+        "The target takes 4d4 acid damage.",
+    ],
     "higher_level": [],
     "level": 2,
     "school": {"name": "Evocation"},
@@ -78,13 +81,20 @@ def test_bool_is_not_an_int_and_int_is_a_float() -> None:
 
 def test_schema_model_and_dim_are_stored_with_the_collection(db_path) -> None:
     with semsearch.connect(db_path) as db:
-        db.collection("spells", schema=SPELL_SCHEMA, embedder="fake:32").upsert([{**SPELL, "id": "a"}])
+        db.collection("spells", schema=SPELL_SCHEMA, embedder="fake:32").upsert(
+            [{**SPELL, "id": "a"}]
+        )
     with semsearch.connect(db_path) as db:
         coll = db.collection("spells")
         assert coll.schema == SPELL_SCHEMA
         stats = coll.stats()
         assert (stats.model_id, stats.dim) == ("fake:32", 32)
-        assert stats.fields == {"level": "int", "school": "str", "classes": "list[str]", "concentration": "bool"}
+        assert stats.fields == {
+            "level": "int",
+            "school": "str",
+            "classes": "list[str]",
+            "concentration": "bool",
+        }
 
 
 def test_conflicting_schema_shows_the_difference(db: semsearch.Database) -> None:
@@ -99,7 +109,9 @@ def test_conflicting_schema_shows_the_difference(db: semsearch.Database) -> None
 
 def test_adding_a_field_is_allowed(db: semsearch.Database) -> None:
     db.collection("spells", schema=SPELL_SCHEMA, embedder="fake:32")
-    extended = Schema(fields=(*SPELL_SCHEMA.fields, Field("ritual", "bool")), text=SPELL_SCHEMA.text)
+    extended = Schema(
+        fields=(*SPELL_SCHEMA.fields, Field("ritual", "bool")), text=SPELL_SCHEMA.text
+    )
     coll = db.collection("spells", schema=extended)
     assert coll.schema.field("ritual") is not None
     assert db.collection("spells").schema.field("ritual") is not None

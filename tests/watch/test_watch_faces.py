@@ -152,10 +152,12 @@ def test_mcp_watch_reports_index_health_in_stats_tool_fake_embedder(
         expected = len(list(scan_folder(vault)))
         # a brand-new collection reads as ok before its first sync starts: wait for the records
         row = eventually(
-            lambda: (r := notes())
-            and r["index_health"]["state"] == "ok"
-            and r["records"] == expected
-            and r,
+            lambda: (
+                (r := notes())
+                and r["index_health"]["state"] == "ok"
+                and r["records"] == expected
+                and r
+            ),
             "first sync",
         )
         assert row["records"] == expected == 7
