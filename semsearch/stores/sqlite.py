@@ -158,7 +158,8 @@ class SQLiteStore:
                     info.model_id,
                     info.dim,
                     json.dumps(info.options),
-                    _now(),
+                    # microseconds: derived caches tell two collections apart by this stamp
+                    datetime.now(UTC).isoformat(timespec="microseconds"),
                 ),
             )
             if cur.rowcount == 1:  # else another process created it first: keep theirs
