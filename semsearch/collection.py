@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -15,12 +14,14 @@ from numpy.typing import NDArray
 
 from semsearch.chunking import chunk_markdown, chunk_text, embedding_text
 from semsearch.embedders.base import Embedder
-from semsearch.errors import EmbedderUnavailable, InvalidQuery, InvalidRecord
+from semsearch.errors import EmbedderUnavailable, InvalidQuery, InvalidRecord, ModelMismatch
 from semsearch.filters import parse_filter
+from semsearch.lifecycle import Lifecycle
 from semsearch.results import Chunk, Record, SearchResult, UpsertReport
 from semsearch.schema import Schema
 from semsearch.search import PathScope, SearchRequest, run_search, validate_request
 from semsearch.stores.base import ChunkWrite, CollectionInfo, PendingChunk, RecordWrite, Store
+from semsearch.validation import as_ids, check_page, check_unique, order_fields, prepare_record
 
 __all__ = ["Collection", "CollectionStats"]
 
@@ -57,14 +58,39 @@ class CollectionStats:
 class Collection:
     """A named set of records with one schema and one embedder.
 
-    Obtained from :meth:`semsearch.Database.collection`; not constructed directly.
+    Obtained from :meth:`semsearch.Database.collection`; not constructed directly. Every verb
+    raises BackendUnavailable once the Database is closed and IndexNotFound once the collection
+    was dropped through it (see :mod:`semsearch.lifecycle`).
     """
 
-    def __init__(self, store: Store, info: CollectionInfo, schema: Schema, embedder: Embedder):
+    def __init__(
+        self,
+        store: Store,
+        info: CollectionInfo,
+        schema: Schema,
+        embedder: Embedder,
+        *,
+        lifecycle: Lifecycle | None = None,
+        mismatch: ModelMismatch | None = None,
+    ):
         self.store = store
         self.info = info
         self.schema = schema
         self.embedder = embedder
+        self._life = lifecycle or Lifecycle()
+        self._generation = self._life.generation(info.name)
+        #: Set when opened with ``strict_model=False`` and another model than the stored one:
+        #: the verbs that embed raise it (see ``Database.collection``).
+        self._mismatch = mismatch
+
+    def _live(self) -> None:
+        """Raise if the Database was closed or this collection dropped (no query)."""
+        self._life.check(self.info.name, self._generation)
+
+    def _require_model(self) -> None:
+        """Raise ModelMismatch when the embedder is not the collection's model."""
+        if self._mismatch is not None:
+            raise ModelMismatch(self._mismatch.message, hint=self._mismatch.hint)
 
     @property
     def name(self) -> str:
@@ -105,17 +131,22 @@ class Collection:
         Returns:
             UpsertReport with record counts (added/updated/unchanged) and chunk counts.
         Raises:
-            InvalidRecord: a record has no id, a duplicate id, a non-JSON value or a field of the
-                wrong type; nothing from the call is written.
+            InvalidRecord: a record has no id, a duplicate id, a non-JSON value, a field of the
+                wrong type, text that is not a str (or list of str) or not valid Unicode (a lone
+                surrogate); nothing from the call is written.
+            ModelMismatch: opened with ``strict_model=False`` and another model; nothing written.
+            BackendUnavailable / IndexNotFound: the Database was closed / the collection dropped.
         """
-        if isinstance(records, Mapping | str | bytes) or records is None:
+        self._live()
+        self._require_model()
+        if isinstance(records, Mapping | str | bytes) or not isinstance(records, Iterable):
             raise InvalidRecord(
                 f"upsert takes a list of records, got {type(records).__name__}",
                 hint='wrap a single record in a list: upsert([{"id": "a", "text": "..."}])',
             )
         name_only: list[str] = []
-        prepared = [self._prepare(r, name_only) for r in records]
-        _check_unique(prepared)
+        prepared = [prepare_record(self.schema, r, name_only) for r in records]
+        check_unique(prepared)
         if name_only:  # one line per call, not one per record
             log.warning(
                 "%d record(s) have text that is only their %r (e.g. %s); they are still embedded",
@@ -141,43 +172,6 @@ class Collection:
             else:
                 report.chunks_pending += len(result.pending)
         return report
-
-    def _prepare(
-        self, record: Mapping[str, Any], name_only: list[str]
-    ) -> tuple[str, dict[str, Any], dict[str, Any], str, str]:
-        if not isinstance(record, Mapping):
-            raise InvalidRecord(
-                f"a record must be a JSON object, got {type(record).__name__}",
-                hint='{"id": "a", "text": "..."}',
-            )
-        raw_id = record.get("id")
-        if (
-            isinstance(raw_id, bool)
-            or not isinstance(raw_id, str | int)
-            or str(raw_id).strip() == ""
-        ):
-            raise InvalidRecord(
-                f"record without a usable id: id={raw_id!r}",
-                hint="give every record a non-empty string id",
-            )
-        record_id = str(raw_id)
-        fields = {k: v for k, v in record.items() if k not in ("id", "text")}
-        attrs = self.schema.declared_values(record_id, record)
-        text, only_first = self.schema.render(record)
-        if only_first:
-            name_only.append(record_id)
-        try:
-            # attrs are in the hash so a newly declared field is filled in on the next upsert
-            digest = json.dumps(
-                [fields, text, attrs], sort_keys=True, ensure_ascii=False, allow_nan=False
-            )
-        except (TypeError, ValueError) as exc:
-            raise InvalidRecord(
-                f"record {record_id!r} holds a value that is not JSON: {exc}",
-                hint="use strings, numbers, booleans, lists and objects",
-            ) from exc
-        content_hash = hashlib.sha256(digest.encode()).hexdigest()
-        return record_id, fields, attrs, text, content_hash
 
     def _with_chunks(
         self,
@@ -256,6 +250,8 @@ class Collection:
         """
         from semsearch.health import clear_after_reindex
 
+        self._live()
+        self._require_model()
         report = UpsertReport()
         while pending := self.store.pending_chunks(self.name, EMBED_GROUP):
             if not self._embed(pending, report, progress):
@@ -283,6 +279,8 @@ class Collection:
                 stored and keyword-searchable.
             InvalidFilter: bad ``where``.
         """
+        self._live()
+        self._require_model()
         report = UpsertReport()
         ast = parse_filter(where, self.schema)
         pending = (
@@ -308,18 +306,20 @@ class Collection:
         from semsearch.errors import BackendUnavailable
         from semsearch.stores.base import VectorExport
 
+        self._live()
         if not isinstance(self.store, VectorExport):
             raise BackendUnavailable(
                 f"this backend ({type(self.store).__name__}) does not return stored vectors",
                 hint="ask without include_vectors",
             )
-        wanted = _as_ids(ids)
+        wanted = as_ids(ids)
         by_record = self.store.chunk_vectors(self.name, wanted)
         return {rid: by_record[rid] for rid in wanted if rid in by_record}
 
     def delete(self, ids: str | Sequence[str]) -> int:
         """Delete records (with their chunks, vectors and keyword rows). Returns how many existed."""
-        return self.store.delete_records(self.name, _as_ids(ids))
+        self._live()
+        return self.store.delete_records(self.name, as_ids(ids))
 
     def delete_where(self, where: Mapping[str, Any]) -> int:
         """Delete every record matching ``where``, with its chunks, vectors and keyword rows.
@@ -336,6 +336,7 @@ class Collection:
         """
         from semsearch.errors import InvalidFilter
 
+        self._live()
         ast = parse_filter(where, self.schema)
         if ast is None:
             raise InvalidFilter(
@@ -354,14 +355,17 @@ class Collection:
 
     def get(self, ids: str | Sequence[str]) -> list[Record]:
         """The records that exist among ``ids``, in the order asked."""
-        return self.store.get_records(self.name, _as_ids(ids))
+        self._live()
+        return self.store.get_records(self.name, as_ids(ids))
 
     def ids(self) -> list[str]:
         """Every record id, sorted."""
+        self._live()
         return self.store.list_ids(self.name)
 
     def count(self) -> int:
         """Number of records."""
+        self._live()
         return self.store.count(self.name)
 
     def find(
@@ -383,13 +387,10 @@ class Collection:
         Raises:
             InvalidFilter: bad filter or unknown order_by field. InvalidQuery: bad limit/offset.
         """
-        if not 1 <= limit <= 10_000 or offset < 0:
-            raise InvalidQuery(
-                f"limit must be in [1, 10000] and offset >= 0, got {limit}, {offset}",
-                hint="e.g. limit=100",
-            )
+        self._live()
+        check_page(limit, offset, 10_000)
         ast = parse_filter(where, self.schema)
-        return self.store.find(self.name, ast, limit, offset, _order(order_by, self.schema))
+        return self.store.find(self.name, ast, limit, offset, order_fields(order_by, self.schema))
 
     def search(
         self,
@@ -430,14 +431,23 @@ class Collection:
                 embedder fails in semantic mode, instead of raising.
             exact: force an exact vector scan where an ANN index would answer.
         Raises:
-            InvalidQuery: unknown mode, bad limit or min_score, or an empty query with no filter.
+            InvalidQuery: an argument of the wrong type (the message names it, the type given and
+                the type expected), unknown mode, bad limit or min_score, text that is not valid
+                Unicode (a lone surrogate), or an empty query with no filter.
             InvalidFilter: bad ``where``.
+            ModelMismatch: semantic or hybrid mode on a collection opened with
+                ``strict_model=False`` and another model (keyword mode still runs).
             EmbedderUnavailable: semantic mode and the embedder fails (unless ``fallback``).
             IndexUnhealthy: semantic or hybrid mode while the index is quarantined (a sync
                 failed part-way; see :mod:`semsearch.health`). Keyword mode still runs and is
                 marked degraded; semantic mode with ``fallback="keyword"`` runs keyword instead.
+            BackendUnavailable / IndexNotFound: the Database was closed / the collection dropped.
         """
-        validate_request(query, mode, limit, min_score)
+        self._live()
+        validate_request(
+            query, mode, limit, min_score, hypothetical_answer=hypothetical_answer,
+            folder=folder, exclude=exclude, include=include, fallback=fallback, exact=exact,
+        )  # fmt: skip
         ast = parse_filter(where, self.schema)
         scope = PathScope(folder, tuple(exclude), tuple(include))
         if not query.strip():
@@ -448,6 +458,8 @@ class Collection:
                 )
             return self._structured(query, ast_where=where, scope=scope, limit=limit)
         checked_mode = cast(Literal["semantic", "keyword", "hybrid"], mode)
+        if checked_mode != "keyword":
+            self._require_model()
         unhealthy = _health_check(self, checked_mode, fallback)
         if unhealthy is not None:
             checked_mode = "keyword"
@@ -479,6 +491,7 @@ class Collection:
         the index health (see :mod:`semsearch.health`)."""
         from semsearch.health import read_health
 
+        self._live()
         s = self.store.stats(self.name)
         info = self.store.get_collection(self.name) or self.info
         return CollectionStats(
@@ -498,34 +511,3 @@ def _health_check(coll: Collection, mode: str, fallback: str | None) -> str | No
     if mode == "semantic" and fallback == "keyword":
         return refuse_semantic(coll.store, coll.name, "keyword")
     return refuse_semantic(coll.store, coll.name, mode)
-
-
-def _as_ids(ids: str | Sequence[str]) -> list[str]:
-    return [ids] if isinstance(ids, str) else [str(i) for i in ids]
-
-
-def _check_unique(prepared: list[tuple[str, Any, Any, Any, Any]]) -> None:
-    seen: set[str] = set()
-    for record_id, *_ in prepared:
-        if record_id in seen:
-            raise InvalidRecord(
-                f"record id {record_id!r} appears twice in one upsert",
-                hint="ids must be unique; nothing was written",
-            )
-        seen.add(record_id)
-
-
-def _order(order_by: str | Sequence[str] | None, schema: Schema) -> list[tuple[str, bool]]:
-    from semsearch.errors import InvalidFilter
-
-    names = [order_by] if isinstance(order_by, str) else list(order_by or [])
-    out = []
-    for name in names:
-        field = name.removeprefix("-")
-        if schema.field(field) is None:
-            valid = ", ".join(f.name for f in schema.fields) or "none declared"
-            raise InvalidFilter(
-                f"cannot order by unknown field {field!r}", hint=f"declared fields: {valid}"
-            )
-        out.append((field, name.startswith("-")))
-    return out

@@ -15,6 +15,7 @@ from semsearch.errors import (
     IndexNotFound,
     ModelMismatch,
 )
+from semsearch.lifecycle import Lifecycle
 from semsearch.schema import Schema
 from semsearch.stores.base import CollectionInfo, Store
 
@@ -101,10 +102,16 @@ def _check_options(info: CollectionInfo, options: dict[str, str]) -> None:
 
 
 class Database:
-    """One store and its collections. Use as a context manager to close it."""
+    """One store and its collections. Use as a context manager to close it.
+
+    After :meth:`close`, every method (and every verb of a Collection it gave out) raises
+    BackendUnavailable; after :meth:`drop_collection`, that collection's handles raise
+    IndexNotFound (see :mod:`semsearch.lifecycle`).
+    """
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        self._life = Lifecycle()
 
     @property
     def location(self) -> str:
@@ -113,10 +120,12 @@ class Database:
 
     def exists(self) -> bool:
         """True when the index exists (for SQLite: the file exists)."""
+        self._life.check_open()
         return self.store.exists()
 
     def collections(self) -> list[str]:
         """Names of the collections in the store, sorted."""
+        self._life.check_open()
         return [c.name for c in self.store.list_collections()]
 
     def collection(
@@ -127,6 +136,7 @@ class Database:
         embedder: str | Embedder | None = None,
         create: bool = True,
         keyword_tokenizer: str | None = None,
+        strict_model: bool = True,
     ) -> Collection:
         """Open (or create) a collection.
 
@@ -142,13 +152,22 @@ class Database:
                 (default: English words, stemmed) or ``"trigram"`` (any substring of 3+
                 characters, for Chinese, Japanese or Korean; see docs/retrieval.md). Kept in
                 the collection's options; None keeps what is stored.
+            strict_model: True raises ModelMismatch here when ``embedder`` is another model
+                than the stored one. False opens the collection anyway: keyword search, ``get``,
+                ``find``, ``count``, ``stats`` and ``delete`` work (they need no embedder), and
+                the verbs that embed (semantic and hybrid search, ``upsert``, ``reindex``,
+                ``embed_pending``) raise ModelMismatch. The CLI, HTTP and MCP faces use False
+                for their configured model (``SEMSEARCH_MODEL``).
         Raises:
             IndexNotFound: the collection does not exist and ``create`` is False.
             SchemaConflict: ``keyword_tokenizer`` differs from the stored one.
             InvalidQuery: an unknown ``keyword_tokenizer``.
-            ModelMismatch: ``embedder`` differs from the model the collection was built with.
+            ModelMismatch: ``embedder`` differs from the model the collection was built with
+                (with ``strict_model``).
             DimensionMismatch: the embedder's dimension differs from the stored one.
+            BackendUnavailable: the Database was closed.
         """
+        self._life.check_open()
         if not isinstance(name, str) or not _NAME.fullmatch(name):
             from semsearch.errors import InvalidQuery
 
@@ -167,7 +186,8 @@ class Database:
                 info.name, merged.to_json(), info.model_id, info.dim, info.options
             )
             self.store.update_collection(info)
-        return Collection(self.store, info, merged, self._embedder_for(info, embedder))
+        emb, mismatch = self._embedder_for(info, embedder, strict_model)
+        return Collection(self.store, info, merged, emb, lifecycle=self._life, mismatch=mismatch)
 
     def _create(
         self,
@@ -190,39 +210,54 @@ class Database:
         schema = schema or Schema()
         info = CollectionInfo(name, schema.to_json(), emb.model_id, None, options)
         self.store.create_collection(info)
-        return Collection(self.store, info, schema, emb)
+        return Collection(self.store, info, schema, emb, lifecycle=self._life)
 
     @staticmethod
-    def _embedder_for(info: CollectionInfo, embedder: str | Embedder | None) -> Embedder:
+    def _embedder_for(
+        info: CollectionInfo, embedder: str | Embedder | None, strict: bool
+    ) -> tuple[Embedder, ModelMismatch | None]:
+        """The embedder, and the ModelMismatch to raise later when not ``strict``."""
         if embedder is None:
-            return resolve_embedder(info.model_id)
+            return resolve_embedder(info.model_id), None
         emb = resolve_embedder(embedder)
         if emb.model_id != info.model_id:
-            raise ModelMismatch(
+            mismatch = ModelMismatch(
                 f"collection {info.name!r} was built with model {info.model_id}; "
                 f"asked to use {emb.model_id}",
                 hint="use the original model, or switch explicitly with "
                 "`semsearch reembed --model SPEC` (nothing was re-embedded or dropped)",
             )
+            if strict:
+                raise mismatch
+            return emb, mismatch  # its dimension is irrelevant: it never embeds here
         try:
             dim = emb.dim
         except EmbedderUnavailable:
             # An API model whose dim needs a network probe must not block opening (keyword search
             # keeps working during an outage); stored vectors are dim-checked on every write.
-            return emb
+            return emb, None
         if info.dim is not None and dim != info.dim:
             raise DimensionMismatch(
                 f"collection {info.name!r} holds {info.dim}-d vectors; the embedder gives {dim}-d",
                 hint="use the model the collection was built with",
             )
-        return emb
+        return emb, None
 
     def drop_collection(self, name: str) -> bool:
-        """Delete a collection and all its records. Returns False if it did not exist."""
-        return self.store.drop_collection(name)
+        """Delete a collection and all its records. Returns False if it did not exist.
+
+        Collection handles opened before raise IndexNotFound from then on.
+        Raises:
+            BackendUnavailable: the Database was closed.
+        """
+        self._life.check_open()
+        dropped = self.store.drop_collection(name)
+        self._life.dropped(name)
+        return dropped
 
     def close(self) -> None:
-        """Close the store."""
+        """Close the store; closing twice is harmless. Handles raise BackendUnavailable after."""
+        self._life.closed = True
         self.store.close()
 
     def __enter__(self) -> Database:

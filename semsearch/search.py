@@ -10,6 +10,7 @@ that has enough other matches.
 from __future__ import annotations
 
 import fnmatch
+import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -233,21 +234,58 @@ def _hits(
 
 
 def validate_request(
-    query: str,
-    mode: str,
-    limit: int,
-    min_score: float | None,
+    query: object,
+    mode: object,
+    limit: object,
+    min_score: object,
+    *,
+    hypothetical_answer: object = None,
+    folder: object = None,
+    exclude: object = (),
+    include: object = (),
+    fallback: object = None,
+    exact: object = False,
 ) -> None:
-    """Raise InvalidQuery for an unknown mode, a limit outside [1, 1000] or a bad min_score."""
+    """Check a search's arguments before anything runs (see :meth:`Collection.search`).
+
+    Raises:
+        InvalidQuery: naming the argument, the type received and the type expected: ``query``
+            or ``hypothetical_answer`` not a str or not valid Unicode (a lone surrogate), an
+            unknown mode, a limit that is not an int in [1, 1000], a min_score that is not a
+            number in [-1, 1], a folder that is not a str, exclude/include not a list of str,
+            a fallback other than "keyword", or a non-bool ``exact``.
+    """
+    from semsearch.validation import check_text, type_name
+
+    check_text("query", query)
+    check_text("hypothetical_answer", hypothetical_answer, optional=True)
     if mode not in MODES:
         raise InvalidQuery(f"unknown search mode {mode!r}", hint=f"use one of: {', '.join(MODES)}")
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         raise InvalidQuery(
-            f"limit must be an integer in [1, {MAX_LIMIT}], got {limit!r}", hint="e.g. limit=10"
+            f"limit must be an int in [1, {MAX_LIMIT}], got {limit!r} ({type_name(limit)})",
+            hint="e.g. limit=10",
         )
-    if min_score is not None and not -1.0 <= float(min_score) <= 1.0:
+    if min_score is not None and (
+        isinstance(min_score, bool)
+        or not isinstance(min_score, numbers.Real)
+        or not -1.0 <= float(min_score) <= 1.0
+    ):
         raise InvalidQuery(
-            f"min_score is a cosine similarity in [-1, 1], got {min_score!r}", hint="e.g. 0.3"
+            "min_score must be a number (cosine similarity) in [-1, 1] or None, "
+            f"got {min_score!r} ({type_name(min_score)})",
+            hint="e.g. min_score=0.3",
         )
-    if not isinstance(query, str):
-        raise InvalidQuery(f"query must be a string, got {type(query).__name__}", hint="pass text")
+    check_text("folder", folder, optional=True)
+    for name, globs in (("exclude", exclude), ("include", include)):
+        if isinstance(globs, str) or not isinstance(globs, list | tuple):
+            raise InvalidQuery(
+                f"{name} must be a list of str globs, got {type_name(globs)}",
+                hint=f'wrap one glob in a list: {name}=["private/*"]',
+            )
+        for glob in globs:
+            check_text(f"each {name} glob", glob)
+    if fallback not in (None, "keyword"):
+        raise InvalidQuery(f"unknown fallback {fallback!r}", hint='use fallback="keyword" or None')
+    if not isinstance(exact, bool):
+        raise InvalidQuery(f"exact must be a bool, got {type_name(exact)}", hint="exact=True")

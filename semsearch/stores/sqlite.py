@@ -65,6 +65,7 @@ class SQLiteStore:
         self._lock = threading.RLock()
         self._cache: dict[int, AnnIndex] = {}  # derived vector caches (stores/ann.py)
         self._conn: sqlite3.Connection | None = None
+        self._closed = False
         self._written = 0  # records written by this store object, and when it last analyzed
         self._analyzed_at = 0
         if path == ":memory:":
@@ -87,13 +88,17 @@ class SQLiteStore:
         return self._conn is not None
 
     def close(self) -> None:
-        """Close the connection; the store cannot be used afterwards."""
+        """Close the connection; afterwards reads and writes raise BackendUnavailable."""
         with self._lock:
+            self._closed = True
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
 
     def _read(self) -> sqlite3.Connection | None:
+        """The connection, or None when the file does not exist yet (reads find nothing)."""
+        if self._closed:
+            raise _closed_error()
         return self._conn
 
     @contextmanager
@@ -104,6 +109,8 @@ class SQLiteStore:
             BackendUnavailable: the file cannot be created or written (missing folder, read-only).
         """
         with self._lock, _unwritable(self.location):
+            if self._closed:  # never reopen (and so create) the file after close()
+                raise _closed_error()
             if self._conn is None:
                 self._conn = self._connect(self.location)
                 self._conn.execute("PRAGMA journal_mode = WAL")
@@ -462,9 +469,9 @@ class SQLiteStore:
     def _in_read_txn(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
         """Run ``fn(conn)`` inside one read transaction: a consistent snapshot of the file."""
         with self._lock:
-            conn = self._conn
+            conn = self._read()
             if conn is None:
-                raise StoreCorrupted("the store is closed", hint="reopen the index")
+                raise StoreCorrupted("the index file vanished", hint="reopen the index")
             conn.execute("BEGIN")
             try:
                 return fn(conn)
@@ -564,6 +571,12 @@ class SQLiteStore:
             (collection, *params, limit, offset),
         )
         return [Record(r[0], json.loads(r[1]), r[2]) for r in rows]
+
+
+def _closed_error() -> BackendUnavailable:
+    return BackendUnavailable(
+        "the index is closed", hint="reopen it with semsearch.connect(location)"
+    )
 
 
 @contextmanager

@@ -6,9 +6,16 @@ import numpy as np
 import pytest
 
 from semsearch.embedders.fake import FakeEmbedder
-from semsearch.errors import DimensionMismatch, InvalidFilter, InvalidQuery, ModelMismatch
+from semsearch.errors import (
+    BackendUnavailable,
+    DimensionMismatch,
+    IndexNotFound,
+    InvalidFilter,
+    InvalidQuery,
+    ModelMismatch,
+)
 from tests.contract.helpers import spells
-from tests.contract.spells import SCHEMA
+from tests.contract.spells import RECORDS, SCHEMA
 
 
 class _LyingEmbedder(FakeEmbedder):
@@ -102,3 +109,82 @@ def test_bad_limit_is_refused(database, limit) -> None:
     coll = database.collection("spells", schema=SCHEMA, embedder=FakeEmbedder(32))
     with pytest.raises(InvalidQuery):
         coll.search("magic", limit=limit)
+
+
+def _every_verb(coll) -> dict[str, object]:
+    """One call of each Collection verb, by name (reads, searches and writes)."""
+    return {
+        "count": lambda: coll.count(),
+        "get": lambda: coll.get("alarm"),
+        "ids": lambda: coll.ids(),
+        "find": lambda: coll.find({"level": 1}),
+        "stats": lambda: coll.stats(),
+        "semantic": lambda: coll.search("magic", min_score=None),
+        "keyword": lambda: coll.search("magic", mode="keyword"),
+        "hybrid": lambda: coll.search("magic", mode="hybrid"),
+        "upsert": lambda: coll.upsert([{"id": "new", "text": "x", "level": 1}]),
+        "delete": lambda: coll.delete("alarm"),
+        "reindex": lambda: coll.reindex(),
+    }
+
+
+def test_a_handle_used_after_close_raises_backend_unavailable_fake_embedder(store) -> None:
+    db = store.connect()
+    coll = spells(db)
+    db.close()
+    for verb, call in _every_verb(coll).items():
+        with pytest.raises(BackendUnavailable) as info:
+            call()
+        assert "closed" in info.value.message, verb
+        assert "semsearch.connect" in (info.value.hint or ""), verb
+    for call in (db.collections, lambda: db.collection("spells"), lambda: db.drop_collection("x")):
+        with pytest.raises(BackendUnavailable):
+            call()
+    db.close()  # closing twice is harmless
+    with store.connect() as again:  # nothing was lost or written by the refused calls
+        reopened = again.collection("spells")
+        assert reopened.count() == len(RECORDS)
+        assert reopened.get("new") == [] and reopened.get("alarm") != []
+
+
+def test_a_handle_of_a_dropped_collection_raises_index_not_found_fake_embedder(database) -> None:
+    coll = spells(database)
+    other = database.collection("other", embedder=FakeEmbedder(32))
+    other.upsert([{"id": "o", "text": "kept"}])
+    assert database.drop_collection("spells") is True
+    for verb, call in _every_verb(coll).items():
+        with pytest.raises(IndexNotFound) as info:
+            call()
+        assert "dropped" in info.value.message, verb
+        assert "db.collection('spells')" in (info.value.hint or ""), verb
+    assert database.collections() == ["other"]  # the refused upsert created nothing
+    assert other.get("o")[0].text == "kept"  # other handles keep working
+    fresh = spells(database)  # the name can be created again; the old handle stays dead
+    assert fresh.count() == len(RECORDS)
+    with pytest.raises(IndexNotFound):
+        coll.count()
+
+
+def test_model_mismatch_refuses_semantic_but_not_keyword_search_fake_embedder(store) -> None:
+    with store.connect() as db:
+        spells(db)
+    with store.connect() as db:
+        coll = db.collection("spells", embedder=FakeEmbedder(16), strict_model=False)
+        keyword = coll.search("flame", mode="keyword")
+        assert keyword.mode == "keyword" and "fireball" in keyword.ids
+        assert coll.count() == len(RECORDS) and coll.find({"level": 3})
+        assert coll.stats().model_id == "fake:32"
+        for call in (
+            lambda: coll.search("fire"),
+            lambda: coll.search("fire", mode="hybrid"),
+            lambda: coll.search("fire", fallback="keyword"),
+            lambda: coll.upsert([{"id": "new", "text": "x", "level": 1}]),
+            lambda: coll.upsert([{"id": "new", "text": "y", "level": 1}], embed=False),
+            lambda: coll.reindex(),
+            lambda: coll.embed_pending(),
+        ):
+            with pytest.raises(ModelMismatch) as info:
+                call()
+            assert "fake:32" in info.value.message and "fake:16" in info.value.message
+            assert info.value.hint
+        assert coll.get("new") == [] and coll.count() == len(RECORDS)  # nothing was written

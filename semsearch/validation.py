@@ -1,0 +1,264 @@
+"""Checks of Python API input, in one place: records, their text, ids and paging arguments.
+
+:class:`semsearch.Collection` runs these before it touches the store, so bad input raises
+:class:`~semsearch.errors.InvalidRecord` or :class:`~semsearch.errors.InvalidQuery` naming the
+argument, the type received and the type expected, and nothing is written. Search arguments are
+checked by :func:`semsearch.search.validate_request`, which uses :func:`check_text` too.
+
+Text must be valid Unicode: a lone UTF-16 surrogate (``"\\ud800"``, which ``json.loads`` makes
+from an unpaired ``\\uD800`` escape) cannot be stored in UTF-8, so it is refused with the
+position of the first one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
+
+from semsearch.errors import InvalidFilter, InvalidQuery, InvalidRecord, SemsearchError
+from semsearch.schema import Schema, resolve_path
+
+__all__ = [
+    "PreparedRecord",
+    "as_ids",
+    "check_page",
+    "check_text",
+    "check_unique",
+    "order_fields",
+    "prepare_record",
+    "surrogate_at",
+    "type_name",
+]
+
+_SURROGATE_HINT = (
+    "the text holds half of a UTF-16 surrogate pair, which is not valid Unicode (JSON with an "
+    "unpaired \\uD800-\\uDFFF escape makes one); remove or replace that character"
+)
+
+
+class PreparedRecord(NamedTuple):
+    """A validated record: id, fields (without id and text), declared values, text, hash."""
+
+    id: str
+    fields: dict[str, Any]
+    attrs: dict[str, Any]
+    text: str
+    content_hash: str
+
+
+def type_name(value: object) -> str:
+    """The name of ``value``'s type, as error messages show it (``NoneType`` for None)."""
+    return type(value).__name__
+
+
+def surrogate_at(text: str) -> int | None:
+    """The 0-based character position of the first lone surrogate in ``text``, or None."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return exc.start
+    return None
+
+
+def check_text(
+    name: str, value: object, error: type[SemsearchError] = InvalidQuery, *, optional: bool = False
+) -> None:
+    """Raise ``error`` unless ``value`` is a str (or None when ``optional``) of valid Unicode.
+
+    The message names the argument, the type received and the expected type, or the position of
+    the first lone surrogate.
+    """
+    if value is None and optional:
+        return
+    if not isinstance(value, str):
+        expected = "str or None" if optional else "str"
+        raise error(
+            f"{name} must be {expected}, got {type_name(value)}", hint=f"pass {name} as text"
+        )
+    position = surrogate_at(value)
+    if position is not None:
+        raise error(
+            f"{name} holds a lone surrogate {value[position]!r} at character {position}",
+            hint=_SURROGATE_HINT,
+        )
+
+
+def prepare_record(
+    schema: Schema, record: object, name_only: list[str] | None = None
+) -> PreparedRecord:
+    """Validate one record for ``Collection.upsert`` and derive its text and content hash.
+
+    Args:
+        schema: the collection's schema (declared fields, text template).
+        record: a JSON object with an ``id`` (non-empty str or int).
+        name_only: the record's id is appended when a multi-part template yields only its
+            first part (``upsert`` logs one warning for them).
+    Raises:
+        InvalidRecord: not a JSON object; no usable id; a declared field of the wrong type; a
+            text value that is not a str, number, list or object; a non-JSON value; or text that
+            is not valid Unicode (the message names the record, the field and the position).
+    """
+    if not isinstance(record, Mapping):
+        raise InvalidRecord(
+            f"a record must be a JSON object (dict), got {type_name(record)}",
+            hint='{"id": "a", "text": "..."}',
+        )
+    raw_id = record.get("id")
+    if isinstance(raw_id, bool) or not isinstance(raw_id, str | int) or not str(raw_id).strip():
+        raise InvalidRecord(
+            f"record without a usable id: id={raw_id!r} ({type_name(raw_id)})",
+            hint="give every record a non-empty string id",
+        )
+    record_id = str(raw_id)
+    check_text("record id", record_id, InvalidRecord)
+    for path in schema.text:
+        _check_text_value(record_id, path, resolve_path(record, path))
+    fields = {k: v for k, v in record.items() if k not in ("id", "text")}
+    attrs = schema.declared_values(record_id, record)
+    text, only_first = schema.render(record)
+    if only_first and name_only is not None:
+        name_only.append(record_id)
+    try:  # attrs are in the hash so a newly declared field is filled in on the next upsert
+        digest = json.dumps(
+            [fields, text, attrs], sort_keys=True, ensure_ascii=False, allow_nan=False
+        )
+    except (TypeError, ValueError) as exc:
+        raise InvalidRecord(
+            f"record {record_id!r} holds a value that is not JSON: {exc}",
+            hint="use strings, numbers, booleans, lists and objects",
+        ) from exc
+    try:
+        encoded = digest.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _surrogate_error(record_id, record) from None
+    return PreparedRecord(record_id, fields, attrs, text, hashlib.sha256(encoded).hexdigest())
+
+
+def _check_text_value(record_id: str, path: str, value: Any) -> None:
+    """Text template values: str, finite number, JSON object, None, or a list of those."""
+    if isinstance(value, list):
+        for item in value:
+            _check_text_value(record_id, path, item)
+        return
+    ok = value is None or isinstance(value, str | int | float | Mapping)
+    if isinstance(value, bool) or (isinstance(value, float) and not math.isfinite(value)):
+        ok = False
+    if not ok:
+        raise InvalidRecord(
+            f"record {record_id!r}: text field {path!r} is {type_name(value)} ({value!r:.40}); "
+            "expected str",
+            hint="pass the text as a str (a list of str is joined with blank lines)",
+        )
+
+
+def _surrogate_error(record_id: str, record: Mapping[str, Any]) -> InvalidRecord:
+    """InvalidRecord naming the first field (dotted path) holding a lone surrogate."""
+    found = _first_surrogate(record, "")
+    where = f"field {found[0]!r} at character {found[1]}" if found else "a field name"
+    return InvalidRecord(
+        f"record {record_id!r}: {where} holds a lone surrogate; nothing from this call was written",
+        hint=_SURROGATE_HINT,
+    )
+
+
+def _first_surrogate(value: Any, path: str) -> tuple[str, int] | None:
+    if isinstance(value, str):
+        position = surrogate_at(value)
+        return None if position is None else (path, position)
+    items: Iterable[tuple[str, Any]] = ()
+    if isinstance(value, Mapping):
+        items = ((f"{path}.{k}" if path else str(k), v) for k, v in value.items())
+    elif isinstance(value, list | tuple):
+        items = ((f"{path}[{i}]", v) for i, v in enumerate(value))
+    for sub_path, item in items:
+        found = _first_surrogate(item, sub_path)
+        if found is not None:
+            return found
+    return None
+
+
+def check_unique(prepared: list[PreparedRecord]) -> None:
+    """Raise InvalidRecord when two records of one upsert share an id."""
+    seen: set[str] = set()
+    for record in prepared:
+        if record.id in seen:
+            raise InvalidRecord(
+                f"record id {record.id!r} appears twice in one upsert",
+                hint="ids must be unique; nothing was written",
+            )
+        seen.add(record.id)
+
+
+def as_ids(ids: object, name: str = "ids") -> list[str]:
+    """One id (str or int) or an iterable of ids, as a list of str.
+
+    Raises:
+        InvalidQuery: ``ids`` is None, a dict or another type, an item is not a str or int, or
+            an id is not valid Unicode.
+    """
+    if isinstance(ids, str | int) and not isinstance(ids, bool):
+        items: list[object] = [ids]
+    elif isinstance(ids, Iterable) and not isinstance(ids, Mapping | bytes):
+        items = list(ids)
+    else:
+        raise InvalidQuery(
+            f"{name} must be an id or a list of ids (str), got {type_name(ids)}",
+            hint='e.g. get("notes/a.md") or get(["a", "b"])',
+        )
+    out = []
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, str | int):
+            raise InvalidQuery(
+                f"{name} must hold str ids, got {type_name(item)} ({item!r:.40})",
+                hint='e.g. ["a", "b"]',
+            )
+        check_text("an id", str(item))
+        out.append(str(item))
+    return out
+
+
+def check_page(limit: object, offset: object, max_limit: int) -> None:
+    """Raise InvalidQuery unless ``limit`` is an int in [1, max_limit] and ``offset`` >= 0."""
+    for name, value in (("limit", limit), ("offset", offset)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InvalidQuery(
+                f"{name} must be an int, got {type_name(value)} ({value!r:.40})",
+                hint=f"e.g. {name}={100 if name == 'limit' else 0}",
+            )
+    assert isinstance(limit, int) and isinstance(offset, int)  # for mypy: checked above
+    if not 1 <= limit <= max_limit or offset < 0:
+        raise InvalidQuery(
+            f"limit must be in [1, {max_limit}] and offset >= 0, got {limit}, {offset}",
+            hint="e.g. limit=100",
+        )
+
+
+def order_fields(order_by: object, schema: Schema) -> list[tuple[str, bool]]:
+    """``order_by`` (a field name, ``-name`` for descending, or a list of them) as
+    (field, descending) pairs.
+
+    Raises:
+        InvalidQuery: ``order_by`` is not a str or a list of str.
+        InvalidFilter: an undeclared field.
+    """
+    if order_by is None:
+        return []
+    names = [order_by] if isinstance(order_by, str) else order_by
+    if not isinstance(names, list | tuple) or not all(isinstance(n, str) for n in names):
+        raise InvalidQuery(
+            f"order_by must be a field name or a list of them, got {type_name(order_by)}",
+            hint='e.g. order_by="-level" or order_by=["school", "name"]',
+        )
+    out = []
+    for name in names:
+        field = name.removeprefix("-")
+        if schema.field(field) is None:
+            valid = ", ".join(f.name for f in schema.fields) or "none declared"
+            raise InvalidFilter(
+                f"cannot order by unknown field {field!r}", hint=f"declared fields: {valid}"
+            )
+        out.append((field, name.startswith("-")))
+    return out
