@@ -80,6 +80,8 @@ class Semsearch:
 
     def __init__(self, exact: bool) -> None:
         self.exact = exact
+        self.distinct_filters = False  # benchmarks/ann.py: a new filter per query when True
+        self._fresh = 0
         self.name = "semsearch SQLite, exact" if exact else "semsearch SQLite, HNSW"
         self.efs = [None] if exact else EFS
 
@@ -132,7 +134,11 @@ class Semsearch:
 
     def search(self, q: np.ndarray, k: int, lt: int | None) -> list[int]:
         where = None
-        if lt is not None:
+        if lt is not None and self.distinct_filters:
+            self._fresh += 1  # bucket != -n never excludes a row but makes the filter new
+            spec = {"bucket": {"$lt": lt, "$ne": -self._fresh}}
+            where = self.parse(spec, self.schema)
+        elif lt is not None:
             where = self.where.setdefault(lt, self.parse({"bucket": {"$lt": lt}}, self.schema))
         hits = self.db.store.vector_search("bench", q, k, where, self.exact)
         return [int(h.record_id) for h in hits]

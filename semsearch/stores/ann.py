@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import replace
 from typing import Any, Protocol, TypeVar
 
@@ -37,6 +37,7 @@ from numpy.typing import NDArray
 
 from semsearch.errors import BackendUnavailable
 from semsearch.stores import ann_file, ann_graph
+from semsearch.stores.ann_filter import AllowedSet, FilterCache
 from semsearch.stores.ann_policy import AnnOptions, graph_ef, plan_search
 from semsearch.stores.ann_rows import (
     AnnState,
@@ -79,6 +80,7 @@ class AnnIndex:
         self._lock = threading.Lock()
         self._persist_failed = False
         self._graph_unavailable = False
+        self._filters = FilterCache()
 
     # -- keeping up with the SQLite file -------------------------------------------------------
 
@@ -266,12 +268,12 @@ class AnnIndex:
 
     # -- queries ------------------------------------------------------------------------------
 
-    @staticmethod
     def search(
+        self,
         state: AnnState,
         vector: NDArray[np.float32],
         k: int,
-        allowed_rowids: NDArray[np.int64] | None,
+        where: tuple[Hashable, Callable[[], NDArray[np.int64]]] | None,
         exact: bool,
     ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
         """Top-``k`` live rows by cosine similarity in [-1, 1], best first.
@@ -280,77 +282,77 @@ class AnnIndex:
             state: a snapshot from :meth:`refresh`.
             vector: float32[dim] unit query.
             k: results wanted, >= 1.
-            allowed_rowids: record rowids that pass the filter, or None for no filter.
+            where: None for no filter, else ``(key, allowed_rowids)``: a hashable name of the
+                filter and a function returning int64[m] record rowids that pass it. It is
+                called at most once per snapshot and key (stores/ann_filter.py).
             exact: force an exact scan.
         Returns:
             (rows int64[m], scores float32[m]) with m == min(k, live rows that pass); map rows
             to chunks with ``state.chunk_ids`` / ``state.record_rowids``.
         """
-        allowed = state.alive
-        if allowed_rowids is not None:
-            allowed = allowed & _rowid_mask(state.record_rowids, allowed_rowids)
-        n_allowed = int(np.count_nonzero(allowed))
-        want = min(k, n_allowed)
+        if where is None:
+            allowed = self._filters.allowed(state, None, None)
+        else:
+            key, rowids = where
+            allowed = self._filters.allowed(
+                state, key, lambda: _rowid_mask(state.record_rowids, rowids())
+            )
+        want = min(k, allowed.count)
         if want == 0:
             return np.empty(0, np.int64), np.empty(0, np.float32)
         plan = plan_search(
-            n_allowed, state.graph_rows, exact, state.graph is not None, state.options
+            allowed.count, state.graph_rows, exact, state.graph is not None, state.options
         )
         if plan == "exact":
-            return _exact(state, vector, want, allowed, n_allowed)
-        return _graph_search(state, vector, want, allowed, allowed_rowids is not None)
+            return self._exact(state, vector, want, allowed)
+        return self._graph_search(state, vector, want, allowed)
 
+    def _graph_search(
+        self, state: AnnState, vector: NDArray[np.float32], want: int, allowed: AllowedSet
+    ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+        g = state.graph_rows
+        bits = allowed.graph_bits(g)
+        n_graph = allowed.graph_count(g)
+        ef = graph_ef(want, n_graph / max(g, 1), state.options)
+        goal = min(want, n_graph)
+        while True:
+            rows, scores = ann_graph.search_graph(state.graph, vector, want, ef, bits)
+            if rows.size >= goal:
+                break
+            if ef >= _MAX_EF:
+                log.debug("graph ran dry (%d of %d); exact scan instead", rows.size, goal)
+                return self._exact(state, vector, want, allowed)
+            ef = min(ef * 4, _MAX_EF)
+        fresh_allowed = np.flatnonzero(allowed.mask[g:])
+        if fresh_allowed.size:
+            fresh_scores = state.fresh[fresh_allowed] @ vector
+            rows = np.concatenate([rows, g + fresh_allowed])
+            scores = np.concatenate([scores, fresh_scores.astype(np.float32)])
+        order = np.argsort(-scores, kind="stable")[:want]
+        return rows[order], scores[order]
 
-def _graph_search(
-    state: AnnState,
-    vector: NDArray[np.float32],
-    want: int,
-    allowed: NDArray[np.bool_],
-    filtered: bool,
-) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
-    g = state.graph_rows
-    in_graph = allowed[:g]
-    n_graph = int(np.count_nonzero(in_graph))
-    selector = None if n_graph == g else in_graph
-    ef = graph_ef(want, n_graph / max(g, 1), state.options)
-    goal = min(want, n_graph)
-    while True:
-        rows, scores = ann_graph.search_graph(state.graph, vector, want, ef, selector)
-        if rows.size >= goal:
-            break
-        if ef >= _MAX_EF:
-            log.debug("graph ran dry (%d of %d); exact scan instead", rows.size, goal)
-            return _exact(state, vector, want, allowed, int(np.count_nonzero(allowed)))
-        ef = min(ef * 4, _MAX_EF)
-    fresh_allowed = np.flatnonzero(allowed[g:])
-    if fresh_allowed.size:
-        fresh_scores = state.fresh[fresh_allowed] @ vector
-        rows = np.concatenate([rows, g + fresh_allowed])
-        scores = np.concatenate([scores, fresh_scores.astype(np.float32)])
-    order = np.argsort(-scores, kind="stable")[:want]
-    return rows[order], scores[order]
-
-
-def _exact(
-    state: AnnState,
-    vector: NDArray[np.float32],
-    want: int,
-    allowed: NDArray[np.bool_],
-    n_allowed: int,
-) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
-    """Exact top rows among ``allowed``: gather the few, or scan all and mask the rest."""
-    if n_allowed * 4 < state.rows:
-        rows = np.flatnonzero(allowed)
-        scores = _gather(state, rows) @ vector
-    else:
-        scores = _scan(state, vector)
-        scores[~allowed] = -np.inf
-        rows = None
-    m = min(want, scores.shape[0])
-    part = np.argpartition(-scores, m - 1)[:m] if m < scores.shape[0] else np.arange(m)
-    order = part[np.argsort(-scores[part], kind="stable")]
-    picked = order if rows is None else rows[order]
-    return picked.astype(np.int64), scores[order].astype(np.float32)
+    def _exact(
+        self, state: AnnState, vector: NDArray[np.float32], want: int, allowed: AllowedSet
+    ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+        """Exact top rows among ``allowed``: gather the few (kept for the next query with the
+        same filter), or scan all and mask the rest."""
+        rows: NDArray[np.int64] | None = None
+        if allowed.count * 4 < state.rows:
+            rows = allowed.rows()
+            sub = allowed.vectors
+            if sub is None:
+                sub = _gather(state, rows)
+                self._filters.keep_vectors(state, allowed, sub)
+            scores = sub @ vector
+        else:
+            scores = _scan(state, vector)
+            if allowed.count < state.rows:
+                scores[~allowed.mask] = -np.inf
+        m = min(want, scores.shape[0])
+        part = np.argpartition(-scores, m - 1)[:m] if m < scores.shape[0] else np.arange(m)
+        order = part[np.argsort(-scores[part], kind="stable")]
+        picked = order if rows is None else rows[order]
+        return picked.astype(np.int64), scores[order].astype(np.float32)
 
 
 def _scan(state: AnnState, vector: NDArray[np.float32]) -> NDArray[np.float32]:

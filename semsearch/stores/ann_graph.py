@@ -116,7 +116,7 @@ def search_graph(
     vector: NDArray[np.float32],
     k: int,
     ef: int,
-    allowed: NDArray[np.bool_] | None,
+    allowed_bits: NDArray[np.uint8] | None,
 ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
     """Top-``k`` graph rows by inner product, keeping only rows where ``allowed`` is True.
 
@@ -125,20 +125,18 @@ def search_graph(
         vector: float32[dim] unit query.
         k: results wanted.
         ef: candidate-list size (>= k).
-        allowed: bool[graph.ntotal] filter evaluated inside the search (faiss
-            ``IDSelectorBitmap``), or None for every row.
+        allowed_bits: uint8[ceil(graph.ntotal / 8)], the rows that may be returned as a
+            little-endian bitmap (``np.packbits(mask, bitorder="little")``), evaluated inside
+            the search (faiss ``IDSelectorBitmap``); None for every row.
     Returns:
         (rows int64[m], scores float32[m]), best first, m <= k (fewer when the graph runs dry).
     """
     faiss = _faiss()
     params = faiss.SearchParametersHNSW()
     params.efSearch = int(max(ef, k))
-    bits = None
-    if allowed is not None:
-        bits = np.packbits(allowed, bitorder="little")
-        params.sel = faiss.IDSelectorBitmap(bits)
+    if allowed_bits is not None:
+        params.sel = faiss.IDSelectorBitmap(allowed_bits)
     query = np.ascontiguousarray(vector, dtype=np.float32).reshape(1, -1)
     scores, rows = graph.search(query, int(k), params=params)
-    del bits  # the selector reads it during search only
     keep = rows[0] >= 0
     return rows[0][keep].astype(np.int64), scores[0][keep].astype(np.float32)

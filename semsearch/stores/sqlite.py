@@ -13,7 +13,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -85,6 +85,8 @@ class SQLiteStore:
 
     def exists(self) -> bool:
         """True when the file exists (or the store is in memory)."""
+        if self._conn is None and not self._closed:
+            self._open_if_created()
         return self._conn is not None
 
     def close(self) -> None:
@@ -96,10 +98,23 @@ class SQLiteStore:
                 self._conn = None
 
     def _read(self) -> sqlite3.Connection | None:
-        """The connection, or None when the file does not exist yet (reads find nothing)."""
+        """The connection, or None when the file does not exist yet (reads find nothing).
+
+        A file that another process created after this store was opened is opened here, on
+        the first read that finds it (e.g. the workers of ``semsearch serve --workers N``).
+        """
         if self._closed:
             raise _closed_error()
+        if self._conn is None:
+            self._open_if_created()
         return self._conn
+
+    def _open_if_created(self) -> None:
+        with self._lock:
+            path = self.location
+            if self._conn is None and os.path.exists(path) and os.path.getsize(path) > 0:
+                _inspect_read_only(path)
+                self._conn = self._connect(path)
 
     @contextmanager
     def _write(self, collection: str | None = None) -> Iterator[sqlite3.Connection]:
@@ -451,7 +466,9 @@ class SQLiteStore:
 
     # -- queries ------------------------------------------------------------------------------
 
-    def _matrix(self, collection: str, upkeep: bool = True) -> tuple[int, AnnState] | None:
+    def _matrix(
+        self, collection: str, upkeep: bool = True
+    ) -> tuple[int, AnnIndex, AnnState] | None:
         """The collection's vector cache, caught up with the file (see stores/ann.py).
 
         ``upkeep=False`` (exact searches) skips building or merging the HNSW graph.
@@ -464,7 +481,7 @@ class SQLiteStore:
         if index is None:
             index = self._cache.setdefault(cid, AnnIndex(self.location, cid))
         state = index.refresh(self._in_read_txn, upkeep)
-        return None if state is None else (cid, state)
+        return None if state is None else (cid, index, state)
 
     def _in_read_txn(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
         """Run ``fn(conn)`` inside one read transaction: a consistent snapshot of the file."""
@@ -488,12 +505,29 @@ class SQLiteStore:
             out.update({int(r[0]): r[1] for r in found})
         return out
 
-    def _filtered_rowids(self, cid: int, where: Filter) -> NDArray[np.int64]:
+    def _filter_key(
+        self, cid: int, where: Filter
+    ) -> tuple[Hashable, Callable[[], NDArray[np.int64]]]:
+        """(a hashable name of the filter, a function returning the rowids of passing records).
+
+        The name is the compiled SQL with its parameters, so equal filters share one cached
+        allowed set per snapshot (stores/ann_filter.py); unhashable parameters get a unique name.
+        """
         sql, params = compile_filter(where)
-        rows = self._rows(
-            f"SELECT r.rowid FROM records r WHERE r.collection_id = ? AND ({sql})", (cid, *params)
-        )
-        return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+
+        def rowids() -> NDArray[np.int64]:
+            rows = self._rows(
+                f"SELECT r.rowid FROM records r WHERE r.collection_id = ? AND ({sql})",
+                (cid, *params),
+            )
+            return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+
+        key: Hashable = (sql, tuple(params))
+        try:
+            hash(key)
+        except TypeError:
+            key = object()
+        return key, rowids
 
     def vector_search(
         self,
@@ -515,16 +549,16 @@ class SQLiteStore:
         found = self._matrix(collection, upkeep=not exact)
         if found is None:
             return []
-        cid, state = found
+        cid, index, state = found
         if state.rows and state.dim != vector.shape[0]:
             raise DimensionMismatch(
                 f"query vector is {vector.shape[0]}-d; collection {collection!r} is {state.dim}-d",
                 hint="query with the model the collection was built with",
             )
-        allowed = None if where is None else self._filtered_rowids(cid, where)
+        allowed = None if where is None else self._filter_key(cid, where)
         query = np.ascontiguousarray(vector, dtype=np.float32)
         for _ in range(3):  # a record deleted after the snapshot: search the fresh snapshot
-            rows, scores = AnnIndex.search(state, query, k, allowed, exact)
+            rows, scores = index.search(state, query, k, allowed, exact)
             names = self._record_names(state.record_rowids[rows].tolist())
             rowids = state.record_rowids[rows]
             if all(int(r) in names for r in rowids):
@@ -532,7 +566,7 @@ class SQLiteStore:
             found = self._matrix(collection, upkeep=not exact)
             if found is None:
                 return []
-            state = found[1]
+            index, state = found[1], found[2]
         hits = [
             ScoredChunk(int(state.chunk_ids[r]), names[int(rid)], float(s))
             for r, rid, s in zip(rows, rowids, scores, strict=True)

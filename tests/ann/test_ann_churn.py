@@ -41,10 +41,10 @@ def test_plumbing_twenty_rounds_of_10pct_churn_stay_within_1_5x_of_a_fresh_build
             vectors[picked] = syn.clustered(len(picked), DIM, seed=100 + round_)
             syn.write(coll, vectors[picked], picked)
             coll.store.vector_search(coll.name, vectors[0], 10, None)
-            state = coll.store._matrix(coll.name)[1]
+            state = coll.store._matrix(coll.name)[-1]
             peak_rows = max(peak_rows, state.rows, state.graph.ntotal)
             assert state.live() == N
-        final = coll.store._matrix(coll.name)[1]
+        final = coll.store._matrix(coll.name)[-1]
         hits = coll.store.vector_search(coll.name, vectors[123], 1, None)
     assert hits[0].record_id == syn.name(123)  # the re-added vector, not a stale one
     fresh = tmp_path / "fresh.embed.db"
@@ -52,7 +52,7 @@ def test_plumbing_twenty_rounds_of_10pct_churn_stay_within_1_5x_of_a_fresh_build
         coll = syn.open_collection(db, DIM, **ANN)
         syn.write(coll, vectors, list(range(N)))
         coll.store.vector_search(coll.name, vectors[0], 10, None)
-        fresh_state = coll.store._matrix(coll.name)[1]
+        fresh_state = coll.store._matrix(coll.name)[-1]
     assert fresh_state.rows == N
     assert peak_rows <= 1.5 * N
     assert final.rows <= 1.5 * fresh_state.rows

@@ -53,7 +53,7 @@ def test_plumbing_filter_returns_min_k_matches_with_recall_095_against_exact_sca
 def test_plumbing_graph_is_used_for_broad_filters_and_unfiltered_search(filtered_db) -> None:
     coll, _ = filtered_db
     coll.store.vector_search(coll.name, syn.clustered(1, DIM, seed=1)[0], 10, None)
-    state = coll.store._matrix(coll.name)[1]
+    state = coll.store._matrix(coll.name)[-1]
     assert state.graph is not None and state.graph_rows == N_FILTER
 
 
@@ -83,7 +83,7 @@ def test_plumbing_deleted_and_replaced_vectors_never_appear_under_hnsw(tmp_path:
         replaced = list(range(5, 1000, 10))
         coll.delete([syn.name(i) for i in replaced])
         syn.write(coll, -vectors[replaced], replaced)
-        state = coll.store._matrix(coll.name)[1]
+        state = coll.store._matrix(coll.name)[-1]
         assert state.graph is not None  # still the graph, with tombstones
         gone = {syn.name(i) for i in deleted}
         for i in deleted[:100] + replaced[:50]:
@@ -100,3 +100,37 @@ def test_plumbing_deleted_and_replaced_vectors_never_appear_under_hnsw(tmp_path:
         q = syn.clustered(1, DIM, seed=30)[0]
         exact = [h.record_id for h in coll.store.vector_search(coll.name, q, 10, None, exact=True)]
         assert exact == syn.exact_top(current, live, q, 10)
+
+
+@pytest.mark.parametrize("exact_filter_rows", [0, 100_000])
+def test_plumbing_repeated_filter_sees_every_write_between_searches(
+    tmp_path: Path, exact_filter_rows: int
+) -> None:
+    """A filter's allowed set is cached per snapshot; a write (delete, add, field change) makes
+    a new snapshot, so the same filter answers from the new data. Both plans: in the graph
+    (exact_filter_rows=0) and an exact scan of the filtered chunks."""
+    n = 4000
+    vectors = syn.clustered(n, DIM, seed=5)
+    with semsearch.connect(tmp_path / "cache.embed.db") as db:
+        coll = syn.open_collection(
+            db, DIM, threshold=1000, exact_filter_rows=exact_filter_rows, ef_search=16
+        )
+        syn.write(coll, vectors, list(range(n)))
+        seven = parse_filter({"bucket": 7}, syn.SCHEMA)
+        q = vectors[1007]
+
+        def names(where) -> list[str]:
+            return [h.record_id for h in coll.store.vector_search(coll.name, q, 10, where)]
+
+        # bucket 7 holds ids 7, 1007, 2007, 3007; 1007 is the query itself, so it ranks first.
+        assert names(seven)[0] == syn.name(1007)
+        assert sorted(names(seven)) == [syn.name(i) for i in (7, 1007, 2007, 3007)]
+        coll.delete([syn.name(1007)])
+        assert sorted(names(seven)) == [syn.name(i) for i in (7, 2007, 3007)]
+        syn.write(coll, q[None, :], [5007])  # bucket 5007 % 1000 = 7, the query's own vector
+        assert names(seven)[0] == syn.name(5007)
+        # A field-only change (same text, no re-embedding) moves 2007 out of bucket 7.
+        coll.upsert([{"id": syn.name(2007), "text": syn.name(2007), "bucket": 8}], embed=False)
+        assert sorted(names(seven)) == [syn.name(i) for i in (7, 3007, 5007)]
+        eight = parse_filter({"bucket": 8}, syn.SCHEMA)
+        assert syn.name(2007) in names(eight)

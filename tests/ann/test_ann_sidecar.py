@@ -149,11 +149,11 @@ def test_plumbing_in_memory_store_uses_the_graph_without_files(tmp_path: Path) -
         coll = syn.open_collection(db, DIM, **ANN)
         syn.write(coll, vectors[:2000], list(range(2000)))
         hits = coll.store.vector_search("vecs", vectors[42], 5, None)
-        built = coll.store._matrix("vecs")[1]
+        built = coll.store._matrix("vecs")[-1]
         # 1,200 more (> 1,024 fresh rows) are merged into a copy of the in-memory graph.
         syn.write(coll, vectors[2000:], list(range(2000, 3200)))
         late = coll.store.vector_search("vecs", vectors[3100], 5, None)
-        merged = coll.store._matrix("vecs")[1]
+        merged = coll.store._matrix("vecs")[-1]
     assert built.graph is not None and built.token is None
     assert hits[0].record_id == syn.name(42)
     assert merged.graph_rows == 3200 and merged.graph is not built.graph
@@ -168,8 +168,8 @@ def test_plumbing_exact_search_never_waits_for_a_graph_build(db_path: Path) -> N
         coll = syn.open_collection(db, DIM, **ANN)
         syn.write(coll, vectors, list(range(1500)))
         coll.store.vector_search("vecs", vectors[0], 5, None, exact=True)
-        assert coll.store._matrix("vecs", upkeep=False)[1].graph is None
+        assert coll.store._matrix("vecs", upkeep=False)[-1].graph is None
         assert sidecar_files(db_path) == []
         coll.store.vector_search("vecs", vectors[0], 5, None)
-        assert coll.store._matrix("vecs")[1].graph is not None
+        assert coll.store._matrix("vecs")[-1].graph is not None
         assert len(sidecar_files(db_path)) == 2

@@ -17,6 +17,9 @@ import pytest
 import semsearch
 from semsearch.embedders.base import BaseEmbedder, EmbedKind
 from semsearch.embedders.fake import FakeEmbedder
+from semsearch.schema import Schema
+from semsearch.stores.base import CollectionInfo
+from semsearch.stores.sqlite import SQLiteStore
 
 DOCS = [
     {"id": "a", "text": "The quick brown fox jumps over the lazy dog.", "kind": "animal"},
@@ -210,3 +213,18 @@ def test_vectors_are_stored_as_unit_float32_blobs(db: semsearch.Database) -> Non
     vectors = np.stack([np.frombuffer(r[0], dtype="<f4") for r in rows])
     assert vectors.shape == (3, 32)
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
+
+
+def test_plumbing_store_opened_before_the_file_existed_sees_it_once_another_writer_creates_it(
+    tmp_path,
+) -> None:
+    """Two connections to a path that does not exist yet (two server workers, or a server and a
+    CLI): the one that never wrote still finds what the other created."""
+    path = str(tmp_path / "late.embed.db")
+    reader, writer = SQLiteStore(path), SQLiteStore(path)
+    assert reader.list_collections() == [] and not reader.exists()
+    writer.create_collection(CollectionInfo("notes", Schema().to_json(), "fake:8", None, {}))
+    assert [c.name for c in reader.list_collections()] == ["notes"]
+    assert reader.exists()
+    reader.close()
+    writer.close()
