@@ -14,21 +14,6 @@ ENV_HOST = "SEMSEARCH_HOST"
 ENV_PORT = "SEMSEARCH_PORT"
 
 
-def single_threaded_blas() -> None:
-    """Limit numpy's BLAS to one thread per call in this process.
-
-    A server runs many searches at once in threads; letting each matrix-vector product also
-    fan out over every core oversubscribes the CPU. Measured on a loaded 2-core machine: an exact
-    scan of 3,291 x 384 vectors took 27 ms with 2 BLAS threads and 1.2 ms with 1. No-op when
-    threadpoolctl is not installed.
-    """
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl ships with the server extra
-        return
-    threadpool_limits(limits=1, user_api="blas")
-
-
 @cli_errors
 def serve(
     index: Annotated[
@@ -79,6 +64,17 @@ def serve(
             help="Keep the `notes` collection in step with this markdown folder while serving.",
         ),
     ] = None,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            min=1,
+            max=64,
+            envvar="SEMSEARCH_WORKERS",
+            show_envvar=True,
+            help="Server processes (one per core serves the most searches; not for Milvus Lite).",
+        ),
+    ] = 1,
 ) -> None:
     """Serve the HTTP API (OpenAPI at /docs) and the search page (at /)."""  # fmt: skip
     import uvicorn
@@ -86,11 +82,15 @@ def serve(
     import semsearch
     from semsearch.server.http import create_app
     from semsearch.server.http_auth import ENV_API_KEYS, KeyRing, check_bind
+    from semsearch.server.http_process import single_threaded_blas
     from semsearch.server.http_state import ServerState
 
     keys = KeyRing.load(os.environ.get(ENV_API_KEYS), keys_file)
     single_threaded_blas()
     check_bind(host, keys)
+    if workers > 1:
+        _serve_workers(location or index, keys_file, host, port, workers, watch)
+        return
     watcher = _start_watch(watch, location or index)  # semsearch/sources/watch.py
     db = semsearch.connect(location or index)
     state = ServerState(db, keys, embedder=os.environ.get(settings.ENV_MODEL))
@@ -103,6 +103,40 @@ def serve(
         if watcher is not None:
             watcher.stop()
         db.close()
+
+
+def _serve_workers(
+    location: str, keys_file: str | None, host: str, port: int, workers: int, watch: str | None
+) -> None:
+    """`--workers N`: N uvicorn processes, each opening the store itself (http_process.py)."""
+    import uvicorn
+
+    from semsearch.errors import InvalidQuery
+    from semsearch.server.http_auth import ENV_API_KEYS_FILE
+    from semsearch.server.http_process import ENV_SERVE_LOCATION
+
+    if str(location).startswith("milvus-lite://"):
+        raise InvalidQuery(
+            "Milvus Lite serves one process only, so --workers must be 1 for it",
+            hint="drop --workers, or move the collection to a Milvus server (http://host:19530)",
+        )
+    os.environ[ENV_SERVE_LOCATION] = str(location)
+    if keys_file is not None:
+        os.environ[ENV_API_KEYS_FILE] = keys_file
+    watcher = _start_watch(watch, location)
+    err_console.print(f"semsearch serving {location} on http://{host}:{port} ({workers} workers)")
+    try:
+        uvicorn.run(
+            "semsearch.server.http_process:app_from_env",
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            log_level="warning",
+        )
+    finally:
+        if watcher is not None:
+            watcher.stop()
 
 
 def _start_watch(folder: str | None, location: str) -> Any:

@@ -26,6 +26,7 @@ from anyio.to_thread import run_sync
 from fastapi import Depends, FastAPI, Query, Request, Response
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
+from fastapi_offline import FastAPIOffline
 
 from semsearch import __version__
 from semsearch.server.http_auth import Role, requires
@@ -74,16 +75,21 @@ def _need_admin_for_vectors(role: Role, include_vectors: bool) -> None:
         )  # fmt: skip
 
 
-def create_app(state: ServerState) -> FastAPI:
-    """Build the app around ``state``. The embedding worker stops when the app shuts down."""
+def create_app(state: ServerState, owns_db: bool = False) -> FastAPI:
+    """Build the app around ``state``. The embedding worker stops when the app shuts down, and
+    with ``owns_db`` the database is closed too (a worker process of ``serve --workers N``)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         state.worker.start()
         yield
         state.worker.stop()
+        if owns_db:
+            state.db.close()
 
-    app = FastAPI(
+    # Swagger UI and ReDoc assets come from the fastapi-offline package, not a CDN, so /docs
+    # works on a machine without internet access, like the page at /.
+    app = FastAPIOffline(
         title="semsearch",
         version=__version__,
         summary="Semantic, keyword and hybrid search over your own records.",

@@ -7,6 +7,7 @@ here independently with numpy from a fresh FakeEmbedder.
 from __future__ import annotations
 
 import math
+import re
 from importlib import resources
 
 import numpy as np
@@ -212,7 +213,19 @@ def test_openapi_lists_every_route_of_the_issue(items_client) -> None:
     }
     for path, methods in expected.items():
         assert methods <= set(paths[path]), path
-    assert client.get("/docs").status_code == 200
+
+
+def test_api_docs_page_loads_its_assets_from_this_server_not_a_cdn(items_client) -> None:
+    client, _ = items_client
+    docs = client.get("/docs")
+    assert docs.status_code == 200
+    assert "cdn" not in docs.text.lower() and "https://" not in docs.text
+    scripts = re.findall(r'src="([^"]+\.js)"', docs.text)
+    styles = re.findall(r'href="([^"]+\.css)"', docs.text)
+    assert scripts and styles
+    for url in scripts + styles:
+        asset = client.get(url)
+        assert asset.status_code == 200 and len(asset.content) > 10_000, url
 
 
 def test_page_and_static_files_are_served_without_external_urls(items_client) -> None:

@@ -74,3 +74,44 @@ def test_serve_refuses_a_public_address_without_keys(tmp_path) -> None:
     assert proc.returncode != 0
     assert "refusing to bind 0.0.0.0 without API keys" in err
     assert not (tmp_path / "x.embed.db").exists()
+
+
+def test_serve_with_two_workers_answers_from_both_processes_on_one_index(tmp_path) -> None:
+    """--workers 2: two uvicorn processes share the port and the SQLite file; a record added
+    through one is found through whichever process answers next."""
+    port = free_port()
+    index = str(tmp_path / "w.embed.db")
+    env = _env(SEMSEARCH_API_KEYS=f"{ADMIN}:admin")
+    proc = _serve("--index", index, "--port", str(port), "--workers", "2", env=env)
+    url = f"http://127.0.0.1:{port}"
+    headers = {"X-API-Key": ADMIN}
+    try:
+        assert _wait_healthy(url, proc).json()["status"] == "ok"
+        assert httpx.post(f"{url}/collections", json={"name": "n"}, headers=headers).is_success
+        records = [{"id": f"r{i}", "text": f"note number {i} about walruses"} for i in range(5)]
+        added = httpx.post(
+            f"{url}/collections/n/records", json={"records": records}, headers=headers
+        )
+        assert added.status_code == 200
+        body = {"query": "walruses", "mode": "keyword", "limit": 10}
+        for _ in range(20):  # new connections: the kernel spreads them over both workers
+            with httpx.Client() as client:
+                hits = client.post(f"{url}/collections/n/search", json=body, headers=headers)
+            assert sorted(h["id"] for h in hits.json()["hits"]) == [f"r{i}" for i in range(5)]
+        assert _children(proc.pid).count("spawn_main") == 2  # two uvicorn worker processes
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+def _children(pid: int) -> str:
+    out = subprocess.run(["ps", "--ppid", str(pid), "-o", "args="], capture_output=True, text=True)
+    return out.stdout
+
+
+def test_serve_refuses_several_workers_for_milvus_lite(tmp_path) -> None:
+    location = f"milvus-lite://{tmp_path / 'm.db'}"
+    proc = _serve("--location", location, "--workers", "2", env=_env())
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode != 0
+    assert "Milvus Lite serves one process only" in err
