@@ -13,13 +13,19 @@ from rich.console import Console
 from semsearch import settings
 from semsearch.errors import (
     BackendUnavailable,
+    DimensionMismatch,
+    EmbedderUnavailable,
     IndexNotFound,
+    IndexUnhealthy,
     InvalidFilter,
     InvalidQuery,
     InvalidRecord,
     ModelMismatch,
+    NotAnIndex,
     SemsearchError,
+    StoreCorrupted,
 )
+from semsearch.schema import SchemaConflict
 
 __all__ = ["CollectionOpt", "IndexOpt", "cli_errors", "err_console", "open_collection", "out"]
 
@@ -47,14 +53,21 @@ CollectionOpt = Annotated[
     ),
 ]
 
-#: Exit codes per error class; anything else from semsearch exits 1.
+#: Exit codes per error family (documented in docs/cli.md); a subclass takes its base's code and
+#: any other SemsearchError exits 1. 0 is success and 2 is a command-line usage error (typer's).
 EXIT_CODES: dict[type[SemsearchError], int] = {
-    IndexNotFound: 3,
-    InvalidQuery: 4,
+    IndexNotFound: 3,  # not found: index file or collection
+    InvalidQuery: 4,  # bad input: query, arguments, filter, record, data set
     InvalidFilter: 4,
     InvalidRecord: 4,
-    ModelMismatch: 5,
-    BackendUnavailable: 6,
+    ModelMismatch: 5,  # conflicts with what is stored: model, dimension, schema
+    DimensionMismatch: 5,
+    SchemaConflict: 5,
+    BackendUnavailable: 6,  # the backend cannot be reached, is closed or not installed
+    NotAnIndex: 7,  # the store is not a usable semsearch index: foreign file, corrupt, too new
+    StoreCorrupted: 7,
+    EmbedderUnavailable: 8,  # the embedding model cannot be loaded or fails
+    IndexUnhealthy: 9,  # semantic search refused while the index is quarantined
 }
 
 P = ParamSpec("P")
@@ -96,11 +109,19 @@ def require_index(index: str) -> None:
 
 
 def open_collection(index: str, collection: str, **kwargs: Any) -> Any:
-    """Open an existing collection of an existing index; the model is not loaded."""
+    """Open an existing collection of an existing index; the model is not loaded.
+
+    ``SEMSEARCH_MODEL`` names the model; when it differs from the stored one, keyword search
+    still works and the verbs that embed raise ModelMismatch (``strict_model=False``).
+    """
     import semsearch
 
     require_index(index)
     db = semsearch.connect(index)
     return db.collection(
-        collection, create=False, embedder=os.environ.get(settings.ENV_MODEL), **kwargs
+        collection,
+        create=False,
+        embedder=os.environ.get(settings.ENV_MODEL),
+        strict_model=False,  # a model mismatch refuses semantic search only, not keyword
+        **kwargs,
     )

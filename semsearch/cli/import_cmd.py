@@ -43,12 +43,22 @@ def import_records(
         list[str] | None,
         typer.Option("--field", help="Filterable field NAME:TYPE[=PATH] (repeatable)."),
     ] = None,
+    delete_missing: Annotated[
+        bool,
+        typer.Option(
+            "--delete-missing",
+            help="Also delete the collection's records whose id is not in the file.",
+        ),
+    ] = False,
     index: IndexOpt = settings.DEFAULT_INDEX,
 ) -> None:
-    """Import records; the same file imported twice changes nothing and embeds nothing."""
+    """Import records; the same file imported twice changes nothing and embeds nothing.
+
+    Records missing from the file are kept unless --delete-missing is given."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     import semsearch
+    from semsearch.sources.records import delete_missing as delete_gone
     from semsearch.sources.records import import_records, load_for_import
 
     schema = semsearch.Schema.from_types(
@@ -65,11 +75,13 @@ def import_records(
             records,
             progress=lambda done, total: bar.update(task, completed=done, total=total),
         )
+    deleted = delete_gone(coll, records) if delete_missing else 0
     for message in dict.fromkeys(report.errors):
         err_console.print(f"[yellow]warning:[/] {message}")
+    gone = f", {deleted} deleted" if delete_missing else ""
     out.print(
-        f"records: {report.added} new, {report.updated} changed, {report.unchanged} unchanged; "
-        f"chunks embedded: {report.chunks_embedded} (reused {report.chunks_reused}, "
+        f"records: {report.added} new, {report.updated} changed, {report.unchanged} unchanged"
+        f"{gone}; chunks embedded: {report.chunks_embedded} (reused {report.chunks_reused}, "
         f"pending {report.chunks_pending})"
     )
     db.close()

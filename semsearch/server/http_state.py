@@ -67,8 +67,9 @@ class ServerState:
     def _embedder(self, stored_model: str | None) -> Embedder:
         """The shared embedder for a collection stored with ``stored_model`` (None: a new one).
 
-        With an explicit server embedder, every collection uses it, so a collection built with
-        another model answers 409 (ModelMismatch), as the CLI does. Without one, each collection
+        With an explicit server embedder, every collection uses it, so on a collection built
+        with another model semantic and hybrid search and writes answer 409 (ModelMismatch), as
+        the CLI does; keyword search and reads still work. Without one, each collection
         uses its stored model, and new collections use the default model.
         """
         spec: str | Embedder | None = self.embedder if self.embedder is not None else stored_model
@@ -95,7 +96,9 @@ class ServerState:
                     hint=f"existing collections: {existing}; an admin creates one with "
                     "POST /collections",
                 )
-            coll = self.db.collection(name, embedder=self._embedder(info.model_id), create=False)
+            coll = self.db.collection(
+                name, embedder=self._embedder(info.model_id), create=False, strict_model=False
+            )  # another model: keyword search and reads work, semantic search answers 409
             self._collections[name] = coll
             return coll
 

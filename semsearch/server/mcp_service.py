@@ -110,7 +110,9 @@ class McpService:
         name = name or self.config.collection
         if name not in self._collections:
             db = self._database(create=create)
-            self._collections[name] = db.collection(name, create=create, embedder=self.config.model)
+            self._collections[name] = db.collection(
+                name, create=create, embedder=self.config.model, strict_model=False
+            )  # another model: keyword search works, semantic search raises ModelMismatch
         return self._collections[name]
 
     def close(self) -> None:

@@ -3,7 +3,8 @@
 The record id comes from ``id_field`` (a dotted path). CSV cells are strings, so declared fields
 are converted by their type (``int``, ``float``, ``bool``: true/false/1/0/yes/no, ``list[str]``:
 a JSON list or ``;``-separated); an empty cell is an absent value. Importing the same file twice
-changes nothing and embeds nothing.
+changes nothing and embeds nothing. An import adds and updates records but never deletes the
+ones missing from the file, unless asked (:func:`delete_missing`, ``--delete-missing``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from semsearch.errors import InvalidRecord, SemsearchError
 from semsearch.results import UpsertReport
 from semsearch.schema import Field, Schema, resolve_path
 
-__all__ = ["import_file", "import_records", "load_for_import", "read_records"]
+__all__ = ["delete_missing", "import_file", "import_records", "load_for_import", "read_records"]
 
 BATCH = 512
 _TRUE = {"true", "1", "yes", "y", "t"}
@@ -150,8 +151,12 @@ def load_for_import(
         Records with ``id`` set from ``id_field``.
     Raises:
         SemsearchError, InvalidRecord: as :func:`read_records`, plus a missing id, a field of
-            the wrong type, or a text template that yields no text for any record.
+            the wrong type, text that is not a str or not valid Unicode (checked as ``upsert``
+            checks it, for the whole file), or a text template that yields no text for any
+            record.
     """
+    from semsearch.validation import check_unique, prepare_record
+
     raw = read_records(path, schema)
     records = []
     for number, record in enumerate(raw, 1):
@@ -162,8 +167,8 @@ def load_for_import(
                 hint="choose --id-field naming a field every record has",
             )
         records.append({**record, "id": str(record_id)})
-    for record in records:  # validate everything first: nothing is written on a bad record
-        schema.declared_values(record["id"], record)
+    # validate everything first: nothing is written on a bad record, whichever batch it is in
+    check_unique([prepare_record(schema, record) for record in records])
     if records and not any(schema.render(r)[0] for r in records):
         raise InvalidRecord(
             f"the text fields {list(schema.text)} are empty in every record, so nothing could "
@@ -186,3 +191,24 @@ def import_records(
         if progress is not None:
             progress(min(start + BATCH, len(records)), len(records))
     return report
+
+
+def delete_missing(collection: Collection, records: list[dict[str, Any]]) -> int:
+    """Delete the records of ``collection`` whose id is not among ``records`` (a full sync).
+
+    Run after the import, so a failed import deletes nothing.
+
+    Returns:
+        The number of records deleted.
+    Raises:
+        SemsearchError: ``records`` is empty while the collection is not (an empty file would
+            delete everything; use ``Database.drop_collection`` for that).
+    """
+    keep = {str(r["id"]) for r in records}
+    gone = [record_id for record_id in collection.ids() if record_id not in keep]
+    if gone and not keep:
+        raise SemsearchError(
+            f"the file has no records; refusing to delete all {len(gone)} records",
+            hint="check the file; to empty a collection, drop it instead",
+        )
+    return collection.delete(gone) if gone else 0

@@ -109,13 +109,19 @@ def test_409_schema_conflict(items_client) -> None:
 def test_409_model_mismatch_when_the_server_model_differs(make_client, tmp_path) -> None:
     import semsearch
 
-    with semsearch.connect(tmp_path / "mm.embed.db") as db:
-        db.collection("old", embedder=FakeEmbedder(dim=16))  # built with fake:16
+    with semsearch.connect(tmp_path / "mm.embed.db") as db:  # built with fake:16
+        db.collection("old", embedder=FakeEmbedder(dim=16)).upsert([{"id": "a", "text": "owl"}])
     client, _ = make_client(
         name="mm.embed.db", embedder=FakeEmbedder(dim=32)
     )  # served with fake:32
-    body = assert_error(client.get("/collections/old/stats"), 409, "model_mismatch")
-    assert "fake:16" in body["message"]
+    for mode in ("semantic", "hybrid"):
+        search = client.post("/collections/old/search", json={"query": "owl", "mode": mode})
+        body = assert_error(search, 409, "model_mismatch")
+        assert "fake:16" in body["message"]
+    # keyword search and reads need no embedder: they still work (plumbing, fake embedder)
+    keyword = client.post("/collections/old/search", json={"query": "owl", "mode": "keyword"})
+    assert keyword.status_code == 200 and [h["id"] for h in keyword.json()["hits"]] == ["a"]
+    assert client.get("/collections/old/stats").status_code == 200
 
 
 def test_413_too_many_records_in_one_batch(make_client) -> None:
