@@ -189,4 +189,18 @@ def _scalar(field: Field, value: Any) -> Any:
             f"{type(value).__name__}",
             hint=f"give a {element} value",
         )
+    if element == "str":
+        _check_unicode(field, value)
     return float(value) if element == "float" else value
+
+
+def _check_unicode(field: Field, value: str) -> None:
+    """Raise InvalidFilter for a lone surrogate, which no store can bind as UTF-8 text."""
+    from semsearch.validation import surrogate_at
+
+    position = surrogate_at(value)
+    if position is not None:
+        raise InvalidFilter(
+            f"the filter value for {field.name!r} holds a lone surrogate at character {position}",
+            hint="it is not valid Unicode (an unpaired \\uD800-\\uDFFF escape); remove it",
+        )

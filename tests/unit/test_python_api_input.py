@@ -192,3 +192,23 @@ def test_a_closed_sqlite_store_never_reopens_the_file_fake_embedder(
     with pytest.raises(BackendUnavailable, match="closed"):
         coll.count()
     assert _file_digest(db_path) == before
+
+
+@pytest.mark.parametrize(
+    ("where", "position"),
+    [({"tag": "\ud800"}, 0), ({"tag": {"$in": ["ok", "no\udc00"]}}, 2), ({"tags": "x\ud800"}, 1)],
+    ids=["eq", "in", "list-contains"],
+)
+def test_a_filter_value_with_a_lone_surrogate_is_invalid_filter_fake_embedder(
+    db: semsearch.Database, fake_embedder: FakeEmbedder, where: dict[str, Any], position: int
+) -> None:
+    from semsearch.errors import InvalidFilter
+
+    schema = semsearch.Schema.from_types({"tag": "str", "tags": "list[str]"})
+    coll = db.collection("tagged", schema=schema, embedder=fake_embedder)
+    coll.upsert([{"id": "a", "text": "fox", "tag": "ok", "tags": ["x"]}])
+    for call in (lambda: coll.find(where), lambda: coll.search("fox", where=where)):
+        with pytest.raises(InvalidFilter) as info:
+            call()
+        assert f"surrogate at character {position}" in info.value.message
+        assert info.value.hint
