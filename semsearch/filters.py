@@ -11,18 +11,37 @@ Syntax (MongoDB/chroma style), over a collection's declared fields:
 Several keys in one object are ANDed. ``$ne`` and ``$nin`` also match records where the field is
 absent (as in MongoDB); ``$not`` is the exact complement of its operand. Backends compile the
 AST with bound parameters only; values never reach query text.
+
+Path scopes (a search's ``folder=``, ``include=`` and ``exclude=``) become the same AST through
+:func:`path_filter`, with :class:`IdMatch` leaves on the record id, so every store applies them
+before ranking exactly as it applies ``where``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import fnmatch
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from semsearch.errors import InvalidFilter
+from semsearch.globs import Lit, Many, parse_glob
 from semsearch.schema import Field, FieldType, Schema
 
-__all__ = ["OPERATORS", "And", "Compare", "Filter", "Not", "Op", "Or", "parse_filter"]
+__all__ = [
+    "OPERATORS",
+    "And",
+    "Compare",
+    "Filter",
+    "IdMatch",
+    "Not",
+    "Op",
+    "Or",
+    "conjoin",
+    "parse_filter",
+    "path_filter",
+    "split_path_pattern",
+]
 
 Op = Literal["eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "contains"]
 OPERATORS: dict[str, Op] = {
@@ -75,7 +94,27 @@ class Not:
     item: Filter
 
 
-Filter = Compare | And | Or | Not
+@dataclass(frozen=True)
+class IdMatch:
+    """The record id starts with ``pattern`` (``kind="prefix"``: literal text, ``""`` matches
+    every id) or matches it as a glob (``kind="glob"``: :func:`fnmatch.fnmatchcase`, where ``*``
+    also crosses ``/``, with ``?``, ``[seq]`` and ``[!seq]``; no escaping). Built by
+    :func:`path_filter`; the ``where`` language has no syntax for it."""
+
+    kind: Literal["prefix", "glob"]
+    pattern: str
+
+    def matches(self, record_id: str) -> bool:
+        """The reference semantics every store's compiler reproduces."""
+        if self.kind == "prefix":
+            return record_id.startswith(self.pattern)
+        return fnmatch.fnmatchcase(record_id, self.pattern)
+
+
+Filter = Compare | And | Or | Not | IdMatch
+
+#: A filter no record passes (every id starts with "", so its complement is empty).
+NOTHING: Filter = Not(IdMatch("prefix", ""))
 
 
 def parse_filter(where: Mapping[str, Any] | None, schema: Schema) -> Filter | None:
@@ -204,3 +243,87 @@ def _check_unicode(field: Field, value: str) -> None:
             f"the filter value for {field.name!r} holds a lone surrogate at character {position}",
             hint="it is not valid Unicode (an unpaired \\uD800-\\uDFFF escape); remove it",
         )
+
+
+def split_path_pattern(pattern: str) -> tuple[str, str] | None:
+    """A path pattern's two ways to match: ``(glob, folder prefix)``, or None when blank.
+
+    A record id matches the pattern when ``fnmatchcase(id, glob)`` or ``id.startswith(prefix)``:
+    surrounding whitespace is ignored, and a bare folder, ``folder/``, ``folder/*`` and
+    ``folder/**`` all match everything below ``folder/`` (the prefix is literal text).
+    """
+    pattern = pattern.strip()
+    if not pattern:
+        return None
+    return pattern, pattern.rstrip("/").removesuffix("/**").removesuffix("/*") + "/"
+
+
+def path_filter(
+    folder: str | None,
+    include: tuple[str, ...] = (),
+    exclude: tuple[str, ...] = (),
+    compiles: Callable[[IdMatch], bool] | None = None,
+) -> Filter | None:
+    """A path scope as a filter: inside ``folder``, matching an ``include`` pattern when any
+    are given, and matching no ``exclude`` pattern (see :func:`split_path_pattern`).
+
+    Args:
+        compiles: for a store that cannot compile every :class:`IdMatch`: the test of one. A
+            pattern it refuses is left out (for ``include``, the whole allowlist), so the
+            filter selects a superset of the scope and the caller must check the rest.
+    Returns:
+        The filter, or None when the scope (or what the store can compile of it) allows all.
+    Raises:
+        InvalidFilter: a pattern or folder that is not valid UTF-8 text (a lone surrogate).
+    """
+    ok = compiles or (lambda _: True)
+    parts: list[Filter] = []
+    prefix = (folder or "").strip("/") + "/"
+    if folder and prefix != "/":
+        parts.append(_checked(IdMatch("prefix", prefix)))
+    if include:
+        alts = [m for p in include for m in _pattern_matches(p)]
+        if all(ok(m) for m in alts):
+            parts.append(_any(alts))
+    for pattern in exclude:
+        alts = _pattern_matches(pattern)
+        if alts and all(ok(m) for m in alts):
+            parts.append(Not(_any(alts)))
+    return conjoin(*parts)
+
+
+def conjoin(*filters: Filter | None) -> Filter | None:
+    """The AND of the given filters, skipping None; None when none is given."""
+    items = tuple(f for f in filters if f is not None)
+    return None if not items else items[0] if len(items) == 1 else And(items)
+
+
+def _pattern_matches(pattern: str) -> list[IdMatch]:
+    """The leaves one path pattern matches through; a glob that is a prefix becomes one."""
+    split = split_path_pattern(pattern)
+    if split is None:
+        return []
+    glob, prefix = split
+    tokens = parse_glob(glob)
+    if len(tokens) == 2 and isinstance(tokens[0], Lit) and isinstance(tokens[1], Many):
+        glob_prefix = tokens[0].text  # "notes/*": a prefix, which an index can answer
+        short, long = sorted((glob_prefix, prefix), key=len)
+        if long.startswith(short):
+            return [_checked(IdMatch("prefix", short))]
+        return [_checked(IdMatch("prefix", glob_prefix)), _checked(IdMatch("prefix", prefix))]
+    return [_checked(IdMatch("glob", glob)), _checked(IdMatch("prefix", prefix))]
+
+
+def _any(alts: list[IdMatch]) -> Filter:
+    return NOTHING if not alts else alts[0] if len(alts) == 1 else Or(tuple(alts))
+
+
+def _checked(match: IdMatch) -> IdMatch:
+    try:
+        match.pattern.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidFilter(
+            f"path pattern {match.pattern!r} is not valid text (it holds a lone surrogate)",
+            hint="give folder, include and exclude patterns as plain UTF-8 text",
+        ) from None
+    return match

@@ -1,10 +1,12 @@
 """Query planning: modes, over-fetch and refill, privacy excludes, HyDE, fusion, degraded results.
 
 The store answers chunk-level primitives (vector top-k, keyword top-k, find). This module turns
-them into record-level hits: each record appears once, with its best chunk. Paths hidden by
-``exclude`` globs or outside ``folder`` are dropped, and the store is asked again with a deeper
-``k`` until ``limit`` hits are found or the store runs dry, so excludes never shrink a result
-that has enough other matches.
+them into record-level hits: each record appears once, with its best chunk. The path scope
+(``folder``, ``include`` and ``exclude`` globs) travels to the store inside the filter
+(:meth:`PathScope.as_filter`), so the store drops hidden paths before ranking, as it does for
+``where``. :func:`collect` checks the scope again as a safety net and asks the store again with
+a deeper ``k`` until ``limit`` hits are found or the store runs dry: that refill only happens
+for the parts of a scope a store cannot compile (see ``PartialIdFilters``).
 """
 
 from __future__ import annotations
@@ -17,14 +19,14 @@ from typing import TYPE_CHECKING, Literal
 
 from semsearch import fusion
 from semsearch.errors import EmbedderUnavailable, InvalidQuery
-from semsearch.filters import Filter
+from semsearch.filters import Filter, IdMatch, conjoin, path_filter, split_path_pattern
 from semsearch.results import Hit, LegScore, SearchResult
-from semsearch.stores.base import ScoredChunk
+from semsearch.stores.base import PartialIdFilters, ScoredChunk, Store
 
 if TYPE_CHECKING:
     from semsearch.collection import Collection
 
-__all__ = ["MODES", "PathScope", "SearchRequest", "path_matches", "run_search"]
+__all__ = ["MODES", "PathScope", "SearchRequest", "path_matches", "run_search", "store_filter"]
 
 MODES = ("semantic", "keyword", "hybrid")
 MAX_LIMIT = 1000
@@ -54,6 +56,14 @@ class PathScope:
             return False
         return not any(path_matches(record_id, pattern) for pattern in self.exclude)
 
+    def as_filter(self, compiles: Callable[[IdMatch], bool] | None = None) -> Filter | None:
+        """The scope as a filter AST that selects exactly the ids :meth:`allows` (None: all).
+
+        ``compiles`` (a store's test of which id matches it can compile) leaves out what the
+        store cannot express, giving a superset; see :func:`semsearch.filters.path_filter`.
+        """
+        return path_filter(self.folder, self.include, self.exclude, compiles)
+
 
 def path_matches(path: str, pattern: str) -> bool:
     """True when a relative POSIX ``path`` matches an fnmatch glob or lies under a folder.
@@ -61,11 +71,21 @@ def path_matches(path: str, pattern: str) -> bool:
     ``*`` also crosses ``/``, so ``private/*`` matches ``private/a/b.md``; ``private`` and
     ``private/`` match everything below ``private/``.
     """
-    pattern = pattern.strip()
-    if not pattern:
+    split = split_path_pattern(pattern)
+    if split is None:
         return False
-    folder = pattern.rstrip("/").removesuffix("/**").removesuffix("/*")
-    return fnmatch.fnmatchcase(path, pattern) or path.startswith(folder + "/")
+    glob, prefix = split
+    return fnmatch.fnmatchcase(path, glob) or path.startswith(prefix)
+
+
+def store_filter(store: Store, where: Filter | None, scope: PathScope) -> Filter | None:
+    """``where`` AND the path scope: what the store applies before ranking (None: nothing).
+
+    A store that is :class:`~semsearch.stores.base.PartialIdFilters` gets only the parts of the
+    scope it can compile; :func:`collect` applies the rest.
+    """
+    compiles = store.compiles_id_match if isinstance(store, PartialIdFilters) else None
+    return conjoin(where, scope.as_filter(compiles))
 
 
 @dataclass(frozen=True)
@@ -150,8 +170,9 @@ def _semantic_leg(
 ) -> _Leg:
     text = req.hypothetical_answer if _hyde(req) else req.query
     vector = coll.embedder.embed_query(text or "")
+    where = store_filter(coll.store, req.where, req.scope)
     return collect(
-        lambda k: coll.store.vector_search(coll.name, vector, k, req.where, req.exact),
+        lambda k: coll.store.vector_search(coll.name, vector, k, where, req.exact),
         limit,
         req.scope,
         min_score,
@@ -159,8 +180,9 @@ def _semantic_leg(
 
 
 def _keyword_leg(coll: Collection, req: SearchRequest, limit: int) -> _Leg:
+    where = store_filter(coll.store, req.where, req.scope)
     return collect(
-        lambda k: coll.store.keyword_search(coll.name, req.query, k, req.where), limit, req.scope
+        lambda k: coll.store.keyword_search(coll.name, req.query, k, where), limit, req.scope
     )
 
 

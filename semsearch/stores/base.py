@@ -16,13 +16,14 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
-from semsearch.filters import Filter
+from semsearch.filters import Filter, IdMatch
 from semsearch.results import Chunk, Record
 
 __all__ = [
     "ChunkWrite",
     "CollectionInfo",
     "CollectionSwap",
+    "PartialIdFilters",
     "PendingChunk",
     "RecordWrite",
     "ScoredChunk",
@@ -224,6 +225,18 @@ class VectorExport(Protocol):
         self, collection: str, ids: Sequence[str]
     ) -> dict[str, list[NDArray[np.float32] | None]]:
         """``{record_id: [float32[dim] vector, or None if not embedded, per chunk by ordinal]}``."""
+        ...
+
+
+@runtime_checkable
+class PartialIdFilters(Protocol):
+    """Optional store capability, declared by a store whose filter compiler cannot express every
+    record-id glob (:class:`~semsearch.filters.IdMatch`). Search then sends it only the id
+    matches it accepts and checks the rest of a path scope in Python, refetching deeper.
+    A store without this method compiles every ``IdMatch`` exactly."""
+
+    def compiles_id_match(self, match: IdMatch) -> bool:
+        """True when this store's filters express ``match`` exactly."""
         ...
 
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from semsearch.errors import DimensionMismatch, IndexNotFound
-from semsearch.filters import Filter
+from semsearch.filters import Filter, IdMatch
 from semsearch.stores import milvus_layout as lay
 from semsearch.stores.milvus_conn import (
     MilvusTarget,
@@ -21,12 +21,15 @@ from semsearch.stores.milvus_conn import (
     parse_location,
     translated,
 )
-from semsearch.stores.milvus_expr import column, compile_filter, literal
+from semsearch.stores.milvus_expr import column, compile_filter, compiles_id_match, literal
 
 __all__ = ["MilvusAccess"]
 
 #: Values per ``in [...]`` query (Milvus Lite scans every row per query, so fewer is faster).
 _BATCH = 2000
+
+
+_PAGE = 1000  # rows per page of a scan
 
 
 class MilvusAccess:
@@ -192,16 +195,23 @@ class MilvusAccess:
     def scan(
         self, collection: str, kind: str, expr: str, fields: list[str]
     ) -> Iterator[dict[str, Any]]:
-        """Every row of one part matching ``expr``, in pages (a query iterator)."""
+        """Every row of one part matching ``expr``, in pages (a query iterator).
+
+        A short page is the last: pymilvus 3.0.2 writes the string key cursor of the next
+        page into its expression unescaped (``pk > "<last key>"``), which fails when that key
+        holds ``"``, ``\\`` or a newline; stopping there keeps scans of up to one page safe.
+        """
         found = self._coll(collection, kind)
         if found is None:
             return
         client, name = found
         with translated(f"scanning {kind}"):
-            it = client.query_iterator(name, batch_size=1000, filter=expr, output_fields=fields)
+            it = client.query_iterator(name, batch_size=_PAGE, filter=expr, output_fields=fields)
             try:
                 while page := it.next():
                     yield from page
+                    if len(page) < _PAGE:
+                        break
             finally:
                 it.close()
 
@@ -229,6 +239,12 @@ class MilvusAccess:
     def filter_expr(where: Filter | None) -> str:
         """The Milvus expression of a filter AST ('' for none)."""
         return compile_filter(where) if where is not None else ""
+
+    @staticmethod
+    def compiles_id_match(match: IdMatch) -> bool:
+        """True when filters express this record-id match exactly (``PartialIdFilters``): path
+        globs with ``?`` or ``[...]`` are not, and search checks them in Python instead."""
+        return compiles_id_match(match)
 
     @staticmethod
     def attr_columns(fields: list[dict[str, Any]]) -> list[str]:

@@ -28,9 +28,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from semsearch.errors import InvalidFilter
-from semsearch.filters import And, Compare, Filter, Not, Or
+from semsearch.filters import And, Compare, Filter, IdMatch, Not, Or
+from semsearch.globs import Lit, Many, parse_glob, prefix_end
 
-__all__ = ["FIELD_PREFIX", "column", "compile_filter", "literal"]
+__all__ = ["FIELD_PREFIX", "column", "compile_filter", "compiles_id_match", "literal"]
 
 #: Prefix of the Milvus scalar column holding a declared field (``level`` -> ``f_level``).
 FIELD_PREFIX = "f_"
@@ -94,7 +95,56 @@ def compile_filter(f: Filter) -> str:
         return "(" + joiner.join(compile_filter(item) for item in f.items) + ")"
     if isinstance(f, Not):
         return f"(not {compile_filter(f.item)})"
+    if isinstance(f, IdMatch):
+        expr = _id_match(f)
+        if expr is None:
+            raise InvalidFilter(
+                f"Milvus filters cannot express the path glob {f.pattern!r}",
+                hint="check compiles_id_match() first; search does, and checks such globs itself",
+            )
+        return expr
     return _compare(f)
+
+
+#: Characters a LIKE pattern cannot hold literally the same way on every Milvus: ``%`` and
+#: ``_`` are wildcards, and ``\\`` escapes them on the server and pyarrow but not in Milvus
+#: Lite's row-wise evaluator.
+_LIKE_UNSAFE = frozenset("%_\\")
+
+
+def compiles_id_match(m: IdMatch) -> bool:
+    """True when :func:`compile_filter` expresses ``m`` exactly (see :func:`_id_match`)."""
+    return _id_match(m) is not None
+
+
+def _id_match(m: IdMatch) -> str | None:
+    """A record-id match as an exact Milvus expression, or None if there is none.
+
+    Prefixes and globs of the form ``lit*`` are a string range (``record_id >= "a/" and
+    record_id < "a0"``), globs without wildcards are ``==``, and globs of literal text and ``*``
+    only are ``like`` with ``%``. ``?`` and ``[...]`` are left out (``_`` in LIKE is not
+    documented for every Milvus version, and LIKE has no sets), as is literal text holding
+    ``%``, ``_`` or a backslash. Milvus Lite's row-wise LIKE lets ``$`` match before a final
+    newline, so a pattern ending in literal text also requires the id not to end in one.
+    """
+    if "\x00" in m.pattern:
+        return None
+    tokens = parse_glob(m.pattern) if m.kind == "glob" else (Lit(m.pattern), Many())
+    if len(tokens) == 2 and isinstance(tokens[0], Lit) and isinstance(tokens[1], Many):
+        end = prefix_end(tokens[0].text)
+        low = f"record_id >= {literal(tokens[0].text)}"
+        return f"({low} and record_id < {literal(end)})" if end is not None else f"({low})"
+    if not tokens or all(isinstance(t, Lit) for t in tokens):
+        return f"(record_id == {literal(m.pattern)})"
+    if not all(isinstance(t, Lit | Many) for t in tokens):
+        return None
+    text = "".join(t.text if isinstance(t, Lit) else "%" for t in tokens)
+    last = tokens[-1]
+    if _LIKE_UNSAFE & set(text.replace("%", "")) or (isinstance(last, Lit) and text[-1] == "\n"):
+        return None
+    if isinstance(last, Many):
+        return f"(record_id like {literal(text)})"
+    return f"(record_id like {literal(text)} and not (record_id like {literal('%' + chr(10))}))"
 
 
 def _compare(c: Compare) -> str:

@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from semsearch.filters import And, Compare, Filter, Not, Or
+from semsearch.filters import And, Compare, Filter, IdMatch, Not, Or
+from semsearch.globs import CharSet, Lit, Many, One, Token, parse_glob, prefix_end
 from semsearch.schema import FieldType
 
 __all__ = [
@@ -26,7 +27,9 @@ __all__ = [
     "Tables",
     "column",
     "compile_filter",
+    "compile_id_match",
     "ef_search_for",
+    "glob_regex",
     "order_by_sql",
     "websearch_text",
 ]
@@ -104,7 +107,73 @@ def compile_filter(f: Filter, alias: str = "r") -> tuple[str, list[Any]]:
     if isinstance(f, Not):
         sql, params = compile_filter(f.item, alias)
         return f"({sql}) IS NOT TRUE", params
+    if isinstance(f, IdMatch):
+        return compile_id_match(f, f"{alias}.id")
     return _compile_compare(f, alias)
+
+
+def compile_id_match(m: IdMatch, col: str) -> tuple[str, list[Any]]:
+    """Compile a record-id match over ``col`` (``text COLLATE "C"``) with exactly
+    :meth:`IdMatch.matches`' meaning; the pattern is always a bound parameter.
+
+    A prefix is a range on the id's B-tree index (``id >= %s AND id < %s``, see
+    :func:`semsearch.globs.prefix_end`), a glob without wildcards is ``=``, and other globs are
+    an anchored POSIX regular expression from :func:`glob_regex` (``~``, case-sensitive).
+    PostgreSQL text cannot hold NUL, so a pattern that needs one never matches.
+    """
+    if m.kind == "prefix":
+        if not m.pattern:
+            return "true", []
+        if "\x00" in m.pattern:
+            return "false", []
+        end = prefix_end(m.pattern)
+        if end is None:
+            return f"{col} >= %s", [m.pattern]
+        return f"({col} >= %s AND {col} < %s)", [m.pattern, end]
+    tokens = parse_glob(m.pattern)
+    if all(isinstance(t, Lit) for t in tokens):
+        return (f"{col} = %s", [m.pattern]) if "\x00" not in m.pattern else ("false", [])
+    regex = glob_regex(tokens)
+    return (f"{col} ~ %s", [regex]) if regex is not None else ("false", [])
+
+
+def glob_regex(tokens: Sequence[Token]) -> str | None:
+    """An anchored PostgreSQL regular expression (ARE) for fnmatch tokens; None: never matches.
+
+    ``?`` is ``.`` and ``*`` is ``.*`` (both cross newlines: ARE matching is not
+    newline-sensitive by default); letters and digits stay as they are and every other
+    character is a ``\\Uhhhhhhhh`` code-point escape, inside sets too, so no character of a
+    pattern is regex syntax. Sets become ranges of code points, ``[^...]`` when negated.
+    """
+    out = ["^"]
+    for t in tokens:
+        if isinstance(t, Lit):
+            if "\x00" in t.text:
+                return None
+            out += [_regex_char(ord(c)) for c in t.text]
+        elif isinstance(t, One | Many):
+            out.append("." if isinstance(t, One) else ".*")
+        else:
+            piece = _regex_set(t)
+            if piece is None:
+                return None
+            out.append(piece)
+    return "".join(out) + "$"
+
+
+def _regex_char(code: int) -> str:
+    c = chr(code)
+    return c if c.isascii() and c.isalnum() else f"\\U{code:08X}"
+
+
+def _regex_set(s: CharSet) -> str | None:
+    ranges = [(max(lo, 1), hi) for lo, hi in s.ranges if hi >= 1]  # no NUL in PostgreSQL text
+    if not ranges:
+        return "." if s.negated else None
+    body = "".join(
+        _regex_char(lo) if lo == hi else f"{_regex_char(lo)}-{_regex_char(hi)}" for lo, hi in ranges
+    )
+    return "[" + ("^" if s.negated else "") + body + "]"
 
 
 def _compile_compare(c: Compare, alias: str) -> tuple[str, list[Any]]:

@@ -35,7 +35,12 @@ from semsearch.stores.base import (
     StoreStats,
     WriteResult,
 )
-from semsearch.stores.sqlite_sql import compile_filter, order_by_sql
+from semsearch.stores.sqlite_sql import (
+    FNMATCH_FUNCTION,
+    compile_filter,
+    fnmatch_function,
+    order_by_sql,
+)
 from semsearch.stores.sqlite_writes import delete_record_rows, write_record
 
 __all__ = ["SQLiteStore"]
@@ -81,6 +86,7 @@ class SQLiteStore:
     def _connect(path: str) -> sqlite3.Connection:
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
         conn.execute("PRAGMA synchronous = NORMAL")
+        conn.create_function(FNMATCH_FUNCTION, 2, fnmatch_function, deterministic=True)
         return conn
 
     def exists(self) -> bool:
