@@ -119,7 +119,7 @@ def compile_id_match(m: IdMatch, col: str = "r.id") -> tuple[str, list[Any]]:
     :func:`semsearch.globs.prefix_end`); LIKE would be case-insensitive and treat ``%`` and
     ``_`` as wildcards. A glob without wildcards is ``=``; others are SQLite's GLOB, spelled by
     :func:`glob_text`. GLOB stops at a NUL character, so the rare id (or pattern) holding one is
-    matched by the Python function instead; GLOB measured 3-8x faster than that function on
+    matched by the Python function instead; GLOB measured 2-7x faster than that function on
     100,000 ids (docs/benchmarks.md, "path scope").
     """
     if m.kind == "prefix":
