@@ -4,7 +4,7 @@ Every error carries a ``message`` (what went wrong) and a ``hint`` (how to fix i
 HTTP and MCP faces print both and map the class to an exit or status code in one place.
 
     SemsearchError
-    ├── IndexNotFound          the index file or collection does not exist
+    ├── IndexNotFound          the index file or collection does not exist (or was dropped)
     ├── NotAnIndex             an existing file is not a semsearch index (left untouched)
     ├── ModelMismatch          the embedder differs from the one the collection was built with
     ├── DimensionMismatch      a vector has another dimension than the collection's
@@ -12,7 +12,7 @@ HTTP and MCP faces print both and map the class to an exit or status code in one
     ├── InvalidQuery           a query (or its arguments) cannot be run as given
     ├── InvalidRecord          a record is malformed (no id, wrong field type, ...)
     ├── EmbedderUnavailable    the embedding model cannot be loaded or fails
-    ├── BackendUnavailable     the storage backend cannot be reached or is unsupported
+    ├── BackendUnavailable     the storage backend cannot be reached, is unsupported or closed
     ├── StoreCorrupted         the store's contents are inconsistent or unreadable
     └── IndexUnhealthy         semantic search is refused: the index is quarantined
 """
@@ -53,7 +53,8 @@ class SemsearchError(Exception):
 
 
 class IndexNotFound(SemsearchError):
-    """Raised when the index file, or a collection inside it, does not exist."""
+    """Raised when the index file, or a collection inside it, does not exist; also by a
+    Collection handle whose collection was dropped (``Database.drop_collection``)."""
 
 
 class NotAnIndex(SemsearchError):
@@ -73,11 +74,14 @@ class InvalidFilter(SemsearchError):
 
 
 class InvalidQuery(SemsearchError):
-    """Raised when a search cannot run as asked (empty query and no filter, bad mode, bad limit)."""
+    """Raised when a search or read cannot run as asked: an argument of the wrong type (the
+    message names it, the type given and the type expected), empty query and no filter, bad
+    mode, bad limit, or text that is not valid Unicode."""
 
 
 class InvalidRecord(SemsearchError):
-    """Raised when a record is malformed; nothing from its batch is written."""
+    """Raised when a record is malformed (no id, a field or text of the wrong type, text that
+    is not valid Unicode, ...); nothing from its batch is written."""
 
 
 class EmbedderUnavailable(SemsearchError):
@@ -85,7 +89,8 @@ class EmbedderUnavailable(SemsearchError):
 
 
 class BackendUnavailable(SemsearchError):
-    """Raised when a location names a backend that is not available or cannot be reached."""
+    """Raised when a location names a backend that is not available or cannot be reached, and
+    by a Database (or a Collection handle of it) used after ``close()``."""
 
 
 class StoreCorrupted(SemsearchError):
