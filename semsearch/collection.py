@@ -19,7 +19,7 @@ from semsearch.filters import parse_filter
 from semsearch.lifecycle import Lifecycle
 from semsearch.results import Chunk, Record, SearchResult, UpsertReport
 from semsearch.schema import Schema
-from semsearch.search import PathScope, SearchRequest, run_search, validate_request
+from semsearch.search import PathScope, SearchRequest, run_search, store_filter, validate_request
 from semsearch.stores.base import ChunkWrite, CollectionInfo, PendingChunk, RecordWrite, Store
 from semsearch.validation import as_ids, check_page, check_unique, order_fields, prepare_record
 
@@ -476,10 +476,12 @@ class Collection:
     ) -> SearchResult:
         from semsearch.results import Hit
 
+        # the path scope goes to the store with the filter; allows() is the safety net
+        where = store_filter(self.store, parse_filter(ast_where, self.schema), scope)
         hits: list[Hit] = []
         offset = 0
         while len(hits) < limit:
-            page = self.find(ast_where, limit=500, offset=offset)
+            page = self.store.find(self.name, where, 500, offset, [])
             hits += [Hit(r.id, 0.0, None, r.fields) for r in page if scope.allows(r.id)]
             if len(page) < 500:
                 break

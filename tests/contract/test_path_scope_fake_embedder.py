@@ -119,3 +119,17 @@ def test_search_applies_the_whole_scope(stored, scope, mode) -> None:
         exclude=list(scope.exclude),
     )
     assert sorted(result.ids) == sorted(i for i in ids if scope.allows(i))
+
+
+@pytest.mark.parametrize("scope", [s for s in SCOPES if s.folder], ids=str)
+def test_listing_without_a_query_applies_the_whole_scope(stored, scope) -> None:
+    coll, ids = stored
+    result = coll.search(
+        "",
+        limit=len(ids),
+        folder=scope.folder,
+        include=list(scope.include),
+        exclude=list(scope.exclude),
+    )
+    assert result.mode == "structured"
+    assert sorted(result.ids) == sorted(i for i in ids if scope.allows(i))

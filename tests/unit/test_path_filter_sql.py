@@ -111,3 +111,20 @@ def test_glob_with_wildcards_in_the_middle_uses_glob_with_bound_pattern() -> Non
 def test_a_lone_surrogate_in_a_pattern_is_a_clear_error() -> None:
     with pytest.raises(InvalidFilter, match="surrogate"):
         path_filter(None, (), ("a\ud800",))
+
+
+def test_plumbing_listing_a_folder_asks_the_store_once_fake_embedder(monkeypatch) -> None:
+    """1,200 records, the folder holds the last 5 by id: one find call, not three pages."""
+    import semsearch
+    from semsearch.embedders.fake import FakeEmbedder
+
+    with semsearch.connect(":memory:") as db:
+        coll = db.collection("notes", embedder=FakeEmbedder(8))
+        ids = [f"a/{i:04d}" for i in range(1195)] + [f"z/{i}" for i in range(5)]
+        coll.upsert([{"id": i, "text": "x"} for i in ids], embed=False)
+        calls = []
+        find = coll.store.find
+        monkeypatch.setattr(coll.store, "find", lambda *a: calls.append(a) or find(*a))
+        result = coll.search("", folder="z", limit=3)
+    assert result.ids == ["z/0", "z/1", "z/2"]
+    assert len(calls) == 1
