@@ -138,10 +138,11 @@ def _id_match(m: IdMatch) -> str | None:
         return f"(record_id == {literal(m.pattern)})"
     if not all(isinstance(t, Lit | Many) for t in tokens):
         return None
-    text = "".join(t.text if isinstance(t, Lit) else "%" for t in tokens)
+    literal_text = "".join(t.text for t in tokens if isinstance(t, Lit))
     last = tokens[-1]
-    if _LIKE_UNSAFE & set(text.replace("%", "")) or (isinstance(last, Lit) and text[-1] == "\n"):
+    if _LIKE_UNSAFE & set(literal_text) or (isinstance(last, Lit) and last.text[-1] == "\n"):
         return None
+    text = "".join(t.text if isinstance(t, Lit) else "%" for t in tokens)
     if isinstance(last, Many):
         return f"(record_id like {literal(text)})"
     return f"(record_id like {literal(text)} and not (record_id like {literal('%' + chr(10))}))"

@@ -35,7 +35,7 @@ IDS = [i for i in _DRAWN if i.strip()]  # records need a non-blank id
 PATTERNS = st.lists(st.text(ALPHABET + " ", max_size=6), max_size=3).map(tuple)
 FOLDERS = st.none() | st.text(ALPHABET, max_size=4)
 SETTINGS = settings(
-    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 
 
@@ -85,6 +85,8 @@ def test_store_filter_selects_exactly_the_scope(stored, folder, include, exclude
 @example(pattern="*b", kind="glob")
 @example(pattern="a%", kind="prefix")
 @example(pattern="*\\*", kind="glob")
+@example(pattern="*%a", kind="glob")  # a literal % is not a LIKE wildcard
+@example(pattern="[*_", kind="glob")
 def test_each_compiled_id_match_and_its_complement_are_exact(stored, pattern, kind) -> None:
     coll, ids = stored
     match = IdMatch(kind, pattern)
