@@ -55,7 +55,7 @@ class AnnOptions:
     threshold: int = 20_000
     M: int = 32
     ef_construction: int = 80
-    ef_search: int = 64
+    ef_search: int = 128
     storage: Storage = "float32"
     exact_filter_rows: int = 20_000
     merge_fraction: float = 0.02

@@ -230,7 +230,7 @@ def configure_ann(collection: Collection, **options: Any) -> AnnOptions:
     Args:
         collection: an open collection (SQLite store; other backends ignore these options).
         **options: any of :class:`~semsearch.stores.ann_policy.AnnOptions`' fields, e.g.
-            ``M=32, ef_construction=80, ef_search=64, storage="float16", threshold=20000``.
+            ``M=32, ef_construction=80, ef_search=128, storage="float16", threshold=20000``.
             ``None`` resets an option to its default. A change of ``M``,
             ``ef_construction`` or ``storage`` rebuilds the graph on the next search.
     Returns:
