@@ -246,8 +246,13 @@ def render(results: dict, args: argparse.Namespace, seconds: float, load: tuple)
     parts = [
         "## ANN: semsearch SQLite (exact and HNSW) vs chromadb, LanceDB, sqlite-vec, Milvus Lite, "
         "faiss, numpy (issue 5)",
-        f"Command: `.venv/bin/python benchmarks/ann.py{' --million' if args.million else ''}` "
-        f"({seconds / 60:.1f} min). Machine: {machine_info(packages)}; load average at start "
+        (
+            "Merged from runs saved with `--save` (commands below). "
+            if args.merge
+            else f"Command: `.venv/bin/python benchmarks/ann.py{' --million' if args.million else ''}` "
+            f"({seconds / 60:.1f} min). "
+        )
+        + f"Machine: {machine_info(packages)}; load average at start "
         f"{', '.join(f'{v:.1f}' for v in load)}. " + args.note,
         "Single-query latency, warm, k=10, at the smallest `ef` reaching recall@10 ≥ 0.95 "
         "(— where a system has no knob). Filtered columns keep 1% / 10% of rows. "
