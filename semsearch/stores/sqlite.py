@@ -13,7 +13,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from semsearch.errors import BackendUnavailable, DimensionMismatch, NotAnIndex, StoreCorrupted
+from semsearch.errors import DimensionMismatch, StoreCorrupted
 from semsearch.filters import Filter
 from semsearch.results import Chunk, Record
-from semsearch.stores import sqlite_keyword
+from semsearch.stores import sqlite_file, sqlite_keyword, sqlite_vectors
 from semsearch.stores import sqlite_schema as ddl
 from semsearch.stores.ann import AnnIndex, AnnState
 from semsearch.stores.base import (
@@ -35,12 +35,7 @@ from semsearch.stores.base import (
     StoreStats,
     WriteResult,
 )
-from semsearch.stores.sqlite_sql import (
-    FNMATCH_FUNCTION,
-    compile_filter,
-    fnmatch_function,
-    order_by_sql,
-)
+from semsearch.stores.sqlite_sql import batches, compile_filter, marks, order_by_sql
 from semsearch.stores.sqlite_writes import delete_record_rows, write_record
 
 __all__ = ["SQLiteStore"]
@@ -77,17 +72,14 @@ class SQLiteStore:
             self._conn = self._connect(path)
             ddl.migrate(self._conn)
         elif os.path.exists(path) and os.path.getsize(path) > 0:
-            _inspect_read_only(path)
+            sqlite_file.inspect_read_only(path)
             self._conn = self._connect(path)
 
     # -- connection ---------------------------------------------------------------------------
 
     @staticmethod
     def _connect(path: str) -> sqlite3.Connection:
-        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
-        conn.execute("PRAGMA synchronous = NORMAL")
-        conn.create_function(FNMATCH_FUNCTION, 2, fnmatch_function, deterministic=True)
-        return conn
+        return sqlite_file.connect(path)
 
     def exists(self) -> bool:
         """True when the file exists (or the store is in memory)."""
@@ -110,7 +102,7 @@ class SQLiteStore:
         the first read that finds it (e.g. the workers of ``semsearch serve --workers N``).
         """
         if self._closed:
-            raise _closed_error()
+            raise sqlite_file.closed_error()
         if self._conn is None:
             self._open_if_created()
         return self._conn
@@ -119,7 +111,7 @@ class SQLiteStore:
         with self._lock:
             path = self.location
             if self._conn is None and os.path.exists(path) and os.path.getsize(path) > 0:
-                _inspect_read_only(path)
+                sqlite_file.inspect_read_only(path)
                 self._conn = self._connect(path)
 
     @contextmanager
@@ -129,9 +121,9 @@ class SQLiteStore:
         Raises:
             BackendUnavailable: the file cannot be created or written (missing folder, read-only).
         """
-        with self._lock, _unwritable(self.location):
+        with self._lock, sqlite_file.unwritable(self.location):
             if self._closed:  # never reopen (and so create) the file after close()
-                raise _closed_error()
+                raise sqlite_file.closed_error()
             if self._conn is None:
                 self._conn = self._connect(self.location)
                 self._conn.execute("PRAGMA journal_mode = WAL")
@@ -263,10 +255,10 @@ class SQLiteStore:
         conn = self._read()
         if conn is None:
             return out
-        for batch in _batches(list(ids)):
+        for batch in batches(list(ids)):
             rows = conn.execute(
                 "SELECT r.id, r.content_hash FROM records r JOIN collections c "
-                f"ON c.id = r.collection_id WHERE c.name = ? AND r.id IN ({_marks(batch)})",
+                f"ON c.id = r.collection_id WHERE c.name = ? AND r.id IN ({marks(batch)})",
                 (collection, *batch),
             ).fetchall()
             out.update({r[0]: r[1] for r in rows})
@@ -342,7 +334,7 @@ class SQLiteStore:
             return 0
         with self._write(collection) as conn:
             cid = self._collection_id(conn, collection)
-            return sum(delete_record_rows(conn, cid, batch) for batch in _batches(list(ids)))
+            return sum(delete_record_rows(conn, cid, batch) for batch in batches(list(ids)))
 
     # -- reads --------------------------------------------------------------------------------
 
@@ -373,10 +365,10 @@ class SQLiteStore:
     def get_records(self, collection: str, ids: Sequence[str]) -> list[Record]:
         """The records that exist among ``ids``, in the order asked."""
         found: dict[str, Record] = {}
-        for batch in _batches(list(ids)):
+        for batch in batches(list(ids)):
             rows = self._rows(
                 "SELECT r.id, r.fields, r.text FROM records r JOIN collections c "
-                f"ON c.id = r.collection_id WHERE c.name = ? AND r.id IN ({_marks(batch)})",
+                f"ON c.id = r.collection_id WHERE c.name = ? AND r.id IN ({marks(batch)})",
                 (collection, *batch),
             )
             found.update({r[0]: Record(r[0], json.loads(r[1]), r[2]) for r in rows})
@@ -391,11 +383,11 @@ class SQLiteStore:
     ) -> dict[str, list[NDArray[np.float32] | None]]:
         """Stored vectors per record, by chunk ordinal (None where a chunk is not embedded)."""
         out: dict[str, list[NDArray[np.float32] | None]] = {}
-        for batch in _batches(list(ids)):
+        for batch in batches(list(ids)):
             rows = self._rows(
                 "SELECT r.id, CASE WHEN k.status = 'embedded' THEN k.vector END "
                 "FROM chunks k JOIN records r ON r.rowid = k.record_rowid JOIN collections c ON c.id = r.collection_id WHERE c.name = ? "
-                f"AND r.id IN ({_marks(batch)}) ORDER BY r.id, k.ordinal",
+                f"AND r.id IN ({marks(batch)}) ORDER BY r.id, k.ordinal",
                 (collection, *batch),
             )
             for rid, blob in rows:
@@ -408,10 +400,10 @@ class SQLiteStore:
     def get_chunks(self, collection: str, chunk_ids: Sequence[int]) -> dict[int, Chunk]:
         """``{chunk_id: Chunk}`` for the ids that exist."""
         out: dict[int, Chunk] = {}
-        for batch in _batches([int(c) for c in chunk_ids]):
+        for batch in batches([int(c) for c in chunk_ids]):
             rows = self._rows(
                 "SELECT id, text, ordinal, char_start, char_end, heading_path, line_start, "
-                f"line_end FROM chunks WHERE id IN ({_marks(batch)})",
+                f"line_end FROM chunks WHERE id IN ({marks(batch)})",
                 batch,
             )
             for r in rows:
@@ -501,40 +493,6 @@ class SQLiteStore:
             finally:
                 conn.execute("COMMIT")
 
-    def _record_names(self, rowids: Sequence[int]) -> dict[int, str]:
-        """``{record rowid: record id}`` for the rowids that still exist."""
-        out: dict[int, str] = {}
-        for batch in _batches(sorted({int(r) for r in rowids})):
-            found = self._rows(
-                f"SELECT rowid, id FROM records WHERE rowid IN ({_marks(batch)})", batch
-            )
-            out.update({int(r[0]): r[1] for r in found})
-        return out
-
-    def _filter_key(
-        self, cid: int, where: Filter
-    ) -> tuple[Hashable, Callable[[], NDArray[np.int64]]]:
-        """(a hashable name of the filter, a function returning the rowids of passing records).
-
-        The name is the compiled SQL with its parameters, so equal filters share one cached
-        allowed set per snapshot (stores/ann_filter.py); unhashable parameters get a unique name.
-        """
-        sql, params = compile_filter(where)
-
-        def rowids() -> NDArray[np.int64]:
-            rows = self._rows(
-                f"SELECT r.rowid FROM records r WHERE r.collection_id = ? AND ({sql})",
-                (cid, *params),
-            )
-            return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-
-        key: Hashable = (sql, tuple(params))
-        try:
-            hash(key)
-        except TypeError:
-            key = object()
-        return key, rowids
-
     def vector_search(
         self,
         collection: str,
@@ -546,39 +504,13 @@ class SQLiteStore:
         """Top-k chunks by cosine similarity in [-1, 1], best first, ties by record id.
 
         An exact numpy scan below the collection's ANN threshold (or with ``exact=True``), an
-        HNSW graph above it (stores/ann.py). The filter applies before ranking; selective
-        filters scan the filtered chunks exactly, others are evaluated inside the graph, so
-        min(k, matching chunks) rows come back either way.
+        HNSW graph above it (stores/ann.py, stores/sqlite_vectors.py). The filter applies before
+        ranking; selective filters scan the filtered chunks exactly, others are evaluated inside
+        the graph, so min(k, matching chunks) rows come back either way.
         Raises:
             DimensionMismatch: the query's dimension differs from the collection's.
         """
-        found = self._matrix(collection, upkeep=not exact)
-        if found is None:
-            return []
-        cid, index, state = found
-        if state.rows and state.dim != vector.shape[0]:
-            raise DimensionMismatch(
-                f"query vector is {vector.shape[0]}-d; collection {collection!r} is {state.dim}-d",
-                hint="query with the model the collection was built with",
-            )
-        allowed = None if where is None else self._filter_key(cid, where)
-        query = np.ascontiguousarray(vector, dtype=np.float32)
-        for _ in range(3):  # a record deleted after the snapshot: search the fresh snapshot
-            rows, scores = index.search(state, query, k, allowed, exact)
-            names = self._record_names(state.record_rowids[rows].tolist())
-            rowids = state.record_rowids[rows]
-            if all(int(r) in names for r in rowids):
-                break
-            found = self._matrix(collection, upkeep=not exact)
-            if found is None:
-                return []
-            index, state = found[1], found[2]
-        hits = [
-            ScoredChunk(int(state.chunk_ids[r]), names[int(rid)], float(s))
-            for r, rid, s in zip(rows, rowids, scores, strict=True)
-            if int(rid) in names
-        ]
-        return sorted(hits, key=lambda h: (-h.score, h.record_id, h.chunk_id))
+        return sqlite_vectors.vector_search(self, collection, vector, k, where, exact)
 
     def keyword_search(
         self, collection: str, text: str, k: int, where: Filter | None
@@ -611,65 +543,3 @@ class SQLiteStore:
             (collection, *params, limit, offset),
         )
         return [Record(r[0], json.loads(r[1]), r[2]) for r in rows]
-
-
-def _closed_error() -> BackendUnavailable:
-    return BackendUnavailable(
-        "the index is closed", hint="reopen it with semsearch.connect(location)"
-    )
-
-
-@contextmanager
-def _unwritable(path: str) -> Iterator[None]:
-    """Turn SQLite's "cannot open / readonly database" errors into BackendUnavailable."""
-    try:
-        yield
-    except sqlite3.OperationalError as exc:
-        text = str(exc)
-        if "unable to open" not in text and "readonly" not in text:
-            raise
-        raise BackendUnavailable(
-            f"cannot write the index {os.path.basename(path)}: {text}",
-            hint="check that its folder exists and that the file and folder are writable",
-        ) from exc
-
-
-def _inspect_read_only(path: str) -> None:
-    """Refuse a file that is not a semsearch index without writing a byte to it."""
-    if os.path.isdir(path):
-        raise BackendUnavailable(
-            f"{os.path.basename(path)} is a folder, not an index file",
-            hint="give a file path ending in .embed.db",
-        )
-    try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    except sqlite3.Error as exc:
-        raise NotAnIndex(f"cannot open {path} as an index: {exc}", hint=_NOT_INDEX_HINT) from exc
-    try:
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if tables <= {"semsearch_migrations"}:
-            return  # empty, or another process is creating the index right now
-        if not ddl.is_semsearch_file(conn):
-            raise NotAnIndex(f"{path} is not a semsearch index", hint=_NOT_INDEX_HINT)
-        version = ddl.schema_version(conn)
-    except sqlite3.DatabaseError as exc:
-        raise NotAnIndex(f"{path} is not a semsearch index ({exc})", hint=_NOT_INDEX_HINT) from exc
-    finally:
-        conn.close()
-    if version > ddl.SCHEMA_VERSION:
-        raise StoreCorrupted(
-            f"{path} uses index format {version}; this semsearch reads up to {ddl.SCHEMA_VERSION}",
-            hint="upgrade semsearch (pip install -U semsearch)",
-        )
-
-
-_NOT_INDEX_HINT = "the file was left untouched; choose another path ending in .embed.db"
-
-
-def _marks(items: Sequence[Any]) -> str:
-    return ", ".join("?" for _ in items)
-
-
-def _batches(items: list[Any], size: int = 500) -> Iterator[list[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]

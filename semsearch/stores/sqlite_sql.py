@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from semsearch.filters import And, Compare, Filter, IdMatch, Not, Or
@@ -16,11 +16,13 @@ from semsearch.globs import CharSet, Lit, Many, One, Token, parse_glob, prefix_e
 
 __all__ = [
     "FNMATCH_FUNCTION",
+    "batches",
     "compile_filter",
     "compile_id_match",
     "fnmatch_function",
     "fts_query",
     "glob_text",
+    "marks",
     "order_by_sql",
     "trigram_query",
 ]
@@ -232,3 +234,14 @@ def order_by_sql(order_by: Sequence[tuple[str, bool]]) -> str:
     """``ORDER BY`` over declared fields (validated names), then record id for determinism."""
     terms = [f"{_value_sql(name)} {'DESC' if desc else 'ASC'}" for name, desc in order_by]
     return "ORDER BY " + ", ".join([*terms, "r.id ASC"])
+
+
+def marks(items: Sequence[Any]) -> str:
+    """``?, ?, ...``: one bound parameter per item, for ``IN (...)``."""
+    return ", ".join("?" for _ in items)
+
+
+def batches(items: list[Any], size: int = 500) -> Iterator[list[Any]]:
+    """``items`` in slices of ``size``, below SQLite's limit on bound parameters per statement."""
+    for start in range(0, len(items), size):
+        yield items[start : start + size]

@@ -1,0 +1,84 @@
+"""Opening and guarding a ``.embed.db`` file: read-only inspection, write errors, closed stores.
+
+Opening a file that is not a semsearch index raises NotAnIndex and leaves it byte-for-byte
+unchanged: it is inspected through a read-only connection before anything writes to it.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from semsearch.errors import BackendUnavailable, NotAnIndex, StoreCorrupted
+from semsearch.stores import sqlite_schema as ddl
+from semsearch.stores.sqlite_sql import FNMATCH_FUNCTION, fnmatch_function
+
+__all__ = ["closed_error", "connect", "inspect_read_only", "unwritable"]
+
+
+def connect(path: str) -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are explicit), shared across threads.
+
+    ``synchronous = NORMAL`` is safe with WAL (a power cut can lose the last commits, never
+    corrupt the file); the fnmatch function backs path scopes that GLOB cannot express.
+    """
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.create_function(FNMATCH_FUNCTION, 2, fnmatch_function, deterministic=True)
+    return conn
+
+
+def closed_error() -> BackendUnavailable:
+    """The error every read and write raises after ``close()``."""
+    return BackendUnavailable(
+        "the index is closed", hint="reopen it with semsearch.connect(location)"
+    )
+
+
+@contextmanager
+def unwritable(path: str) -> Iterator[None]:
+    """Turn SQLite's "cannot open / readonly database" errors into BackendUnavailable."""
+    try:
+        yield
+    except sqlite3.OperationalError as exc:
+        text = str(exc)
+        if "unable to open" not in text and "readonly" not in text:
+            raise
+        raise BackendUnavailable(
+            f"cannot write the index {os.path.basename(path)}: {text}",
+            hint="check that its folder exists and that the file and folder are writable",
+        ) from exc
+
+
+def inspect_read_only(path: str) -> None:
+    """Refuse a file that is not a semsearch index without writing a byte to it."""
+    if os.path.isdir(path):
+        raise BackendUnavailable(
+            f"{os.path.basename(path)} is a folder, not an index file",
+            hint="give a file path ending in .embed.db",
+        )
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise NotAnIndex(f"cannot open {path} as an index: {exc}", hint=_NOT_INDEX_HINT) from exc
+    try:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if tables <= {"semsearch_migrations"}:
+            return  # empty, or another process is creating the index right now
+        if not ddl.is_semsearch_file(conn):
+            raise NotAnIndex(f"{path} is not a semsearch index", hint=_NOT_INDEX_HINT)
+        version = ddl.schema_version(conn)
+    except sqlite3.DatabaseError as exc:
+        raise NotAnIndex(f"{path} is not a semsearch index ({exc})", hint=_NOT_INDEX_HINT) from exc
+    finally:
+        conn.close()
+    if version > ddl.SCHEMA_VERSION:
+        raise StoreCorrupted(
+            f"{path} uses index format {version}; this semsearch reads up to {ddl.SCHEMA_VERSION}",
+            hint="upgrade semsearch (pip install -U semsearch)",
+        )
+
+
+_NOT_INDEX_HINT = "the file was left untouched; choose another path ending in .embed.db"

@@ -1,0 +1,104 @@
+"""Vector search of the SQLite store: the ANN cache's rows turned into chunks of live records.
+
+The cache (stores/ann.py) answers with row numbers of one snapshot; this module names the
+filter for the cache's allowed-set cache, maps rows to record ids, and searches again on a
+fresh snapshot when a record was deleted after the snapshot was taken.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numpy.typing import NDArray
+
+from semsearch.errors import DimensionMismatch
+from semsearch.filters import Filter
+from semsearch.stores.base import ScoredChunk
+from semsearch.stores.sqlite_sql import batches, compile_filter, marks
+
+if TYPE_CHECKING:
+    from semsearch.stores.sqlite import SQLiteStore
+
+__all__ = ["filter_key", "record_names", "vector_search"]
+
+
+def record_names(store: SQLiteStore, rowids: Sequence[int]) -> dict[int, str]:
+    """``{record rowid: record id}`` for the rowids that still exist."""
+    out: dict[int, str] = {}
+    for batch in batches(sorted({int(r) for r in rowids})):
+        found = store._rows(f"SELECT rowid, id FROM records WHERE rowid IN ({marks(batch)})", batch)
+        out.update({int(r[0]): r[1] for r in found})
+    return out
+
+
+def filter_key(
+    store: SQLiteStore, cid: int, where: Filter
+) -> tuple[Hashable, Callable[[], NDArray[np.int64]]]:
+    """(a hashable name of the filter, a function returning the rowids of passing records).
+
+    The name is the compiled SQL with its parameters, so equal filters share one cached
+    allowed set per snapshot (stores/ann_filter.py); unhashable parameters get a unique name.
+    """
+    sql, params = compile_filter(where)
+
+    def rowids() -> NDArray[np.int64]:
+        rows = store._rows(
+            f"SELECT r.rowid FROM records r WHERE r.collection_id = ? AND ({sql})",
+            (cid, *params),
+        )
+        return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+
+    key: Hashable = (sql, tuple(params))
+    try:
+        hash(key)
+    except TypeError:
+        key = object()
+    return key, rowids
+
+
+def vector_search(
+    store: SQLiteStore,
+    collection: str,
+    vector: NDArray[np.float32],
+    k: int,
+    where: Filter | None,
+    exact: bool,
+) -> list[ScoredChunk]:
+    """Top-k chunks by cosine similarity in [-1, 1], best first, ties by record id.
+
+    An exact numpy scan below the collection's ANN threshold (or with ``exact=True``), an
+    HNSW graph above it (stores/ann.py). The filter applies before ranking; selective
+    filters scan the filtered chunks exactly, others are evaluated inside the graph, so
+    min(k, matching chunks) rows come back either way.
+    Raises:
+        DimensionMismatch: the query's dimension differs from the collection's.
+    """
+    found = store._matrix(collection, upkeep=not exact)
+    if found is None:
+        return []
+    cid, index, state = found
+    if state.rows and state.dim != vector.shape[0]:
+        raise DimensionMismatch(
+            f"query vector is {vector.shape[0]}-d; collection {collection!r} is {state.dim}-d",
+            hint="query with the model the collection was built with",
+        )
+    allowed = None if where is None else filter_key(store, cid, where)
+    query = np.ascontiguousarray(vector, dtype=np.float32)
+    for _ in range(3):  # a record deleted after the snapshot: search the fresh snapshot
+        rows, scores = index.search(state, query, k, allowed, exact)
+        names = record_names(store, state.record_rowids[rows].tolist())
+        rowids = state.record_rowids[rows]
+        if all(int(r) in names for r in rowids):
+            break
+        found = store._matrix(collection, upkeep=not exact)
+        if found is None:
+            return []
+        index, state = found[1], found[2]
+    hits = [
+        ScoredChunk(int(state.chunk_ids[r]), names[int(rid)], float(s))
+        for r, rid, s in zip(rows, rowids, scores, strict=True)
+        if int(rid) in names
+    ]
+    return sorted(hits, key=lambda h: (-h.score, h.record_id, h.chunk_id))
