@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import fnmatch
+import logging
 import os
 import re
 import time
@@ -25,7 +26,16 @@ from semsearch.errors import SemsearchError
 from semsearch.schema import Field, Schema
 from semsearch.search import path_matches
 
-__all__ = ["VAULT_SCHEMA", "SyncReport", "index_folder", "read_note", "scan_folder"]
+__all__ = [
+    "VAULT_SCHEMA",
+    "LinkOutsideFolder",
+    "SyncReport",
+    "index_folder",
+    "read_note",
+    "scan_folder",
+]
+
+log = logging.getLogger(__name__)
 
 #: Declared fields of a markdown collection, and its chunker.
 VAULT_SCHEMA = Schema(
@@ -45,15 +55,33 @@ _H1 = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.M)
 FILES_PER_BATCH = 64
 
 
+class LinkOutsideFolder(OSError):
+    """A note's resolved path (after symbolic links) lies outside the resolved folder root.
+
+    An ``OSError`` so callers that skip unreadable files by name skip these the same way.
+    """
+
+    def __str__(self) -> str:
+        return f"{self.filename}: {self.strerror}"
+
+
+def inside_root(root: Path, path: Path) -> bool:
+    """True when ``path``, with every symbolic link resolved, lies under resolved ``root``."""
+    return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(root))
+
+
 @dataclass
 class SyncReport:
-    """What one folder sync did. ``skipped`` lists (relative path, reason)."""
+    """What one folder sync did. ``skipped`` lists (relative path, reason); ``links`` holds the
+    relative paths of symbolic links not followed by policy (also in ``skipped``, not failures).
+    """
 
     new: int = 0
     changed: int = 0
     unchanged: int = 0
     removed: int = 0
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    links: list[str] = field(default_factory=list)
     chunks_embedded: int = 0
     chunks_reused: int = 0
     chunks_pending: int = 0
@@ -62,16 +90,24 @@ class SyncReport:
 
 
 def scan_folder(
-    root: Path, include: Sequence[str] = DEFAULT_INCLUDE, exclude: Sequence[str] = ()
+    root: Path,
+    include: Sequence[str] = DEFAULT_INCLUDE,
+    exclude: Sequence[str] = (),
+    links: list[tuple[str, str]] | None = None,
 ) -> Iterator[str]:
     """Relative POSIX paths of the files under ``root`` to index, sorted.
 
     Hidden folders, ``.git`` and ``node_modules`` are skipped; a file is kept when it matches an
-    ``include`` glob (on its name or relative path) and no ``exclude`` glob.
+    ``include`` glob (on its name or relative path) and no ``exclude`` glob. Symbolic links to
+    folders are never descended (no loops; a folder inside ``root`` is indexed under its own
+    path): each one is appended to ``links`` as (relative path, reason) and logged. Links to
+    files are listed; :func:`read_note` refuses those that resolve outside ``root``.
     """
     found = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in SKIPPED_DIRS]
+        for name in [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+            _skip_folder_link(root, Path(dirpath, name), links)
         for name in filenames:
             rel = Path(dirpath, name).relative_to(root).as_posix()
             if name.startswith(".") or not os.path.isfile(os.path.join(dirpath, name)):
@@ -85,13 +121,28 @@ def scan_folder(
     yield from sorted(found)
 
 
+def _skip_folder_link(root: Path, link: Path, links: list[tuple[str, str]] | None) -> None:
+    rel = link.relative_to(root).as_posix()
+    where = "inside" if inside_root(root, link) else "outside"
+    reason = f"symbolic link to a folder {where} the indexed folder; not followed"
+    log.info("skipped %s: %s", rel, reason)
+    if links is not None:
+        links.append((rel, reason))
+
+
 def read_note(root: Path, rel: str) -> dict[str, Any]:
     """Read one markdown file into a record (``id``, ``text`` and fields).
 
     Raises:
         UnicodeDecodeError: the file is not valid UTF-8. OSError: it cannot be read.
+        LinkOutsideFolder: (an OSError) a symbolic link takes the path outside ``root``.
     """
     path = root / rel
+    if not inside_root(root, path):
+        log.info("skipped %s: a symbolic link to a path outside the indexed folder", rel)
+        raise LinkOutsideFolder(
+            0, "a symbolic link to a path outside the indexed folder; not followed", rel
+        )
     raw = path.read_bytes().decode("utf-8-sig")  # a BOM must not hide the front matter
     front, body, body_line = split_front_matter(raw)
     h1 = _H1.search(body)
@@ -157,7 +208,10 @@ def index_folder(
     if not str(root).strip() or not base.is_dir():
         raise SemsearchError(f"{root} is not a folder", hint="give the path of a folder of notes")
     report = SyncReport()
-    paths = list(scan_folder(base, include, exclude))
+    folder_links: list[tuple[str, str]] = []
+    paths = list(scan_folder(base, include, exclude, folder_links))
+    report.skipped += folder_links
+    report.links += [rel for rel, _ in folder_links]
     for offset in range(0, len(paths), FILES_PER_BATCH):
         batch = paths[offset : offset + FILES_PER_BATCH]
         records = [r for r in (_try_read(base, rel, report) for rel in batch) if r is not None]
@@ -188,6 +242,9 @@ def index_folder(
 def _try_read(root: Path, rel: str, report: SyncReport) -> dict[str, Any] | None:
     try:
         return read_note(root, rel)
+    except LinkOutsideFolder as exc:
+        report.skipped.append((rel, str(exc.strerror)))
+        report.links.append(rel)
     except UnicodeDecodeError:
         report.skipped.append((rel, "not valid UTF-8"))
     except OSError as exc:

@@ -39,6 +39,7 @@ from semsearch.search import path_matches
 from semsearch.sources.vault import (
     DEFAULT_INCLUDE,
     SKIPPED_DIRS,
+    LinkOutsideFolder,
     SyncReport,
     index_folder,
     read_note,
@@ -89,7 +90,7 @@ def sync_folder(
     except BaseException as exc:
         quarantine(collection.store, name, f"the sync failed: {_message(exc)}")
         raise
-    failed = [rel for rel, _ in report.skipped]
+    failed = [rel for rel, _ in report.skipped if rel not in report.links]
     return report, end_sync(collection.store, name, errors=errors, failed=failed)
 
 
@@ -215,7 +216,7 @@ class FolderWatcher:
             if known is None:
                 known = self.collection.ids()
             out.update(i for i in known if i == rel or i.startswith(rel + "/"))
-            if full.is_dir():
+            if full.is_dir() and not full.is_symlink():  # folder links are never followed
                 out.update(f"{rel}/{sub}" for sub in scan_folder(full, self.include, ()))
         return {p for p in out if not self._ignored(p) or self._stored(p)}
 
@@ -230,6 +231,11 @@ class FolderWatcher:
             record = read_note(self.root, rel)
             result = self.collection.upsert([record])
         except FileNotFoundError:  # deleted between the event and the read
+            if self._stored(rel):
+                report.removed += self.collection.delete([rel])
+            return []
+        except LinkOutsideFolder as exc:  # policy, not a failure: health stays ok
+            report.skipped.append((rel, str(exc.strerror)))
             if self._stored(rel):
                 report.removed += self.collection.delete([rel])
             return []
