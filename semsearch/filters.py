@@ -8,7 +8,9 @@ Syntax (MongoDB/chroma style), over a collection's declared fields:
     {"level_min": 2, "level_max": 4}              range suffixes (>= and <=)
     {"$and": [...]}, {"$or": [...]}, {"$not": {...}}
 
-Several keys in one object are ANDed. ``$ne`` and ``$nin`` also match records where the field is
+Several keys in one object are ANDed. A filter nests at most :data:`MAX_FILTER_DEPTH` logical
+operators deep and holds at most :data:`MAX_FILTER_LEAVES` comparisons (the deepest filter
+SQLite's parser accepts with a path scope added, with margin); larger ones are InvalidFilter. ``$ne`` and ``$nin`` also match records where the field is
 absent (as in MongoDB); ``$not`` is the exact complement of its operand. Backends compile the
 AST with bound parameters only; values never reach query text.
 
@@ -20,6 +22,7 @@ before ranking exactly as it applies ``where``.
 from __future__ import annotations
 
 import fnmatch
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -29,6 +32,8 @@ from semsearch.globs import Lit, Many, parse_glob
 from semsearch.schema import Field, FieldType, Schema
 
 __all__ = [
+    "MAX_FILTER_DEPTH",
+    "MAX_FILTER_LEAVES",
     "OPERATORS",
     "And",
     "Compare",
@@ -56,6 +61,13 @@ OPERATORS: dict[str, Op] = {
     "$contains": "contains",
 }
 _LOGICAL = ("$and", "$or", "$not")
+#: Most nested ``$and``/``$or``/``$not`` levels in one filter. SQLite's parser stack (100
+#: entries) overflowed at 10 nested ``$not`` (each beside other conditions) with a path scope;
+#: 9 passed (measured, SQLite 3 with the default YYSTACKDEPTH).
+MAX_FILTER_DEPTH = 8
+#: Most comparisons (field conditions) in one filter; SQLite refuses expression trees deeper
+#: than 1000, which a long ``$or`` builds. Use ``$in`` for long lists of values.
+MAX_FILTER_LEAVES = 512
 _ORDERED_TYPES: tuple[FieldType, ...] = ("int", "float", "str")
 
 
@@ -135,24 +147,47 @@ def parse_filter(where: Mapping[str, Any] | None, schema: Schema) -> Filter | No
         )
     if not where:
         return None
-    return _parse_object(where, schema)
+    parsed = _parse_object(where, schema, 0)
+    leaves = _count_leaves(parsed)
+    if leaves > MAX_FILTER_LEAVES:
+        raise InvalidFilter(
+            f"the filter holds {leaves} conditions; the maximum is {MAX_FILTER_LEAVES}",
+            hint='match many values of one field with $in: {"field": {"$in": [...]}}',
+        )
+    return parsed
 
 
-def _parse_object(obj: Mapping[str, Any], schema: Schema) -> Filter:
-    items = [_parse_key(key, value, schema) for key, value in obj.items()]
+def _count_leaves(f: Filter) -> int:
+    if isinstance(f, And | Or):
+        return sum(_count_leaves(item) for item in f.items)
+    return _count_leaves(f.item) if isinstance(f, Not) else 1
+
+
+def _parse_object(obj: Mapping[str, Any], schema: Schema, depth: int) -> Filter:
+    items = [_parse_key(key, value, schema, depth) for key, value in obj.items()]
     return items[0] if len(items) == 1 else And(tuple(items))
 
 
-def _parse_key(key: str, value: Any, schema: Schema) -> Filter:
+def _parse_key(key: str, value: Any, schema: Schema, depth: int) -> Filter:
+    if key in _LOGICAL and depth >= MAX_FILTER_DEPTH:
+        raise InvalidFilter(
+            f"the filter nests $and/$or/$not more than {MAX_FILTER_DEPTH} levels deep",
+            hint="flatten it: several keys in one object are ANDed, and $in matches a list",
+        )
     if key in ("$and", "$or"):
         if not isinstance(value, list) or not value:
             raise InvalidFilter(
                 f"{key} takes a non-empty list of filters", hint=f'{{"{key}": [...]}}'
             )
-        parts = tuple(_parse_object(_need_object(v, key), schema) for v in value)
+        if len(value) > MAX_FILTER_LEAVES:
+            raise InvalidFilter(
+                f"{key} holds {len(value)} filters; the maximum is {MAX_FILTER_LEAVES}",
+                hint='match many values of one field with $in: {"field": {"$in": [...]}}',
+            )
+        parts = tuple(_parse_object(_need_object(v, key), schema, depth + 1) for v in value)
         return And(parts) if key == "$and" else Or(parts)
     if key == "$not":
-        return Not(_parse_object(_need_object(value, key), schema))
+        return Not(_parse_object(_need_object(value, key), schema, depth + 1))
     if key.startswith("$"):
         raise InvalidFilter(
             f"unknown logical operator {key!r}", hint=f"use one of: {', '.join(_LOGICAL)}"
@@ -230,7 +265,35 @@ def _scalar(field: Field, value: Any) -> Any:
         )
     if element == "str":
         _check_unicode(field, value)
+    if element in ("int", "float"):
+        _check_number(field, value)
     return float(value) if element == "float" else value
+
+
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _check_number(field: Field, value: int | float) -> None:
+    """Raise InvalidFilter for NaN, infinity, or an int no store can bind (outside int64).
+
+    A float compare would be wrong for equality past 2**53, so such ints are refused, not rounded.
+    """
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InvalidFilter(
+            f"the filter value for {field.name!r} is {value}, which matches nothing",
+            hint="give a finite number",
+        )
+    if isinstance(value, int) and not _INT64[0] <= value <= _INT64[1]:
+        raise InvalidFilter(
+            f"the filter value for {field.name!r} ({_short_int(value)}) is outside the 64-bit integer "
+            f"range [{_INT64[0]}, {_INT64[1]}] that stored numbers use",
+            hint="give a smaller number",
+        )
+
+
+def _short_int(value: int) -> str:
+    """An int for a message: its digits, or its size when too long to print (str() limits)."""
+    return str(value) if value.bit_length() < 200 else f"a {value.bit_length()}-bit integer"
 
 
 def _check_unicode(field: Field, value: str) -> None:

@@ -22,6 +22,7 @@ from semsearch.errors import InvalidFilter, InvalidQuery, InvalidRecord, Semsear
 from semsearch.schema import Schema, resolve_path
 
 __all__ = [
+    "MAX_VALUE_DEPTH",
     "PreparedRecord",
     "as_ids",
     "check_page",
@@ -37,6 +38,12 @@ _SURROGATE_HINT = (
     "the text holds half of a UTF-16 surrogate pair, which is not valid Unicode (JSON with an "
     "unpaired \\uD800-\\uDFFF escape makes one); remove or replace that character"
 )
+
+
+#: Most nested lists/objects in one record field value (``{"a": [[1]]}``: field ``a`` is 2 deep).
+#: As JSON-heavy stores cap it (e.g. Couchbase, 32); deeper values broke reading them back:
+#: pydantic's JSON serializer fails past a few hundred levels and Python's recursion at ~1000.
+MAX_VALUE_DEPTH = 32
 
 
 class PreparedRecord(NamedTuple):
@@ -97,7 +104,8 @@ def prepare_record(
         name_only: the record's id is appended when a multi-part template yields only its
             first part (``upsert`` logs one warning for them).
     Raises:
-        InvalidRecord: not a JSON object; no usable id; a declared field of the wrong type; a
+        InvalidRecord: not a JSON object; no usable id; a field value nested deeper than
+            :data:`MAX_VALUE_DEPTH`; a declared field of the wrong type; a
             text value that is not a str, number, list or object; a non-JSON value; or text that
             is not valid Unicode (the message names the record, the field and the position).
     """
@@ -114,6 +122,7 @@ def prepare_record(
         )
     record_id = str(raw_id)
     check_text("record id", record_id, InvalidRecord)
+    _check_depth(record_id, record)
     for path in schema.text:
         _check_text_value(record_id, path, resolve_path(record, path))
     fields = {k: v for k, v in record.items() if k not in ("id", "text")}
@@ -135,6 +144,27 @@ def prepare_record(
     except UnicodeEncodeError:
         raise _surrogate_error(record_id, record) from None
     return PreparedRecord(record_id, fields, attrs, text, hashlib.sha256(encoded).hexdigest())
+
+
+def _check_depth(record_id: str, record: Mapping[str, Any]) -> None:
+    """Raise InvalidRecord when a field value nests deeper than MAX_VALUE_DEPTH (no recursion)."""
+    stack: list[tuple[str, Any, int]] = [(str(k), v, 1) for k, v in record.items()]
+    while stack:
+        field, value, depth = stack.pop()
+        if isinstance(value, Mapping):
+            children: Iterable[Any] = value.values()
+        elif isinstance(value, list | tuple):
+            children = value
+        else:
+            continue
+        if depth > MAX_VALUE_DEPTH:
+            raise InvalidRecord(
+                f"record {record_id!r}: field {field!r} nests lists/objects more than "
+                f"{MAX_VALUE_DEPTH} levels deep; nothing from this call was written",
+                hint=f"flatten the value to at most {MAX_VALUE_DEPTH} levels, or store it as a "
+                "JSON string",
+            )
+        stack.extend((field, child, depth + 1) for child in children)
 
 
 def _check_text_value(record_id: str, path: str, value: Any) -> None:
