@@ -22,9 +22,18 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
+from semsearch.embedders.base import Embedder, resolve_embedder
+from semsearch.errors import InvalidQuery
 from semsearch.memory import ConversationMemory
-from semsearch.memory_context import Context
-from semsearch.memory_types import BackfillReport, MemoryStats, Message, MessageHit, MessageRef
+from semsearch.memory_context import Context, ContextItem, embedder_token_counter, fit_to_budget
+from semsearch.memory_types import (
+    BackfillReport,
+    MemoryStats,
+    Message,
+    MessageHit,
+    MessageRef,
+    check_counts,
+)
 from semsearch.server.http_auth import Role, requires
 from semsearch.server.http_errors import error_responses
 from semsearch.server.http_models import MAX_TEXT
@@ -109,6 +118,30 @@ def _memory(request: Request) -> ConversationMemory:
         return memory
 
 
+def _existing_memory(request: Request) -> ConversationMemory | None:
+    """The app's memory if its collection exists, else None: a read never creates it."""
+    with _lock:
+        if getattr(request.app.state, "memory", None) is None:
+            state: ServerState = request.app.state.semsearch
+            if state.db.store.get_collection(MEMORY_COLLECTION) is None:
+                return None
+    return _memory(request)
+
+
+def _query_only_context(request: Request, body: ContextIn) -> Context:
+    """The context of an empty memory: the query alone (validated as ConversationMemory does)."""
+    check_counts(body.recent, body.semantic, body.token_budget)
+    if not body.query.strip():
+        raise InvalidQuery("the query is empty", hint="pass the user's current message")
+    spec = request.app.state.semsearch.embedder
+    embedder = spec if isinstance(spec, Embedder) else resolve_embedder(spec)
+    tokens = embedder_token_counter(embedder)(body.query)
+    items, dropped = fit_to_budget(
+        ContextItem("query", "user", body.query, tokens), [], [], body.token_budget
+    )
+    return Context(items, tokens, body.token_budget, dropped, embedder.model_id)
+
+
 def _reader(request: Request, role: Annotated[Role, Depends(requires(Role.read))]) -> str:
     return caller_user_id(request)
 
@@ -118,6 +151,9 @@ def _writer(request: Request, role: Annotated[Role, Depends(requires(Role.write)
 
 
 Memory = Annotated[ConversationMemory, Depends(_memory)]
+#: For reads and deletes: None when the memory collection does not exist yet (they answer
+#: empty / nothing deleted, and never create it).
+ReadMemory = Annotated[ConversationMemory | None, Depends(_existing_memory)]
 ReaderId = Annotated[str, Depends(_reader)]
 WriterId = Annotated[str, Depends(_writer)]
 
@@ -142,51 +178,60 @@ def memory_router() -> APIRouter:
         responses=error_responses(*_COMMON),
     )
     def recent(
-        conversation_id: str, user: ReaderId, memory: Memory, n: int = Query(20, ge=1, le=10_000)
+        conversation_id: str,
+        user: ReaderId,
+        memory: ReadMemory,
+        n: int = Query(20, ge=1, le=10_000),
     ) -> list[Message]:
         """The last ``n`` messages of one of the caller's conversations, oldest first."""
-        return memory.recent(user, conversation_id, n)
+        return memory.recent(user, conversation_id, n) if memory else []
 
     @router.delete(
         "/conversations/{conversation_id}",
         response_model=DeletedOut,
         responses=error_responses(*_COMMON),
     )
-    def delete_conversation(conversation_id: str, user: WriterId, memory: Memory) -> DeletedOut:
+    def delete_conversation(conversation_id: str, user: WriterId, memory: ReadMemory) -> DeletedOut:
         """Delete one of the caller's conversations (messages, vectors, index entries)."""
-        return DeletedOut(deleted=memory.delete_conversation(user, conversation_id))
+        return DeletedOut(
+            deleted=memory.delete_conversation(user, conversation_id) if memory else 0
+        )
 
     @router.post(
         "/search", response_model=list[MessageHit], responses=error_responses(*_COMMON, 503)
     )
-    def search(body: SearchMemoryIn, user: ReaderId, memory: Memory) -> list[MessageHit]:
+    def search(body: SearchMemoryIn, user: ReaderId, memory: ReadMemory) -> list[MessageHit]:
         """Semantic search over the caller's own messages only."""
+        if memory is None:
+            return []
         return memory.search(
             user, body.query, limit=body.limit, min_score=body.min_score, topics=body.topics,
             conversation_id=body.conversation_id, exclude_conversation=body.exclude_conversation,
         )  # fmt: skip
 
     @router.post("/context", response_model=Context, responses=error_responses(*_COMMON))
-    def context(body: ContextIn, user: ReaderId, memory: Memory) -> Context:
+    def context(request: Request, body: ContextIn, user: ReaderId, memory: ReadMemory) -> Context:
         """The caller's context for a query, pruned to ``token_budget`` tokens."""
+        if memory is None:
+            return _query_only_context(request, body)
         return memory.context(
             user, body.conversation_id, body.query, recent=body.recent,
             semantic=body.semantic, token_budget=body.token_budget, min_score=body.min_score,
         )  # fmt: skip
 
     @router.get("/stats", response_model=MemoryStats, responses=error_responses(*_COMMON))
-    def stats(user: ReaderId, memory: Memory) -> MemoryStats:
-        """Counts of the caller's messages, conversations and topics."""
-        return memory.stats(user)
+    def stats(user: ReaderId, memory: ReadMemory) -> MemoryStats:
+        """Counts of the caller's messages, conversations and topics (zeros before any)."""
+        return memory.stats(user) if memory else MemoryStats(0, 0, 0, 0, 0)
 
     @router.post("/backfill", response_model=BackfillReport, responses=error_responses(*_COMMON))
-    def backfill(user: WriterId, memory: Memory) -> BackfillReport:
+    def backfill(user: WriterId, memory: ReadMemory) -> BackfillReport:
         """Embed the caller's pending messages now."""
-        return memory.backfill(user_id=user)
+        return memory.backfill(user_id=user) if memory else BackfillReport()
 
     @router.delete("", response_model=DeletedOut, responses=error_responses(*_COMMON))
-    def delete_user(user: WriterId, memory: Memory) -> DeletedOut:
+    def delete_user(user: WriterId, memory: ReadMemory) -> DeletedOut:
         """Delete every message of the caller."""
-        return DeletedOut(deleted=memory.delete_user(user))
+        return DeletedOut(deleted=memory.delete_user(user) if memory else 0)
 
     return router

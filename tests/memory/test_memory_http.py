@@ -114,3 +114,23 @@ def test_local_mode_uses_one_local_user(make_client):
         "/memory/messages", json={"conversation_id": "c", "role": "user", "content": "x"}
     ).json()
     assert ref["user_id"] == "local"
+
+
+def test_reads_on_a_missing_memory_answer_empty_and_create_nothing_fake_embedder(make_client):
+    client, state = make_client(keys=KEYS)
+    reader = auth(READER)
+    stats = client.get("/memory/stats", headers=reader)
+    assert stats.status_code == 200, stats.text
+    assert stats.json() == {
+        "messages": 0, "embedded": 0, "pending": 0, "failed": 0, "conversations": 0, "topics": {},
+    }  # fmt: skip
+    assert client.get("/memory/conversations/c1/messages", headers=reader).json() == []
+    assert post(client, READER, "/memory/search", {"query": "hi"}).json() == []
+    ctx = post(client, READER, "/memory/context", {"conversation_id": "c1", "query": "hi"})
+    assert ctx.status_code == 200, ctx.text
+    assert [i["source"] for i in ctx.json()["items"]] == ["query"]
+    assert client.delete("/memory", headers=auth(ALICE)).json() == {"deleted": 0}
+    assert client.delete("/memory/conversations/c1", headers=auth(ALICE)).json() == {"deleted": 0}
+    assert post(client, ALICE, "/memory/backfill", {}).json()["remaining"] == 0
+    assert client.get("/collections", headers=reader).json() == []
+    assert state.db.collections() == []
