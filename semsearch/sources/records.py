@@ -5,11 +5,16 @@ are converted by their type (``int``, ``float``, ``bool``: true/false/1/0/yes/no
 a JSON list or ``;``-separated); an empty cell is an absent value. Importing the same file twice
 changes nothing and embeds nothing. An import adds and updates records but never deletes the
 ones missing from the file, unless asked (:func:`delete_missing`, ``--delete-missing``).
+
+Files must be UTF-8 (a BOM is allowed). CSV is read strictly (an unterminated quote or text
+after a closing quote is an error naming the line), column names must be unique, and a cell
+holds at most :data:`CSV_FIELD_LIMIT` characters.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import json
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -19,12 +24,23 @@ from semsearch.collection import Collection
 from semsearch.errors import InvalidRecord, SemsearchError
 from semsearch.results import UpsertReport
 from semsearch.schema import Field, Schema, resolve_path
+from semsearch.validation import MAX_VALUE_DEPTH
 
-__all__ = ["delete_missing", "import_file", "import_records", "load_for_import", "read_records"]
+__all__ = [
+    "CSV_FIELD_LIMIT",
+    "delete_missing",
+    "import_file",
+    "import_records",
+    "load_for_import",
+    "read_records",
+]
 
 BATCH = 512
 _TRUE = {"true", "1", "yes", "y", "t"}
 _FALSE = {"false", "0", "no", "n", "f"}
+#: Most characters in one CSV cell (Python's csv default is 131,072): 16 Mi, above any text a
+#: record should hold, below what would exhaust memory on a malformed file.
+CSV_FIELD_LIMIT = 16 * 1024 * 1024
 
 
 def read_records(path: str | Path, schema: Schema | None = None) -> list[dict[str, Any]]:
@@ -35,54 +51,95 @@ def read_records(path: str | Path, schema: Schema | None = None) -> list[dict[st
         InvalidRecord: a CSV cell cannot be converted to its declared type.
     """
     file = Path(path)
+    if file.is_dir():
+        raise SemsearchError(
+            f"{file.name} is a folder, not a file", hint="give a .json, .jsonl or .csv file"
+        )
     if not file.is_file():
         raise SemsearchError(f"no such file: {file.name}", hint="check the path")
     suffix = file.suffix.lower()
-    if suffix == ".json":
-        return _read_json_array(file)
-    if suffix in (".jsonl", ".ndjson"):
-        return list(_read_jsonl(file))
-    if suffix == ".csv":
-        return [
-            _convert_csv(row, schema or Schema(), n) for n, row in enumerate(_read_csv(file), 2)
-        ]
-    raise SemsearchError(
-        f"cannot import {file.name}: unknown file type {suffix!r}",
-        hint="use a .json array, .jsonl (one object per line) or .csv file",
-    )
-
-
-def _read_json_array(file: Path) -> list[dict[str, Any]]:
+    if suffix not in (".json", ".jsonl", ".ndjson", ".csv"):
+        raise SemsearchError(
+            f"cannot import {file.name}: unknown file type {suffix!r}",
+            hint="use a .json array, .jsonl (one object per line) or .csv file",
+        )
+    text = _read_text(file)
     try:
-        data = json.loads(file.read_text(encoding="utf-8-sig"))
+        if suffix == ".json":
+            return _read_json_array(file.name, text)
+        if suffix == ".csv":
+            rows = enumerate(_read_csv(file.name, text), 2)
+            return [_convert_csv(row, schema or Schema(), n) for n, row in rows]
+        return list(_read_jsonl(file.name, text))
+    except RecursionError:
+        raise SemsearchError(
+            f"{file.name} nests arrays or objects too deep to read",
+            hint=f"record values may nest at most {MAX_VALUE_DEPTH} levels; flatten the file",
+        ) from None
+
+
+def _read_text(file: Path) -> str:
+    """The file as text: UTF-8 with an optional BOM, or SemsearchError naming the bad byte."""
+    data = file.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise SemsearchError(
+            f"{file.name} is not UTF-8 text: byte {data[exc.start]:#04x} on line {line} "
+            "cannot be decoded",
+            hint=f"save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8 {file.name} > new"
+            f"{file.suffix})",
+        ) from None
+
+
+def _read_json_array(name: str, text: str) -> list[dict[str, Any]]:
+    try:
+        data = json.loads(text)
     except ValueError as exc:
-        raise SemsearchError(f"{file.name} is not valid JSON: {exc}", hint="fix the file") from exc
+        raise SemsearchError(f"{name} is not valid JSON: {exc}", hint="fix the file") from exc
     if not isinstance(data, list) or not all(isinstance(d, dict) for d in data):
         raise SemsearchError(
-            f"{file.name} must hold a JSON array of objects", hint="or use .jsonl, one per line"
+            f"{name} must hold a JSON array of objects", hint="or use .jsonl, one per line"
         )
     return data
 
 
-def _read_jsonl(file: Path) -> Iterator[dict[str, Any]]:
-    with file.open(encoding="utf-8-sig") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except ValueError as exc:
-                raise SemsearchError(
-                    f"{file.name} line {number} is not valid JSON: {exc}", hint="fix that line"
-                ) from exc
-            if not isinstance(obj, dict):
-                raise SemsearchError(f"{file.name} line {number} is not an object", hint="{...}")
-            yield obj
+def _read_jsonl(name: str, text: str) -> Iterator[dict[str, Any]]:
+    for number, line in enumerate(io.StringIO(text, newline=None), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError as exc:
+            raise SemsearchError(
+                f"{name} line {number} is not valid JSON: {exc}", hint="fix that line"
+            ) from exc
+        if not isinstance(obj, dict):
+            raise SemsearchError(f"{name} line {number} is not an object", hint="{...}")
+        yield obj
 
 
-def _read_csv(file: Path) -> Iterator[dict[str, str]]:
-    with file.open(encoding="utf-8-sig", newline="") as fh:
-        yield from csv.DictReader(fh)
+def _read_csv(name: str, text: str) -> Iterator[dict[str, str]]:
+    csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
+    reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
+    try:
+        names = [n for n in reader.fieldnames or () if n]
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise SemsearchError(
+                f"{name}: the header names column(s) {repeated} more than once",
+                hint="give every column a distinct name",
+            )
+        yield from reader
+    except csv.Error as exc:
+        too_long = "field limit" in str(exc)
+        raise SemsearchError(
+            f"{name}: the CSV record starting on line {reader.line_num + 1} is malformed: {exc}",
+            hint=f"a cell holds at most {CSV_FIELD_LIMIT:,} characters"
+            if too_long
+            else "check that line's quotes: a quoted cell ends with \" before the next comma",
+        ) from None
 
 
 def _convert_csv(row: Mapping[str, str], schema: Schema, line: int) -> dict[str, Any]:
