@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import socket
 from typing import Annotated, Any
 
 import typer
 
 from semsearch import settings
 from semsearch.cli.common import cli_errors, err_console
+from semsearch.errors import BackendUnavailable
 
 ENV_HOST = "SEMSEARCH_HOST"
 ENV_PORT = "SEMSEARCH_PORT"
@@ -45,7 +48,10 @@ def serve(
         ),
     ] = "127.0.0.1",
     port: Annotated[
-        int, typer.Option("--port", envvar=ENV_PORT, show_envvar=True, help="TCP port.")
+        int,
+        typer.Option(
+            "--port", min=1, max=65535, envvar=ENV_PORT, show_envvar=True, help="TCP port."
+        ),
     ] = 8000,
     keys_file: Annotated[
         str | None,
@@ -88,6 +94,7 @@ def serve(
     keys = KeyRing.load(os.environ.get(ENV_API_KEYS), keys_file)
     single_threaded_blas()
     check_bind(host, keys)
+    check_port_free(host, port)
     if workers > 1:
         _serve_workers(location or index, keys_file, host, port, workers, watch)
         return
@@ -97,7 +104,7 @@ def serve(
     mode = "local mode: no API keys, loopback only" if keys.empty else f"{len(keys.keys)} API keys"
     err_console.print(f"semsearch serving {db.location} on http://{host}:{port} ({mode})")
     try:
-        uvicorn.run(create_app(state), host=host, port=port, log_level="warning")
+        _run(lambda: uvicorn.run(create_app(state), host=host, port=port, log_level="warning"))
     finally:
         state.worker.stop()
         if watcher is not None:
@@ -126,17 +133,60 @@ def _serve_workers(
     watcher = _start_watch(watch, location)
     err_console.print(f"semsearch serving {location} on http://{host}:{port} ({workers} workers)")
     try:
-        uvicorn.run(
-            "semsearch.server.http_process:app_from_env",
-            factory=True,
-            host=host,
-            port=port,
-            workers=workers,
-            log_level="warning",
+        _run(
+            lambda: uvicorn.run(
+                "semsearch.server.http_process:app_from_env",
+                factory=True,
+                host=host,
+                port=port,
+                workers=workers,
+                log_level="warning",
+            )
         )
     finally:
         if watcher is not None:
             watcher.stop()
+
+
+def check_port_free(host: str, port: int) -> None:
+    """Bind ``host:port`` once (as uvicorn does, with SO_REUSEADDR) and release it.
+
+    Raises:
+        BackendUnavailable: the address cannot be bound (in use, a privileged port, or not an
+            address of this machine), with a hint naming the fix.
+    """
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        family, kind, proto, _, address = infos[0]
+        with socket.socket(family, kind, proto) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(address)
+    except OSError as exc:
+        hints = {
+            errno.EADDRINUSE: f"another program listens on port {port}: stop it or pick "
+            "another with --port",
+            errno.EACCES: f"ports below 1024 need privileges: use --port {port + 8000}"
+            if port < 1024
+            else "the system refused this port: pick another with --port",
+            errno.EADDRNOTAVAIL: f"{host} is not an address of this machine: use 127.0.0.1 "
+            "or one of its own addresses with --host",
+        }
+        hint = hints.get(exc.errno or 0, "check --host and --port")
+        reason = exc.strerror or str(exc)
+        raise BackendUnavailable(f"cannot listen on {host}:{port}: {reason}", hint=hint) from None
+
+
+def _run(start: Any) -> None:
+    """Run uvicorn; its startup failure (a bind lost in a race) becomes a clean error."""
+    try:
+        start()
+    except SystemExit as exc:
+        if exc.code in (0, None):
+            raise
+        raise BackendUnavailable(
+            f"the server could not start (uvicorn exit code {exc.code})",
+            hint="see the message above; check --host and --port",
+        ) from None
 
 
 def _start_watch(folder: str | None, location: str) -> Any:

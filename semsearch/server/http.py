@@ -29,7 +29,7 @@ from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 
 from semsearch import __version__
-from semsearch.server.http_auth import Role, requires
+from semsearch.server.http_auth import Role, request_key, requires
 from semsearch.server.http_errors import ApiError, error_responses, install_error_handlers
 from semsearch.server.http_limits import BodyLimit
 from semsearch.server.http_memory import memory_router
@@ -107,13 +107,17 @@ def create_app(state: ServerState, owns_db: bool = False) -> FastAPI:
 
 def _add_collection_routes(app: FastAPI) -> None:
     @app.get("/health", response_model=HealthOut, responses=error_responses(503), tags=["meta"])
-    def health(state: State) -> HealthOut:
+    def health(request: Request, state: State) -> HealthOut:
         """Liveness: the server answers and the store is readable (no key needed), and each
-        collection's index health (ok | syncing | degraded | quarantined)."""
+        collection's index health (ok | syncing | degraded | quarantined). With API keys
+        configured, the per-collection health (it names the collections) needs a valid key."""
         from semsearch.health import read_health
 
         names = state.db.collections()  # no key needed here: no failed paths, only counts
-        health = {n: _public_health(read_health(state.db.store, n)) for n in names}
+        key = request_key(request)
+        health: dict[str, dict[str, Any]] = {}  # names are private when keys are configured
+        if state.keys.empty or (key is not None and state.keys.role_for(key) is not None):
+            health = {n: _public_health(read_health(state.db.store, n)) for n in names}
         return HealthOut(
             status="ok", version=__version__, collections=len(names), index_health=health
         )

@@ -115,6 +115,15 @@ class KeyRing:
         return found
 
 
+def request_key(request: Request) -> str | None:
+    """The API key the request carries (``X-API-Key`` or ``Authorization: Bearer``), or None."""
+    key = request.headers.get("x-api-key")
+    if not key:
+        scheme, _, credentials = request.headers.get("authorization", "").partition(" ")
+        key = credentials.strip() if scheme.lower() == "bearer" else ""
+    return key or None
+
+
 def check_bind(host: str, ring: KeyRing) -> None:
     """Refuse to serve without API keys on anything but 127.0.0.1.
 

@@ -34,7 +34,7 @@ from semsearch.memory_types import (
     MessageRef,
     check_counts,
 )
-from semsearch.server.http_auth import Role, requires
+from semsearch.server.http_auth import Role, request_key, requires
 from semsearch.server.http_errors import error_responses
 from semsearch.server.http_models import MAX_TEXT
 from semsearch.server.http_state import ServerState
@@ -97,10 +97,7 @@ def caller_user_id(request: Request) -> str:
     state: ServerState = request.app.state.semsearch
     if state.keys.empty:
         return "local"
-    key = request.headers.get("x-api-key")
-    if not key:
-        scheme, _, credentials = request.headers.get("authorization", "").partition(" ")
-        key = credentials.strip() if scheme.lower() == "bearer" else ""
+    key = request_key(request) or ""
     return "key-" + hashlib.sha256(key.encode()).hexdigest()[:16]
 
 

@@ -84,6 +84,15 @@ def test_health_and_page_need_no_key(keyed) -> None:
     assert keyed.get("/").status_code == 200
 
 
+def test_keyless_health_hides_collection_names_when_keys_are_configured(keyed) -> None:
+    public = keyed.get("/health").json()
+    assert public["collections"] == 1 and public["index_health"] == {}
+    wrong = keyed.get("/health", headers=auth("not-a-known-key-123")).json()
+    assert wrong["index_health"] == {}
+    keyed_view = keyed.get("/health", headers=auth(READ_KEY)).json()
+    assert list(keyed_view["index_health"]) == ["items"]
+
+
 def test_vectors_only_for_admin_keys(keyed) -> None:
     path = "/collections/items/records/blazer"
     for key in (READ_KEY, WRITE_KEY):

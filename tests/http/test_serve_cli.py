@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import time
 
 import httpx
+from typer.testing import CliRunner
 
+from semsearch.cli.app import app
 from tests.web.conftest import free_port
 
 ADMIN = "cli-admin-key-0123"
@@ -115,3 +118,24 @@ def test_serve_refuses_several_workers_for_milvus_lite(tmp_path) -> None:
     _, err = proc.communicate(timeout=60)
     assert proc.returncode != 0
     assert "Milvus Lite serves one process only" in err
+
+
+def test_serve_refuses_a_port_out_of_range_with_a_usage_error(tmp_path) -> None:
+    index = str(tmp_path / "x.embed.db")
+    result = CliRunner().invoke(app, ["serve", "--port", "99999", "--index", index], env=_env())
+    assert result.exit_code == 2  # typer's usage error, not an OverflowError traceback
+    assert "--port" in result.output and "65535" in result.output
+    assert not (tmp_path / "x.embed.db").exists()
+
+
+def test_serve_on_a_port_in_use_exits_6_with_a_hint(tmp_path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        proc = _serve("--port", str(port), "--index", str(tmp_path / "x.embed.db"), env=_env())
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 6  # docs/cli.md: backend unavailable
+    assert f"cannot listen on 127.0.0.1:{port}" in err
+    assert "another program listens on port" in err and "--port" in err
+    assert "Traceback" not in err and "Errno" not in err
