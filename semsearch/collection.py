@@ -134,11 +134,17 @@ class Collection:
             InvalidRecord: a record has no id, a duplicate id, a non-JSON value, a field of the
                 wrong type, text that is not a str (or list of str) or not valid Unicode (a lone
                 surrogate); nothing from the call is written.
+            InvalidQuery: ``embed`` is not a bool.
             ModelMismatch: opened with ``strict_model=False`` and another model; nothing written.
             BackendUnavailable / IndexNotFound: the Database was closed / the collection dropped.
         """
         self._live()
         self._require_model()
+        if not isinstance(embed, bool):
+            raise InvalidQuery(
+                f"embed must be True or False, got {type(embed).__name__} ({embed!r:.40})",
+                hint="embed=False stores the records as pending without embedding them",
+            )
         if isinstance(records, Mapping | str | bytes) or not isinstance(records, Iterable):
             raise InvalidRecord(
                 f"upsert takes a list of records, got {type(records).__name__}",

@@ -161,7 +161,8 @@ class Database:
         Raises:
             IndexNotFound: the collection does not exist and ``create`` is False.
             SchemaConflict: ``keyword_tokenizer`` differs from the stored one.
-            InvalidQuery: an unknown ``keyword_tokenizer``.
+            InvalidQuery: an unknown ``keyword_tokenizer``; ``schema`` not a Schema, or
+                ``embedder`` neither a spec string nor an Embedder.
             ModelMismatch: ``embedder`` differs from the model the collection was built with
                 (with ``strict_model``).
             DimensionMismatch: the embedder's dimension differs from the stored one.
@@ -174,6 +175,7 @@ class Database:
             raise InvalidQuery(
                 f"invalid collection name {name!r}", hint="e.g. 'notes' or 'spells-2024'"
             )
+        _check_schema_and_embedder(schema, embedder)
         options = _keyword_options(keyword_tokenizer)
         info = self.store.get_collection(name)
         if info is None:
@@ -273,3 +275,24 @@ class Database:
 
     def __repr__(self) -> str:
         return f"Database({self.location!r})"
+
+
+def _check_schema_and_embedder(schema: object, embedder: object) -> None:
+    """Raise InvalidQuery naming the argument when ``schema``/``embedder`` has the wrong type.
+
+    An embedder object is recognised by its methods (checked on the type, so no model loads).
+    """
+    from semsearch.errors import InvalidQuery
+
+    if schema is not None and not isinstance(schema, Schema):
+        raise InvalidQuery(
+            f"schema must be a semsearch.Schema or None, got {type(schema).__name__}",
+            hint='e.g. schema=semsearch.Schema.from_types({"level": "int"}, text=("name",))',
+        )
+    methods = ("embed_documents", "embed_query")
+    is_embedder = all(callable(getattr(type(embedder), m, None)) for m in methods)
+    if embedder is not None and not isinstance(embedder, str) and not is_embedder:
+        raise InvalidQuery(
+            f"embedder must be a spec string or an Embedder, got {type(embedder).__name__}",
+            hint="e.g. embedder='fake:32' or embedder='local:all-MiniLM-L6-v2' (docs/embedders.md)",
+        )

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
-from semsearch.errors import InvalidRecord, SemsearchError
+from semsearch.errors import InvalidQuery, InvalidRecord, SemsearchError
 
 __all__ = ["FIELD_TYPES", "Field", "FieldType", "Schema", "SchemaConflict"]
 
@@ -81,8 +81,14 @@ class Schema:
     _by_name: dict[str, Field] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        text = (self.text,) if isinstance(self.text, str) else self.text
+        if not isinstance(text, list | tuple) or not all(isinstance(t, str) for t in text):
+            raise InvalidQuery(
+                f"text must be a list of field paths (str), got {type(text).__name__}",
+                hint='e.g. text=("name", "description")',
+            )
         object.__setattr__(self, "fields", tuple(self.fields))
-        object.__setattr__(self, "text", tuple(self.text))
+        object.__setattr__(self, "text", tuple(text))
         object.__setattr__(self, "_by_name", {f.name: f for f in self.fields})
         if len(self._by_name) != len(self.fields):
             raise SemsearchError("a schema declares the same field twice", hint="rename one")
@@ -95,7 +101,20 @@ class Schema:
         text: tuple[str, ...] = ("text",),
         chunker: Chunker = "text",
     ) -> Schema:
-        """Build a schema from ``{"name": "type"}`` or ``{"name": "type=source.path"}``."""
+        """Build a schema from ``{"name": "type"}`` or ``{"name": "type=source.path"}``.
+
+        Raises:
+            InvalidQuery: ``types`` is not a mapping of str to str (naming what was given).
+            SemsearchError: a field name that is not an identifier, or an unknown type.
+        """
+        if not isinstance(types, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in types.items()
+        ):
+            raise InvalidQuery(
+                f"types must map field names to type names (str to str), got "
+                f"{type(types).__name__} ({types!r:.60})",
+                hint='e.g. Schema.from_types({"level": "int", "school": "str=school.name"})',
+            )
         fields = []
         for name, spec in types.items():
             type_, _, path = spec.partition("=")

@@ -24,6 +24,12 @@ __all__ = ["STORAGES", "AnnOptions", "Plan", "graph_ef", "plan_search"]
 
 Storage = Literal["float32", "float16", "int8"]
 STORAGES: tuple[Storage, ...] = ("float32", "float16", "int8")
+_OPTION_TYPES: dict[str, tuple[type, ...]] = {
+    "int": (int,),
+    "float": (int, float),
+    "bool": (bool,),
+    "Storage": (str,),
+}
 
 
 @dataclass(frozen=True)
@@ -83,8 +89,10 @@ class AnnOptions:
         """Return self if every value is in range.
 
         Raises:
-            InvalidQuery: naming the option and its valid range.
+            InvalidQuery: a value of the wrong type (naming the option, the type received and
+                the type expected), or out of range (naming the option and its valid range).
         """
+        self._check_types()
         checks = [
             ("threshold", self.threshold >= 1, ">= 1"),
             ("M", 4 <= self.M <= 128, "in [4, 128]"),
@@ -102,6 +110,19 @@ class AnnOptions:
                     hint=f"{name} must be {valid}",
                 )
         return self
+
+    def _check_types(self) -> None:
+        """Raise InvalidQuery for a value whose type differs from the field's (bool is no int)."""
+        for f in fields(self):
+            value = getattr(self, f.name)
+            kinds = _OPTION_TYPES[str(f.type)]
+            bad_bool = isinstance(value, bool) and f.type != "bool"
+            if bad_bool or not isinstance(value, kinds):
+                raise InvalidQuery(
+                    f"ANN option {f.name} must be {'str' if f.type == 'Storage' else f.type}, "
+                    f"got {type(value).__name__} ({value!r:.40})",
+                    hint=f"e.g. {f.name}={f.default!r}",
+                )
 
     def graph_key(self) -> dict[str, Any]:
         """The options a built graph depends on (a change means a rebuild)."""

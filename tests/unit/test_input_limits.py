@@ -131,3 +131,78 @@ def test_fake_embedder_nan_and_infinity_are_invalid_filter(
         with pytest.raises(semsearch.InvalidFilter) as info:
             coll.find(where=where)
         assert "'price'" in info.value.message and "finite" in (info.value.hint or "")
+
+
+# -- arguments of the wrong type name the argument, what was given and what is expected ------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        ({"embedder": 5}, ["embedder", "int", "spec string"]),
+        ({"embedder": ["fake:32"]}, ["embedder", "list"]),
+        ({"schema": "x"}, ["schema", "str", "Schema"]),
+        ({"schema": {"price": "float"}}, ["schema", "dict"]),
+    ],
+)
+def test_fake_embedder_collection_arguments_of_the_wrong_type(
+    db: semsearch.Database, kwargs: dict[str, Any], words: list[str]
+) -> None:
+    with pytest.raises(semsearch.InvalidQuery) as info:
+        db.collection("z", **kwargs)
+    for word in words:
+        assert word in info.value.message
+    assert info.value.hint and db.collections() == []  # nothing was created
+
+
+def test_fake_embedder_an_embedder_object_is_still_accepted(db: semsearch.Database) -> None:
+    c = db.collection("z", embedder=FakeEmbedder(dim=8))
+    assert c.upsert([{"id": "a", "text": "x"}]).added == 1
+
+
+@pytest.mark.parametrize("types", [None, ["price"], {"price": 3}, {1: "int"}])
+def test_schema_from_types_of_the_wrong_type_is_invalid_query(types: Any) -> None:
+    with pytest.raises(semsearch.InvalidQuery) as info:
+        semsearch.Schema.from_types(types)
+    assert "types must map field names to type names" in info.value.message
+    assert type(types).__name__ in info.value.message
+
+
+def test_schema_text_as_one_str_is_one_path_and_other_types_are_refused() -> None:
+    assert semsearch.Schema.from_types({}, text="name").text == ("name",)  # type: ignore[arg-type]
+    with pytest.raises(semsearch.InvalidQuery):
+        semsearch.Schema.from_types({}, text=5)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "expected"),
+    [
+        ("M", "32", "int"),
+        ("M", True, "int"),
+        ("ef_search", 64.0, "int"),
+        ("merge_fraction", "0.1", "float"),
+        ("storage", 8, "str"),
+        ("persist", 1, "bool"),
+    ],
+)
+def test_fake_embedder_ann_option_of_the_wrong_type_is_invalid_query(
+    coll: semsearch.Collection, option: str, value: Any, expected: str
+) -> None:
+    from semsearch.stores.ann_rows import configure_ann
+
+    before = dict(coll.info.options)
+    with pytest.raises(semsearch.InvalidQuery) as info:
+        configure_ann(coll, **{option: value})
+    assert info.value.message.startswith(f"ANN option {option} must be {expected}, got ")
+    assert type(value).__name__ in info.value.message
+    assert coll.info.options == before  # nothing stored
+    assert configure_ann(coll, M=16, merge_fraction=1).M == 16  # an int is a valid float
+
+
+@pytest.mark.parametrize("embed", ["no", 0, None])
+def test_fake_embedder_upsert_embed_must_be_a_bool(coll: semsearch.Collection, embed: Any) -> None:
+    with pytest.raises(semsearch.InvalidQuery) as info:
+        coll.upsert([{"id": "new", "text": "x"}], embed=embed)
+    assert "embed must be True or False" in info.value.message
+    assert type(embed).__name__ in info.value.message
+    assert coll.count() == 5
