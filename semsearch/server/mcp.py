@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import json
 import os
 import sys
 from collections.abc import Sequence
@@ -47,12 +48,19 @@ says whether semantic search works. Hits come only from paths the user allowed."
 
 
 def build_server(service: McpService) -> Any:
-    """An ``MCPServer`` named ``semsearch`` with the tools registered (writes only if allowed)."""
+    """An ``MCPServer`` named ``semsearch`` with the tools registered (writes only if allowed).
+
+    Arguments that fail the tool's input schema get a short message naming each argument (see
+    :func:`semsearch.server.mcp_tools.argument_errors`) instead of pydantic's raw text.
+    """
     from mcp.server.mcpserver import MCPServer
 
-    from semsearch.server.mcp_tools import register_tools
+    from semsearch.server.mcp_tools import ArgumentErrors, register_tools
 
-    server: MCPServer = MCPServer(
+    class Server(ArgumentErrors, MCPServer):
+        pass
+
+    server: MCPServer = Server(
         "semsearch", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
     )
     register_tools(server, service)
@@ -99,13 +107,15 @@ class BearerToken:
         if scope["type"] == "http":
             given = dict(scope.get("headers") or []).get(b"authorization", b"")
             if not hmac.compare_digest(given, self._expected):
-                await _unauthorized(send)
+                await _unauthorized(send, "the bearer token is not valid" if given else None)
                 return
         await self.app(scope, receive, send)
 
 
-async def _unauthorized(send: Any) -> None:
-    body = b'{"error": "invalid_token", "error_description": "a bearer token is required"}'
+async def _unauthorized(send: Any, reason: str | None = None) -> None:
+    """A 401: ``reason`` for a wrong token, else "a bearer token is required"."""
+    description = reason or "a bearer token is required"
+    body = json.dumps({"error": "invalid_token", "error_description": description}).encode()
     await send(
         {
             "type": "http.response.start",

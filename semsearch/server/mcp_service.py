@@ -138,11 +138,11 @@ class McpService:
         hypothetical_answer: str | None = None,
     ) -> dict[str, Any]:
         """Ranked search; see the ``search`` tool. Embedder failure gives degraded keyword hits."""
-        if not isinstance(query, str) or (not query.strip() and not where):
+        if not isinstance(query, str) or (not query.strip() and not where and not folder):
             raise InvalidQuery(
                 "the query is empty",
                 hint="pass the question or words to look for as `query`, "
-                "or a `where` filter to list matching records",
+                "or a `where` filter or `folder` to list matching records",
             )
         if not 1 <= limit <= MAX_HITS:
             raise InvalidQuery(f"limit must be in [1, {MAX_HITS}], got {limit}", hint="e.g. 10")

@@ -12,15 +12,15 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal, NotRequired, TypeVar, cast
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 from typing_extensions import TypedDict  # pydantic needs this one on Python < 3.12
 
 from semsearch.errors import SemsearchError
 from semsearch.server.mcp_service import MAX_HITS, SNIPPET_CHARS, McpService, safe_message
 
-__all__ = ["register_tools"]
+__all__ = ["ArgumentErrors", "argument_errors", "register_tools"]
 
 T = TypeVar("T")
 
@@ -111,6 +111,32 @@ def _run(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         return fn(*args, **kwargs)
     except SemsearchError as exc:
         raise ToolError(safe_message(exc)) from None
+
+
+def argument_errors(tool: str, exc: ValidationError) -> str:
+    """One line per rejected argument, e.g. "search: argument `limit`: Input should be a valid
+    integer" (pydantic's message without the input value or its documentation link)."""
+    lines = []
+    for err in exc.errors(include_url=False, include_input=False):
+        name = ".".join(str(part) for part in err["loc"]) or "arguments"
+        problem = " is required" if err["type"] == "missing" else f": {err['msg']}"
+        lines.append(f"argument `{name}`{problem}")
+    hint = "see the tool's input schema (tools/list) for each argument's type and range"
+    return f"Error executing tool {tool}: {'; '.join(lines)}\nhint: {hint}"
+
+
+class ArgumentErrors:
+    """Mixin for ``MCPServer``: schema failures of a tool's arguments become
+    :func:`argument_errors` text (a ToolError, still caused by the ValidationError)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)  # type: ignore[misc]
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
+                raise
+            raise ToolError(argument_errors(name, cause)) from cause
 
 
 def register_tools(server: MCPServer, service: McpService) -> None:

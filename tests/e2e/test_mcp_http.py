@@ -108,6 +108,22 @@ def test_no_token_or_wrong_token_is_401(http_server: str) -> None:
     assert _post(http_server, {"Authorization": TOKEN}) == 401  # scheme is required
 
 
+def _refusal(url: str, headers: dict[str, str]) -> str:
+    request = urllib.request.Request(url, data=json.dumps(INIT).encode(), method="POST",
+                                     headers={"Content-Type": "application/json", **headers})  # fmt: skip
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(request, timeout=30)
+    assert caught.value.code == 401
+    return str(json.loads(caught.value.read())["error_description"])
+
+
+def test_a_wrong_token_is_told_apart_from_a_missing_one(http_server: str) -> None:
+    assert _refusal(http_server, {}) == "a bearer token is required"
+    assert (
+        _refusal(http_server, {"Authorization": "Bearer wrong"}) == "the bearer token is not valid"
+    )
+
+
 def test_token_lets_a_raw_initialize_through(http_server: str) -> None:
     assert _post(http_server, {"Authorization": f"Bearer {TOKEN}"}) == 200
 

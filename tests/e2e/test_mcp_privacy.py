@@ -60,3 +60,26 @@ def test_hidden_records_look_missing_and_cannot_be_written(scoped: McpProcess) -
     refused = scoped.call("delete", {"ids": ["garden/roses.md", "private/diary.md"]})
     assert refused.is_error and "nothing was written" in text_of(refused)
     assert scoped.ok("get", {"id": "garden/roses.md"})["id"] == "garden/roses.md"
+
+
+def test_an_empty_query_with_a_folder_lists_its_records_fake_embedder(scoped: McpProcess) -> None:
+    listing = scoped.ok("search", {"query": "", "folder": "garden"})
+    assert sorted(h["id"] for h in listing["hits"]) == ["garden/roses.md", "garden/tomatoes.md"]
+    hidden = scoped.ok("search", {"query": "", "folder": "private"})
+    assert hidden["hits"] == []  # the folder never widens the privacy scope
+    refused = scoped.call("search", {"query": "  "})
+    assert refused.is_error and "the query is empty" in text_of(refused)
+
+
+def test_argument_errors_name_the_argument_without_pydantic_text_fake_embedder(
+    scoped: McpProcess,
+) -> None:
+    wrong = scoped.call("search", {"query": "tomatoes", "limit": 500})
+    message = text_of(wrong)
+    assert wrong.is_error
+    assert "argument `limit`: Input should be less than or equal to 100" in message
+    assert "pydantic" not in message and "https://" not in message
+    missing = scoped.call("get", {})
+    assert missing.is_error and "argument `id` is required" in text_of(missing)
+    typed = text_of(scoped.call("search", {"query": "x", "limit": "many", "mode": "fuzzy"}))
+    assert "argument `limit`" in typed and "argument `mode`" in typed
