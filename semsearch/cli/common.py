@@ -9,6 +9,7 @@ from typing import Annotated, Any, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from semsearch import settings
 from semsearch.errors import (
@@ -29,8 +30,10 @@ from semsearch.schema import SchemaConflict
 
 __all__ = ["CollectionOpt", "IndexOpt", "cli_errors", "err_console", "open_collection", "out"]
 
-out = Console(highlight=False, soft_wrap=True)
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+# User text (record text, ids, queries, paths) prints verbatim: no emoji codes (":x:" stays
+# ":x:"), and every f-string that puts user text into Rich markup passes it through escape().
+out = Console(highlight=False, soft_wrap=True, emoji=False)
+err_console = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 IndexOpt = Annotated[
     str,
@@ -90,9 +93,9 @@ def cli_errors(func: Callable[P, R]) -> Callable[P, R]:
         try:
             return func(*args, **kwargs)
         except SemsearchError as exc:
-            err_console.print(f"[bold red]error:[/] {exc.message}")
+            err_console.print(f"[bold red]error:[/] {escape(exc.message)}")
             if exc.hint:
-                err_console.print(f"[bold]hint:[/] {exc.hint}")
+                err_console.print(f"[bold]hint:[/] {escape(exc.hint)}")
             raise typer.Exit(exit_code(exc)) from None
 
     return wrapper

@@ -91,11 +91,12 @@ def _open(dataset: BeirDataset, embedder: Embedder, cache_dir: str, modes: list[
 
 
 def _render(report: EvalReport, documents: int, built: float) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     out.print(
-        f"[bold]{report.dataset}[/] ({report.split}): {report.modes[0].queries} queries, "
-        f"{documents} documents; model {report.model_id}; index ready in {built:.1f} s"
+        f"[bold]{escape(report.dataset)}[/] ({escape(report.split)}): {report.modes[0].queries} queries, "
+        f"{documents} documents; model {escape(report.model_id)}; index ready in {built:.1f} s"
     )
     table = Table("mode", "nDCG@10", "recall@100", "MRR@10", "p50 ms", "p95 ms")
     for m in report.modes:
@@ -108,4 +109,4 @@ def _render(report: EvalReport, documents: int, built: float) -> None:
             f"{m.latency_p95_ms:.1f}",
         )
     out.print(table)
-    out.print(f"[dim]index: {report.index}[/]")
+    out.print(f"[dim]index: {escape(report.index)}[/]")

@@ -6,6 +6,7 @@ import os
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from semsearch import settings
 from semsearch.cli.common import IndexOpt, cli_errors, err_console, out
@@ -77,7 +78,7 @@ def import_records(
         )
     deleted = delete_gone(coll, records) if delete_missing else 0
     for message in dict.fromkeys(report.errors):
-        err_console.print(f"[yellow]warning:[/] {message}")
+        err_console.print(f"[yellow]warning:[/] {escape(message)}")
     gone = f", {deleted} deleted" if delete_missing else ""
     out.print(
         f"records: {report.added} new, {report.updated} changed, {report.unchanged} unchanged"

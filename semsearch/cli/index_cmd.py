@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from semsearch import settings
 from semsearch.cli.common import CollectionOpt, IndexOpt, cli_errors, err_console, out
+from semsearch.errors import SemsearchError
 
 
 @cli_errors
@@ -30,6 +33,8 @@ def index(
     from semsearch.sources.vault import DEFAULT_INCLUDE, VAULT_SCHEMA
     from semsearch.sources.watch import sync_folder  # index_folder + health (clears quarantine)
 
+    if not Path(path).expanduser().is_dir():  # before the index file is created
+        raise SemsearchError(f"{path} is not a folder", hint="give the path of a folder of notes")
     db = semsearch.connect(index)
     coll = db.collection(
         collection, schema=VAULT_SCHEMA, embedder=os.environ.get(settings.ENV_MODEL)
@@ -45,9 +50,9 @@ def index(
             progress=lambda done, total: bar.update(task, completed=done, total=total),
         )
     for rel, reason in report.skipped:
-        err_console.print(f"[yellow]skipped[/] {rel}: {reason}")
+        err_console.print(f"[yellow]skipped[/] {escape(rel)}: {escape(reason)}")
     for message in dict.fromkeys(report.errors):
-        err_console.print(f"[yellow]warning:[/] {message}")
+        err_console.print(f"[yellow]warning:[/] {escape(message)}")
     out.print(
         f"files: {report.new} new, {report.changed} changed, {report.unchanged} unchanged, "
         f"{report.removed} removed, {len(report.skipped)} skipped; "

@@ -44,11 +44,15 @@ def reembed(
 
             report = run_reembed(db, collection, model, progress=step)
     if not report.swapped:
-        out.print(f"collection {collection!r} already uses {report.new_model}; nothing to do")
+        out.print(
+            f"collection {collection!r} already uses {report.new_model}; nothing to do",
+            markup=False,
+        )
         return
     out.print(
         f"collection {collection!r}: {report.old_model} -> {report.new_model}; "
-        f"{report.records} records, {report.chunks_embedded} chunks embedded"
+        f"{report.records} records, {report.chunks_embedded} chunks embedded",
+        markup=False,
     )
 
 
@@ -62,5 +66,5 @@ def reindex(
 
     coll = open_collection(index, collection)
     report = coll.reindex()
-    out.print(f"collection {collection!r}: {report.chunks_embedded} chunks embedded")
+    out.print(f"collection {collection!r}: {report.chunks_embedded} chunks embedded", markup=False)
     coll.store.close()

@@ -7,6 +7,7 @@ import json
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from semsearch import settings
 from semsearch.cli.common import IndexOpt, cli_errors, out, require_index
@@ -32,15 +33,15 @@ def stats(
         doc = {"index": index, "bytes": size, "collections": [dataclasses.asdict(r) for r in rows]}
         typer.echo(json.dumps(doc, indent=2))
         return
-    out.print(f"[bold]{index}[/]  {size / 1e6:.1f} MB, {len(rows)} collection(s)")
+    out.print(f"[bold]{escape(index)}[/]  {size / 1e6:.1f} MB, {len(rows)} collection(s)")
     for s in rows:
         out.print(
-            f"  [bold]{s.name}[/]: {s.records} records, {s.chunks} chunks "
+            f"  [bold]{escape(s.name)}[/]: {s.records} records, {s.chunks} chunks "
             f"({s.embedded} embedded, {s.pending} pending, {s.failed} failed); "
-            f"model {s.model_id} ({s.dim or '?'}-d); last write {s.last_updated}"
+            f"model {escape(s.model_id)} ({s.dim or '?'}-d); last write {s.last_updated}"
         )
         if s.health is not None:  # semsearch/health.py: ok | syncing | degraded | quarantined
-            why = f": {s.health['reason']}" if s.health["reason"] else ""
+            why = f": {escape(s.health['reason'])}" if s.health["reason"] else ""
             out.print(f"    health: {s.health['state']}{why}")
             for rel in s.health["failed"]:
-                out.print(f"      failed: {rel}")
+                out.print(f"      failed: {escape(rel)}")

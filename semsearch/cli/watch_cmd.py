@@ -46,9 +46,11 @@ def watch(
             include=tuple(include or DEFAULT_INCLUDE),
             exclude=tuple(exclude or ()),
             debounce_ms=debounce,
-            echo=lambda line: err_console.print(line),
+            echo=lambda line: err_console.print(line, markup=False),
         )
-        err_console.print(f"watching {path} -> {db.location} (collection {collection})")
+        err_console.print(
+            f"watching {path} -> {db.location} (collection {collection})", markup=False
+        )
         with contextlib.suppress(KeyboardInterrupt):
             watcher.run()
         err_console.print("stopped")
