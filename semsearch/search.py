@@ -207,7 +207,13 @@ def _hybrid(coll: Collection, req: SearchRequest) -> SearchResult:
     except EmbedderUnavailable as exc:
         semantic, embedded = _Leg([], 0), False
         reason = f"semantic leg missing: {exc.message}; keyword results only"
-    if reason is None and not keyword.best:
+    scoped = req.where is not None or req.scope != PathScope()
+    if reason is None and not keyword.best and not semantic.best and scoped:
+        reason = (
+            "no record inside the search's scope (folder, include/exclude globs or where "
+            "filter) matched either leg; check or widen the scope"
+        )
+    elif reason is None and not keyword.best:
         reason = "keyword leg missing: no record contains the query's words; semantic results only"
     elif reason is None and not semantic.best:
         reason = "semantic leg missing: no chunk matches with a vector; keyword results only"

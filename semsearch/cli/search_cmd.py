@@ -9,7 +9,15 @@ import typer
 from rich.markup import escape
 
 from semsearch import settings
-from semsearch.cli.common import CollectionOpt, IndexOpt, cli_errors, open_collection, out
+from semsearch.cli.common import (
+    CollectionOpt,
+    IndexOpt,
+    cli_errors,
+    err_console,
+    open_collection,
+    out,
+)
+from semsearch.errors import InvalidQuery
 from semsearch.results import SearchResult
 
 
@@ -23,8 +31,12 @@ def search(
     ] = "semantic",
     limit: Annotated[int, typer.Option("--limit", "-n", help="At most this many hits.")] = 10,
     min_score: Annotated[
-        float, typer.Option("--min-score", help="Semantic: minimum cosine similarity [-1, 1].")
-    ] = 0.3,
+        float | None,
+        typer.Option(
+            "--min-score",
+            help="Semantic only: minimum cosine similarity [-1, 1] (default 0.3).",
+        ),
+    ] = None,
     folder: Annotated[
         str | None, typer.Option("--folder", help="Only paths under this prefix.")
     ] = None,
@@ -48,22 +60,52 @@ def search(
     """Search an index by meaning (semantic), by words (keyword) or both (hybrid)."""
     from semsearch.cli.filter_opts import build_where
 
+    for name, value in (("QUERY", query), ("--hyde", hyde), ("--folder", folder)):
+        check_argument(name, value)
+    if min_score is not None and mode in ("keyword", "hybrid"):  # as Collection.search
+        err_console.print(f"[yellow]warning:[/] --min-score is ignored in {mode} mode "
+                          "(it applies to semantic search only)")  # fmt: skip
+    if hyde and mode == "keyword":
+        err_console.print("[yellow]warning:[/] --hyde is ignored in keyword mode "
+                          "(it changes what semantic and hybrid search embed)")  # fmt: skip
     coll = open_collection(index, collection)
+    scoring = {} if min_score is None else {"min_score": min_score}
     result = coll.search(
         query,
         where=build_where(where, filters or [], coll.schema),
         mode=mode,
         limit=limit,
-        min_score=min_score,
         folder=folder,
         exclude=tuple(exclude or ()),
         hypothetical_answer=hyde,
+        **scoring,
     )
     if as_json:
         typer.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
     else:
         render(result)
     coll.store.close()
+
+
+def check_argument(name: str, value: str | None) -> None:
+    """Refuse a command-line argument holding bytes that are not UTF-8 (Python turns each one
+    into a lone surrogate, ``"\\udcff"`` for byte 0xff).
+
+    Raises:
+        InvalidQuery: naming the argument, the character position and the fix.
+    """
+    if value is None:
+        return
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        byte = ord(value[exc.start]) - 0xDC00 if "\udc80" <= value[exc.start] <= "\udcff" else None
+        what = f"byte 0x{byte:02x}" if byte is not None else "a character"
+        raise InvalidQuery(
+            f"{name} holds {what} that is not valid UTF-8 at character {exc.start}",
+            hint="the shell or script passed non-UTF-8 bytes: retype the text, convert it with "
+            "`iconv -t UTF-8`, or use a UTF-8 locale (e.g. LANG=C.UTF-8)",
+        ) from None
 
 
 def render(result: SearchResult) -> None:

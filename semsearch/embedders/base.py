@@ -163,9 +163,11 @@ def resolve_embedder(spec: str | Embedder | None) -> Embedder:
             packaged all-MiniLM-L6-v2); ``"local:<path-or-name>"``, ``"fake:<dim>"``,
             ``"openai:<model>"``, ``"azure-openai:<deployment>"``, ``"gemini:<model>"``,
             ``"ollama:<model>"`` (API options after ``?``, see docs/embedders.md); a bare
-            path or model name means ``local:``.
+            path or model name means ``local:`` when it names the packaged model or an
+            existing folder.
     Raises:
-        EmbedderUnavailable: unknown provider prefix.
+        EmbedderUnavailable: unknown provider prefix, or a bare spec that is neither the
+            packaged model's name nor an existing folder (e.g. a typo in SEMSEARCH_MODEL).
     """
     if spec is not None and not isinstance(spec, str):
         return spec
@@ -187,6 +189,17 @@ def resolve_embedder(spec: str | Embedder | None) -> Embedder:
         raise EmbedderUnavailable(
             f"unknown embedding provider {prefix!r} in {spec!r}",
             hint=f"use one of: {', '.join(sorted(_PROVIDERS))} (e.g. 'local:all-MiniLM-L6-v2')",
+        )
+    from semsearch.embedders.local import names_a_model
+
+    if not names_a_model(spec):
+        slot = {"fake": "<dim>", "local": "<model folder>", "azure-openai": "<deployment>"}
+        forms = ", ".join(f"'{p}:{slot.get(p, '<model>')}'" for p in sorted(_PROVIDERS))
+        raise EmbedderUnavailable(
+            f"unknown model {spec!r}: not a provider spec, the packaged model's name, "
+            "or an existing model folder",
+            hint=f"accepted forms: {forms}, or the path of a sentence-transformers model folder; "
+            "unset SEMSEARCH_MODEL for the packaged all-MiniLM-L6-v2",
         )
     return _PROVIDERS["local"](spec)
 

