@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
@@ -87,6 +87,14 @@ class Schema:
                 f"text must be a list of field paths (str), got {type(text).__name__}",
                 hint='e.g. text=("name", "description")',
             )
+        for path in (*text, *(f.path for f in self.fields if f.path)):
+            try:
+                path.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InvalidQuery(
+                    f"schema path {path!r} holds a lone surrogate, which is not valid Unicode",
+                    hint="name the source paths in plain UTF-8 text",
+                ) from None
         object.__setattr__(self, "fields", tuple(self.fields))
         object.__setattr__(self, "text", tuple(text))
         object.__setattr__(self, "_by_name", {f.name: f for f in self.fields})
@@ -201,6 +209,22 @@ class Schema:
         parts = [_as_text(resolve_path(record, path)) for path in self.text]
         present = [p for p in parts if p]
         return "\n\n".join(present), len(self.text) > 1 and len(present) == 1 and bool(parts[0])
+
+    def require_text(self, records: Sequence[Mapping[str, Any]]) -> None:
+        """Refuse a batch in which the text template yields no text for any record: the
+        template then names fields the records do not have (e.g. a typo), and nothing could be
+        searched. Used by ``semsearch import`` and the HTTP API's record upserts.
+
+        Raises:
+            InvalidRecord: naming the template's paths (nothing is written).
+        """
+        if records and not any(self.render(r)[0] for r in records):
+            raise InvalidRecord(
+                f"the text fields {list(self.text)} are empty in every record, so nothing could "
+                "be searched",
+                hint="name the fields that hold the text with --text (e.g. --text name --text "
+                'desc) or the collection\'s "text" list',
+            )
 
     def render_text(self, record_id: str, record: Mapping[str, Any]) -> str:
         """The record's text from the template; logs a warning when it yields only its first part

@@ -23,6 +23,7 @@ from semsearch.schema import Schema, resolve_path
 
 __all__ = [
     "MAX_VALUE_DEPTH",
+    "SURROGATE_HINT",
     "PreparedRecord",
     "as_ids",
     "check_page",
@@ -34,7 +35,8 @@ __all__ = [
     "type_name",
 ]
 
-_SURROGATE_HINT = (
+#: The hint of every lone-surrogate error (Python API, CLI, HTTP, MCP).
+SURROGATE_HINT = (
     "the text holds half of a UTF-16 surrogate pair, which is not valid Unicode (JSON with an "
     "unpaired \\uD800-\\uDFFF escape makes one); remove or replace that character"
 )
@@ -89,7 +91,7 @@ def check_text(
     if position is not None:
         raise error(
             f"{name} holds a lone surrogate {value[position]!r} at character {position}",
-            hint=_SURROGATE_HINT,
+            hint=SURROGATE_HINT,
         )
 
 
@@ -190,7 +192,7 @@ def _surrogate_error(record_id: str, record: Mapping[str, Any]) -> InvalidRecord
     where = f"field {found[0]!r} at character {found[1]}" if found else "a field name"
     return InvalidRecord(
         f"record {record_id!r}: {where} holds a lone surrogate; nothing from this call was written",
-        hint=_SURROGATE_HINT,
+        hint=SURROGATE_HINT,
     )
 
 

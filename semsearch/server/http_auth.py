@@ -168,7 +168,7 @@ def requires(role: Role) -> Callable[..., Awaitable[Role]]:
             raise ApiError(401, "unauthorized", "unknown API key", "check the key and retry")
         if found < role:
             raise ApiError(
-                403, "forbidden", f"this needs a {role.name} key; yours is {found.name}",
+                403, "forbidden", f"this needs {'an' if role.name[0] in 'aeiou' else 'a'} {role.name} key; yours is {found.name}",
                 "ask an administrator for a key with that role",
             )  # fmt: skip
         return found

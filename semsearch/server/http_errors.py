@@ -30,7 +30,9 @@ from semsearch.errors import (
     SemsearchError,
     StoreCorrupted,
 )
+from semsearch.filters import MAX_FILTER_DEPTH
 from semsearch.schema import SchemaConflict
+from semsearch.validation import MAX_VALUE_DEPTH, SURROGATE_HINT
 
 __all__ = [
     "ApiError",
@@ -134,15 +136,32 @@ def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     return {s: {"model": ErrorBody, "description": _STATUS_CODES.get(s, "error")} for s in statuses}
 
 
-def _validation_message(exc: RequestValidationError) -> tuple[int, str, str]:
+#: The hint for a body that cannot be parsed: not JSON, not UTF-8, or nested too deep to read.
+_JSON_HINT = (
+    "send a JSON body encoded as UTF-8 (Content-Type: application/json); record values nest at "
+    f"most {MAX_VALUE_DEPTH} levels and filters at most {MAX_FILTER_DEPTH}"
+)
+
+
+def _validation_message(exc: RequestValidationError, path: str) -> tuple[int, str, str, str | None]:
+    """(status, error code, message, hint) for a body that does not match its model.
+
+    A lone surrogate in a string is a 400 with the library's code and hint, as when the library
+    itself finds one (``invalid_record`` on record routes, else ``invalid_query``).
+    """
     errors = exc.errors()
     if any(e.get("type") == "json_invalid" for e in errors):
-        return 400, "invalid_json", "the request body is not valid JSON"
+        return 400, "invalid_json", "the request body is not valid JSON", _JSON_HINT
     parts = []
     for err in errors[:5]:
         loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
-        parts.append(f"{loc}: {err.get('msg', 'invalid')}")
-    return 422, "validation_error", "; ".join(parts) or "the request is not valid"
+        if err.get("type") == "string_unicode":
+            code = "invalid_record" if path.endswith("/records") else "invalid_query"
+            return 400, code, f"{loc} holds a lone surrogate", SURROGATE_HINT
+        msg = "unknown key" if err.get("type") == "extra_forbidden" else err.get("msg", "invalid")
+        parts.append(f"{loc}: {msg}")
+    message = "; ".join(parts) or "the request is not valid"
+    return 422, "validation_error", message, "see the request schema at /docs"
 
 
 def _allowed_methods(request: Request) -> str:
@@ -172,14 +191,21 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
-        status, code, message = _validation_message(exc)
-        return _body(status, code, message, "see the request schema at /docs")
+        status, code, message, hint = _validation_message(exc, request.url.path)
+        return _body(status, code, message, hint)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = _STATUS_CODES.get(exc.status_code, "error")
         message = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ")
         hint = "see the API at /docs" if exc.status_code in (404, 405) else None
+        if exc.status_code == 400 and message == "There was an error parsing the body":
+            # FastAPI's answer to a body that is not UTF-8 or nests too deep for json.loads
+            code, message, hint = (
+                "invalid_json",
+                "the request body cannot be read as JSON",
+                _JSON_HINT,
+            )
         headers = dict(getattr(exc, "headers", None) or {})
         if exc.status_code == 405:
             headers["Allow"] = _allowed_methods(request)

@@ -33,7 +33,7 @@ class BodyLimit:
         declared = headers.get(b"content-length")
         if declared is not None:
             if not declared.isdigit() or int(declared) > self.max_bytes:
-                await self._reject(send)
+                await self._reject(scope, send)
                 return
             await self.app(scope, receive, send)
             return
@@ -46,7 +46,7 @@ class BodyLimit:
                 break
             size += len(message.get("body", b""))
             if size > self.max_bytes:
-                await self._reject(send)
+                await self._reject(scope, send)
                 return
             if not message.get("more_body", False):
                 break
@@ -56,11 +56,15 @@ class BodyLimit:
 
         await self.app(scope, replay, send)
 
-    async def _reject(self, send: Send) -> None:
+    async def _reject(self, scope: Scope, send: Send) -> None:
+        records = str(scope.get("path", "")).endswith(("/records", "/messages"))
         body: dict[str, Any] = {
             "error": "payload_too_large",
             "message": f"the request body is larger than {self.max_bytes} bytes",
-            "hint": "send fewer records per request",
+            "hint": "send fewer records per request"
+            if records
+            else f"send a smaller request (at most {self.max_bytes} bytes): shorten the query "
+            "or the filter",
         }
         data = json.dumps(body).encode()
         await send(

@@ -29,8 +29,15 @@ NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 MAX_TEXT = 4000
 
 
+#: Request bodies are strict (``"limit": "5"`` is refused, as the Python API refuses it) and
+#: refuse unknown keys (a typo such as ``"limt"`` is a 422 naming it, not silently ignored).
+STRICT = ConfigDict(strict=True, extra="forbid")
+
+
 class CollectionIn(BaseModel):
     """A collection to create: declared fields (for filters) and the text template (embedded)."""
+
+    model_config = STRICT
 
     name: str = Field(pattern=NAME_PATTERN, examples=["products"])
     fields: dict[str, str] = Field(
@@ -74,6 +81,8 @@ class RecordIn(BaseModel):
 class RecordsIn(BaseModel):
     """A batch of records to insert or update by id."""
 
+    model_config = STRICT
+
     records: list[RecordIn]
 
 
@@ -111,6 +120,8 @@ class DeleteOut(BaseModel):
 
 class SearchIn(BaseModel):
     """A search. See ``Collection.search`` for the meaning of each field."""
+
+    model_config = STRICT
 
     query: str = Field(default="", max_length=MAX_TEXT, examples=["my blue jacket"])
     mode: Literal["semantic", "keyword", "hybrid"] = "semantic"

@@ -124,8 +124,13 @@ class ServerState:
 
         Never calls the embedder. Returns (report, queued); ``queued`` is False when the worker
         is stopped or its queue is full (the chunks stay pending for ``reindex``).
+
+        Raises:
+            InvalidRecord: as ``Collection.upsert``, or no record yields any text from the
+                collection's template (``Schema.require_text``); nothing is written.
         """
         coll = self.collection(name)
+        coll.schema.require_text(records)
         report = coll.upsert(records, embed=False)
         queued = False
         if report.chunks_pending:

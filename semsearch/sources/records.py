@@ -226,12 +226,7 @@ def load_for_import(
         records.append({**record, "id": str(record_id)})
     # validate everything first: nothing is written on a bad record, whichever batch it is in
     check_unique([prepare_record(schema, record) for record in records])
-    if records and not any(schema.render(r)[0] for r in records):
-        raise InvalidRecord(
-            f"the text fields {list(schema.text)} are empty in every record, so nothing could "
-            "be searched",
-            hint="name the fields that hold the text with --text (e.g. --text name --text desc)",
-        )
+    schema.require_text(records)
     return records
 
 
