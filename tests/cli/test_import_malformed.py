@@ -1,8 +1,10 @@
-"""`semsearch import` of malformed files: a clean error naming the problem, never a traceback,
-and nothing written. Plumbing tests with the fake embedder (``fake:32``)."""
+"""`semsearch import` of malformed files, and CLI filters no store can run: a clean error naming
+the problem, never a traceback, and nothing written. Plumbing tests with the fake embedder
+(``fake:32``)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -83,3 +85,32 @@ def test_fake_embedder_csv_and_jsonl_still_accept_bom_and_crlf(tmp_path: Path) -
     jsonl = tmp_path / "crlf.jsonl"
     jsonl.write_bytes(b'\xef\xbb\xbf{"id":"a","name":"x\\u2028y"}\r\n\r\n{"id":"b"}\r\n')
     assert read_records(jsonl) == [{"id": "a", "name": "x\u2028y"}, {"id": "b"}]
+
+
+@pytest.mark.parametrize(
+    ("option", "words"),
+    [
+        (["--filter", "popularity_min=99999999999999999999999"], ["64-bit integer range"]),
+        (["--filter", "price=nan"], ["finite"]),
+        (["--where", json.dumps({"$or": [{"$and": [{"price": 1.5}]}]})], []),
+        (["--where", "{" + '"$and":[{' * 100 + '"price":1' + "}]" * 100 + "}"], ["levels deep"]),
+    ],
+)
+def test_fake_embedder_cli_filters_no_store_can_run_are_clean_errors(
+    tmp_path: Path, option: list[str], words: list[str]
+) -> None:
+    file = tmp_path / "p.jsonl"
+    file.write_text('{"id": "a", "name": "lamp", "price": 1.5, "popularity": 3}\n')
+    index = str(tmp_path / "p.embed.db")
+    fields = ["--field", "price:float", "--field", "popularity:int"]
+    args = ["import", str(file), "-c", "p", "--text", "name", *fields, "--index", index]
+    assert runner.invoke(app, args).exit_code == 0
+    result = runner.invoke(app, ["search", "lamp", "-c", "p", "--index", index, *option])
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    if not words:  # a nested filter inside the limit still runs
+        assert result.exit_code == 0, result.output
+        return
+    assert result.exit_code != 0 and "error:" in result.output and "hint:" in result.output
+    for word in words:
+        assert word in result.output
