@@ -161,8 +161,9 @@ class Database:
         Raises:
             IndexNotFound: the collection does not exist and ``create`` is False.
             SchemaConflict: ``keyword_tokenizer`` differs from the stored one.
-            InvalidQuery: an unknown ``keyword_tokenizer``; ``schema`` not a Schema, or
-                ``embedder`` neither a spec string nor an Embedder.
+            InvalidQuery: an unknown ``keyword_tokenizer``; ``schema`` not a Schema,
+                ``embedder`` neither a spec string nor an Embedder, or ``create`` or
+                ``strict_model`` not a bool.
             ModelMismatch: ``embedder`` differs from the model the collection was built with
                 (with ``strict_model``).
             DimensionMismatch: the embedder's dimension differs from the stored one.
@@ -175,7 +176,7 @@ class Database:
             raise InvalidQuery(
                 f"invalid collection name {name!r}", hint="e.g. 'notes' or 'spells-2024'"
             )
-        _check_schema_and_embedder(schema, embedder)
+        _check_arguments(schema, embedder, create=create, strict_model=strict_model)
         options = _keyword_options(keyword_tokenizer)
         info = self.store.get_collection(name)
         if info is None:
@@ -277,12 +278,20 @@ class Database:
         return f"Database({self.location!r})"
 
 
-def _check_schema_and_embedder(schema: object, embedder: object) -> None:
-    """Raise InvalidQuery naming the argument when ``schema``/``embedder`` has the wrong type.
+def _check_arguments(schema: object, embedder: object, **flags: object) -> None:
+    """Raise InvalidQuery naming the argument when ``schema``, ``embedder`` or a bool flag of
+    ``Database.collection`` has the wrong type.
 
     An embedder object is recognised by its methods (checked on the type, so no model loads).
     """
     from semsearch.errors import InvalidQuery
+
+    for flag, value in flags.items():
+        if not isinstance(value, bool):
+            raise InvalidQuery(
+                f"{flag} must be True or False, got {type(value).__name__} ({value!r:.40})",
+                hint=f"e.g. {flag}=True",
+            )
 
     if schema is not None and not isinstance(schema, Schema):
         raise InvalidQuery(

@@ -82,19 +82,7 @@ class Schema:
 
     def __post_init__(self) -> None:
         text = (self.text,) if isinstance(self.text, str) else self.text
-        if not isinstance(text, list | tuple) or not all(isinstance(t, str) for t in text):
-            raise InvalidQuery(
-                f"text must be a list of field paths (str), got {type(text).__name__}",
-                hint='e.g. text=("name", "description")',
-            )
-        for path in (*text, *(f.path for f in self.fields if f.path)):
-            try:
-                path.encode("utf-8")
-            except UnicodeEncodeError:
-                raise InvalidQuery(
-                    f"schema path {path!r} holds a lone surrogate, which is not valid Unicode",
-                    hint="name the source paths in plain UTF-8 text",
-                ) from None
+        _check_parts(self.fields, text, self.chunker)
         object.__setattr__(self, "fields", tuple(self.fields))
         object.__setattr__(self, "text", tuple(text))
         object.__setattr__(self, "_by_name", {f.name: f for f in self.fields})
@@ -233,6 +221,39 @@ class Schema:
         if name_only:
             log.warning("record %r: its text template yields only %r", record_id, self.text[0])
         return text
+
+
+def _check_parts(fields: Any, text: Any, chunker: object) -> None:
+    """Raise InvalidQuery naming the part of a Schema given with the wrong type or value: text
+    not a list of str, fields not a list of Field, an unknown chunker, or a source path that
+    is not valid Unicode (a lone surrogate)."""
+    if not isinstance(text, list | tuple) or not all(isinstance(t, str) for t in text):
+        raise InvalidQuery(
+            f"text must be a list of field paths (str), got {type(text).__name__}",
+            hint='e.g. text=("name", "description")',
+        )
+    given = type(fields).__name__
+    if isinstance(fields, list | tuple):
+        bad = [type(f).__name__ for f in fields if not isinstance(f, Field)]
+        given = f"{given} holding {bad[0]}" if bad else ""
+    if given:
+        raise InvalidQuery(
+            f"fields must be a list of semsearch.Field, got {given}",
+            hint='e.g. fields=(Field("level", "int"),) or Schema.from_types({"level": "int"})',
+        )
+    if chunker not in ("text", "markdown"):
+        raise InvalidQuery(
+            f"chunker must be 'text' or 'markdown', got {chunker!r:.40}",
+            hint='"markdown" follows headings; "text" splits paragraphs and sentences',
+        )
+    for path in (*text, *(f.path for f in fields if f.path)):
+        try:
+            path.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidQuery(
+                f"schema path {path!r} holds a lone surrogate, which is not valid Unicode",
+                hint="name the source paths in plain UTF-8 text",
+            ) from None
 
 
 def resolve_path(record: Mapping[str, Any], path: str) -> Any:

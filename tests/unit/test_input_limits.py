@@ -206,3 +206,27 @@ def test_fake_embedder_upsert_embed_must_be_a_bool(coll: semsearch.Collection, e
     assert "embed must be True or False" in info.value.message
     assert type(embed).__name__ in info.value.message
     assert coll.count() == 5
+
+
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [
+        (lambda: semsearch.Schema(fields="x"), ["fields", "got str"]),  # type: ignore[arg-type]
+        (lambda: semsearch.Schema(fields=[1]), ["fields", "list holding int"]),  # type: ignore[list-item]
+        (lambda: semsearch.Schema(chunker="nope"), ["chunker", "'nope'"]),  # type: ignore[arg-type]
+        (lambda: semsearch.Schema.from_types({}, chunker=5), ["chunker", "5"]),  # type: ignore[arg-type]
+    ],
+)
+def test_schema_parts_of_the_wrong_type_are_invalid_query(make: Any, words: list[str]) -> None:
+    with pytest.raises(semsearch.InvalidQuery) as info:
+        make()
+    for word in words:
+        assert word in info.value.message
+
+
+@pytest.mark.parametrize("flag", ["create", "strict_model"])
+def test_fake_embedder_collection_flags_must_be_bools(db: semsearch.Database, flag: str) -> None:
+    with pytest.raises(semsearch.InvalidQuery) as info:
+        db.collection("z", embedder="fake:8", **{flag: "no"})
+    assert f"{flag} must be True or False, got str" in info.value.message
+    assert db.collections() == []
