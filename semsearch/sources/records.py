@@ -8,7 +8,8 @@ ones missing from the file, unless asked (:func:`delete_missing`, ``--delete-mis
 
 Files must be UTF-8 (a BOM is allowed). CSV is read strictly (an unterminated quote or text
 after a closing quote is an error naming the line), column names must be unique, and a cell
-holds at most :data:`CSV_FIELD_LIMIT` characters.
+holds at most :data:`CSV_FIELD_LIMIT` characters (reading a CSV raises the process-wide
+``csv.field_size_limit`` to at least that; it never lowers it).
 """
 
 from __future__ import annotations
