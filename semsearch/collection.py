@@ -7,16 +7,23 @@ import hashlib
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypeVar, cast
 
 import numpy as np
 from numpy.typing import NDArray
 
 from semsearch.chunking import chunk_markdown, chunk_text, embedding_text
 from semsearch.embedders.base import Embedder
-from semsearch.errors import EmbedderUnavailable, InvalidQuery, InvalidRecord, ModelMismatch
+from semsearch.errors import (
+    DimensionMismatch,
+    EmbedderUnavailable,
+    InvalidQuery,
+    InvalidRecord,
+    ModelMismatch,
+    StoreCorrupted,
+)
 from semsearch.filters import parse_filter
-from semsearch.lifecycle import Lifecycle
+from semsearch.lifecycle import Lifecycle, check_stored
 from semsearch.results import Chunk, Record, SearchResult, UpsertReport
 from semsearch.schema import Schema
 from semsearch.search import PathScope, SearchRequest, run_search, store_filter, validate_request
@@ -26,6 +33,7 @@ from semsearch.validation import as_ids, check_page, check_unique, order_fields,
 __all__ = ["Collection", "CollectionStats"]
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 #: Records written per transaction, and texts per embedding call (progress granularity).
 WRITE_BATCH = 256
@@ -60,7 +68,8 @@ class Collection:
 
     Obtained from :meth:`semsearch.Database.collection`; not constructed directly. Every verb
     raises BackendUnavailable once the Database is closed and IndexNotFound once the collection
-    was dropped through it (see :mod:`semsearch.lifecycle`).
+    was dropped through it; a drop by another connection or process raises IndexNotFound on the
+    next write, and on the next read that comes back empty (see :mod:`semsearch.lifecycle`).
     """
 
     def __init__(
@@ -86,6 +95,40 @@ class Collection:
     def _live(self) -> None:
         """Raise if the Database was closed or this collection dropped (no query)."""
         self._life.check(self.info.name, self._generation)
+
+    def _stored(self) -> CollectionInfo:
+        """The stored info; IndexNotFound when another connection dropped (or replaced) it."""
+        return check_stored(self.store, self.info)
+
+    def _check_dim(self, stored_dim: int | None) -> None:
+        """DimensionMismatch before any write when the embedder's (known) dimension differs
+        from the stored vectors' (an embedder whose dimension needs a network probe is checked
+        when its vectors are stored, as before)."""
+        if stored_dim is None:
+            return
+        try:
+            dim = self.embedder.dim
+        except EmbedderUnavailable:
+            return
+        if dim != stored_dim:
+            raise DimensionMismatch(
+                f"collection {self.name!r} holds {stored_dim}-d vectors; the embedder gives "
+                f"{dim}-d; nothing was written",
+                hint="use the model the collection was built with",
+            )
+
+    def _read(self, call: Callable[[], _T]) -> _T:
+        """Run a store read. An empty answer (a dropped collection reads empty on most stores)
+        or StoreCorrupted (Milvus) is first checked with :meth:`_stored`, so a drop by another
+        connection raises IndexNotFound; reads with results cost no extra query."""
+        try:
+            result = call()
+        except StoreCorrupted:
+            self._stored()
+            raise
+        if not result:
+            self._stored()
+        return result
 
     def _require_model(self) -> None:
         """Raise ModelMismatch when the embedder is not the collection's model."""
@@ -136,7 +179,10 @@ class Collection:
                 surrogate); nothing from the call is written.
             InvalidQuery: ``embed`` is not a bool.
             ModelMismatch: opened with ``strict_model=False`` and another model; nothing written.
-            BackendUnavailable / IndexNotFound: the Database was closed / the collection dropped.
+            DimensionMismatch: the embedder's dimension differs from the stored vectors';
+                nothing written.
+            BackendUnavailable / IndexNotFound: the Database was closed / the collection was
+                dropped (here, or by another connection: then also when it was created again).
         """
         self._live()
         self._require_model()
@@ -158,6 +204,10 @@ class Collection:
                 "%d record(s) have text that is only their %r (e.g. %s); they are still embedded",
                 len(name_only), self.schema.text[0], ", ".join(map(repr, name_only[:3])),
             )  # fmt: skip
+        # before anything is written: a vanished or replaced collection, or another dimension
+        stored = self._stored()
+        if embed:
+            self._check_dim(stored.dim)
         report = UpsertReport()
         embed_ok = embed
         for start in range(0, len(prepared), WRITE_BATCH):
@@ -258,6 +308,7 @@ class Collection:
 
         self._live()
         self._require_model()
+        self._stored()
         report = UpsertReport()
         while pending := self.store.pending_chunks(self.name, EMBED_GROUP):
             if not self._embed(pending, report, progress):
@@ -287,6 +338,7 @@ class Collection:
         """
         self._live()
         self._require_model()
+        self._stored()
         report = UpsertReport()
         ast = parse_filter(where, self.schema)
         pending = (
@@ -325,6 +377,7 @@ class Collection:
     def delete(self, ids: str | Sequence[str]) -> int:
         """Delete records (with their chunks, vectors and keyword rows). Returns how many existed."""
         self._live()
+        self._stored()
         return self.store.delete_records(self.name, as_ids(ids))
 
     def delete_where(self, where: Mapping[str, Any]) -> int:
@@ -349,6 +402,7 @@ class Collection:
                 "delete_where needs a non-empty filter",
                 hint="to delete every record, use Database.drop_collection(name)",
             )
+        self._stored()
         deleted = 0
         while page := self.store.find(self.name, ast, DELETE_PAGE, 0, []):
             removed = self.store.delete_records(self.name, [r.id for r in page])
@@ -362,17 +416,18 @@ class Collection:
     def get(self, ids: str | Sequence[str]) -> list[Record]:
         """The records that exist among ``ids``, in the order asked."""
         self._live()
-        return self.store.get_records(self.name, as_ids(ids))
+        wanted = as_ids(ids)
+        return self._read(lambda: self.store.get_records(self.name, wanted))
 
     def ids(self) -> list[str]:
         """Every record id, sorted."""
         self._live()
-        return self.store.list_ids(self.name)
+        return self._read(lambda: self.store.list_ids(self.name))
 
     def count(self) -> int:
         """Number of records."""
         self._live()
-        return self.store.count(self.name)
+        return self._read(lambda: self.store.count(self.name))
 
     def find(
         self,
@@ -396,7 +451,8 @@ class Collection:
         self._live()
         check_page(limit, offset, 10_000)
         ast = parse_filter(where, self.schema)
-        return self.store.find(self.name, ast, limit, offset, order_fields(order_by, self.schema))
+        order = order_fields(order_by, self.schema)
+        return self._read(lambda: self.store.find(self.name, ast, limit, offset, order))
 
     def search(
         self,
@@ -462,7 +518,9 @@ class Collection:
                     "the query is empty",
                     hint="give a query, or a `where` filter to list matching records",
                 )
-            return self._structured(query, ast_where=where, scope=scope, limit=limit)
+            return self._read(
+                lambda: self._structured(query, ast_where=where, scope=scope, limit=limit)
+            )
         checked_mode = cast(Literal["semantic", "keyword", "hybrid"], mode)
         if checked_mode != "keyword":
             self._require_model()
@@ -472,7 +530,7 @@ class Collection:
         request = SearchRequest(
             query, checked_mode, limit, min_score, scope, ast, hypothetical_answer, fallback, exact
         )
-        result = run_search(self, request)
+        result = self._read(lambda: run_search(self, request))
         if unhealthy is not None:
             return dataclasses.replace(result, degraded=True, degraded_reason=unhealthy)
         return result
@@ -500,7 +558,9 @@ class Collection:
         from semsearch.health import read_health
 
         self._live()
-        s = self.store.stats(self.name)
+        s = self._read(lambda: self.store.stats(self.name))
+        if not s.records:
+            self._stored()
         info = self.store.get_collection(self.name) or self.info
         return CollectionStats(
             self.name, info.model_id, info.dim, s.records, s.chunks, s.embedded, s.pending,

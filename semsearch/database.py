@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from types import TracebackType
@@ -185,9 +186,7 @@ class Database:
         stored = Schema.from_json(info.schema_json)
         merged = stored.merge(schema) if schema is not None else stored
         if merged != stored:
-            info = CollectionInfo(
-                info.name, merged.to_json(), info.model_id, info.dim, info.options
-            )
+            info = dataclasses.replace(info, schema_json=merged.to_json())
             self.store.update_collection(info)
         emb, mismatch = self._embedder_for(info, embedder, strict_model)
         return Collection(self.store, info, merged, emb, lifecycle=self._life, mismatch=mismatch)
@@ -213,6 +212,7 @@ class Database:
         schema = schema or Schema()
         info = CollectionInfo(name, schema.to_json(), emb.model_id, None, options)
         self.store.create_collection(info)
+        info = self.store.get_collection(name) or info  # with its creation stamp
         return Collection(self.store, info, schema, emb, lifecycle=self._life)
 
     @staticmethod

@@ -3,13 +3,47 @@
 A handle used after ``Database.close()`` or after ``Database.drop_collection(name)`` raises
 instead of answering empty results. The check runs at the start of every Collection verb and
 costs two attribute reads and a dict lookup: no query, on every backend alike.
+
+A drop by ANOTHER connection or process is invisible to that check; :func:`check_stored` finds
+it with one ``get_collection`` query, comparing the stored creation stamp with the handle's. A
+Collection runs it before every write and after a read that came back empty (a dropped
+collection reads as empty), so reads with results cost nothing extra.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from semsearch.errors import BackendUnavailable, IndexNotFound
 
-__all__ = ["Lifecycle"]
+if TYPE_CHECKING:
+    from semsearch.stores.base import CollectionInfo, Store
+
+__all__ = ["Lifecycle", "check_stored"]
+
+
+def check_stored(store: Store, info: CollectionInfo) -> CollectionInfo:
+    """The stored collection ``info.name``; raise when it is gone or is another collection.
+
+    Another one: its creation stamp differs from ``info.created_at`` (it was dropped and created
+    again, e.g. by another process). A stamp that is None on either side is not compared.
+
+    Raises:
+        IndexNotFound: with a hint to open the collection again.
+    """
+    found = store.get_collection(info.name)
+    if found is not None and (
+        found.created_at is None or info.created_at is None or found.created_at == info.created_at
+    ):
+        return found
+    what = "no longer exists" if found is None else "was dropped and created again"
+    raise IndexNotFound(
+        f"collection {info.name!r} {what} (by another connection or process); "
+        "this handle can no longer be used",
+        hint=f"open it again with db.collection({info.name!r})"
+        if found is not None
+        else f"create it again with db.collection({info.name!r}), or re-run the import",
+    )
 
 
 class Lifecycle:

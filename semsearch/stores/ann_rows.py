@@ -238,15 +238,12 @@ def configure_ann(collection: Collection, **options: Any) -> AnnOptions:
     Raises:
         InvalidQuery: unknown option or value out of range (nothing is stored).
     """
-    from semsearch.stores.base import CollectionInfo
 
     info = collection.store.get_collection(collection.name) or collection.info
     merged = {**(info.options.get("ann") or {}), **options}
     merged = {k: v for k, v in merged.items() if v is not None}
     opts = AnnOptions.from_options({"ann": merged})
-    updated = CollectionInfo(
-        info.name, info.schema_json, info.model_id, info.dim, {**info.options, "ann": merged}
-    )
+    updated = replace(info, options={**info.options, "ann": merged})
     collection.store.update_collection(updated)
     collection.info = updated
     return opts

@@ -36,13 +36,19 @@ __all__ = [
 
 @dataclass(frozen=True)
 class CollectionInfo:
-    """A collection as stored: name, schema (JSON), embedder model id and dimension."""
+    """A collection as stored: name, schema (JSON), embedder model id and dimension.
+
+    ``created_at`` is the store's creation stamp (ISO-8601 text, microseconds where the backend
+    keeps them): it tells two collections of the same name apart (one dropped, one created
+    again), see :func:`semsearch.lifecycle.check_stored`. None in an info not read from a store.
+    """
 
     name: str
     schema_json: str
     model_id: str
     dim: int | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    created_at: str | None = None
 
 
 @dataclass(frozen=True)

@@ -77,8 +77,9 @@ class MilvusStore(MilvusAccess):
     @staticmethod
     def _to_info(meta: dict[str, Any]) -> CollectionInfo:
         return CollectionInfo(
-            meta["name"], meta["schema"], meta["model_id"], meta.get("dim"), meta.get("options", {})
-        )
+            meta["name"], meta["schema"], meta["model_id"], meta.get("dim"),
+            meta.get("options", {}), meta.get("created_at"),
+        )  # fmt: skip
 
     def get_collection(self, name: str) -> CollectionInfo | None:
         """The stored collection called ``name``, or None."""
@@ -116,7 +117,8 @@ class MilvusStore(MilvusAccess):
                 "model_id": info.model_id,
                 "dim": info.dim,
                 "options": info.options,
-                "created_at": now,
+                # microseconds: tells a collection created again within a second apart
+                "created_at": datetime.now(UTC).isoformat(timespec="microseconds"),
                 "updated_at": now,
                 "index": self.target.index,
             }

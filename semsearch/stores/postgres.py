@@ -172,9 +172,15 @@ class PostgresStore(PostgresReads):
 
     def list_collections(self) -> list[CollectionInfo]:
         """Every collection in the database, by name."""
-        sql = "SELECT name, schema, model_id, dim, options FROM semsearch_collections ORDER BY name"
+        sql = (
+            "SELECT name, schema, model_id, dim, options, created_at FROM semsearch_collections "
+            "ORDER BY name"
+        )
         rows = self._on(None, sql)
-        return [CollectionInfo(r[0], r[1], r[2], r[3], dict(r[4])) for r in rows]
+        return [
+            CollectionInfo(r[0], r[1], r[2], r[3], dict(r[4]), r[5].isoformat() if r[5] else None)
+            for r in rows
+        ]
 
     def create_collection(self, info: CollectionInfo) -> None:
         """Create a collection with its tables, field indexes and keyword index."""

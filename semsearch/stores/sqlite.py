@@ -161,9 +161,9 @@ class SQLiteStore:
         if conn is None or ddl.schema_version(conn) == 0:
             return []
         rows = conn.execute(
-            "SELECT name, schema, model_id, dim, options FROM collections ORDER BY name"
+            "SELECT name, schema, model_id, dim, options, created_at FROM collections ORDER BY name"
         ).fetchall()
-        return [CollectionInfo(r[0], r[1], r[2], r[3], json.loads(r[4])) for r in rows]
+        return [CollectionInfo(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5]) for r in rows]
 
     def create_collection(self, info: CollectionInfo) -> None:
         """Create a collection with its FTS5 table and field indexes."""
