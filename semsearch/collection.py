@@ -15,8 +15,10 @@ from numpy.typing import NDArray
 from semsearch.chunking import chunk_markdown, chunk_text, embedding_text
 from semsearch.embedders.base import Embedder
 from semsearch.errors import (
+    BackendUnavailable,
     DimensionMismatch,
     EmbedderUnavailable,
+    IndexNotFound,
     InvalidQuery,
     InvalidRecord,
     ModelMismatch,
@@ -88,6 +90,7 @@ class Collection:
         self.embedder = embedder
         self._life = lifecycle or Lifecycle()
         self._generation = self._life.generation(info.name)
+        self._gone = False  # set when check_stored found the collection dropped elsewhere
         #: Set when opened with ``strict_model=False`` and another model than the stored one:
         #: the verbs that embed raise it (see ``Database.collection``).
         self._mismatch = mismatch
@@ -98,7 +101,22 @@ class Collection:
 
     def _stored(self) -> CollectionInfo:
         """The stored info; IndexNotFound when another connection dropped (or replaced) it."""
-        return check_stored(self.store, self.info)
+        try:
+            return check_stored(self.store, self.info)
+        except IndexNotFound:
+            self._gone = True
+            raise
+
+    @property
+    def usable(self) -> bool:
+        """False once the Database is closed, the collection dropped through it, or this handle
+        found it dropped or replaced by another connection (no query: long-lived caches, such as
+        the HTTP and MCP servers', check it and open a new handle)."""
+        try:
+            self._live()
+        except (BackendUnavailable, IndexNotFound):
+            return False
+        return not self._gone
 
     def _check_dim(self, stored_dim: int | None) -> None:
         """DimensionMismatch before any write when the embedder's (known) dimension differs
@@ -361,7 +379,6 @@ class Collection:
         Raises:
             BackendUnavailable: the store cannot return vectors (no ``chunk_vectors``).
         """
-        from semsearch.errors import BackendUnavailable
         from semsearch.stores.base import VectorExport
 
         self._live()

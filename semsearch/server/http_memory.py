@@ -105,7 +105,7 @@ def _memory(request: Request) -> ConversationMemory:
     """The app's ConversationMemory, opened once on the server's database and worker."""
     with _lock:
         memory: ConversationMemory | None = getattr(request.app.state, "memory", None)
-        if memory is None:
+        if memory is None or not memory.collection.usable:  # none yet, or dropped elsewhere
             state: ServerState = request.app.state.semsearch
             memory = ConversationMemory(
                 state.db, embedder=state.embedder, collection=MEMORY_COLLECTION,
@@ -118,7 +118,8 @@ def _memory(request: Request) -> ConversationMemory:
 def _existing_memory(request: Request) -> ConversationMemory | None:
     """The app's memory if its collection exists, else None: a read never creates it."""
     with _lock:
-        if getattr(request.app.state, "memory", None) is None:
+        memory: ConversationMemory | None = getattr(request.app.state, "memory", None)
+        if memory is None or not memory.collection.usable:
             state: ServerState = request.app.state.semsearch
             if state.db.store.get_collection(MEMORY_COLLECTION) is None:
                 return None

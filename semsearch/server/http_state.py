@@ -86,7 +86,7 @@ class ServerState:
         """
         with self._lock:
             cached = self._collections.get(name)
-            if cached is not None:
+            if cached is not None and cached.usable:  # else dropped elsewhere: open it again
                 return cached
             info = self.db.store.get_collection(name)
             if info is None:

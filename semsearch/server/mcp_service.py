@@ -108,7 +108,8 @@ class McpService:
     def collection(self, name: str | None, *, create: bool = False) -> Collection:
         """Open a collection (the default one when ``name`` is None); the model is not loaded."""
         name = name or self.config.collection
-        if name not in self._collections:
+        cached = self._collections.get(name)
+        if cached is None or not cached.usable:  # dropped elsewhere since: open it again
             db = self._database(create=create)
             self._collections[name] = db.collection(
                 name, create=create, embedder=self.config.model, strict_model=False
