@@ -92,7 +92,7 @@ def bench_app() -> Any:
     cache = {q: embedder.embed_query(q) for q in QUERIES}
     original = embedder.embed_query
     embedder.embed_query = lambda text: cache[text] if text in cache else original(text)  # type: ignore[method-assign]
-    return create_app(state, owns_db=True)
+    return create_app(state, owns_db=True, warm_up=True)  # as `semsearch serve` does
 
 
 def serve(index: str, port: int, workers: int) -> None:

@@ -75,12 +75,16 @@ def _need_admin_for_vectors(role: Role, include_vectors: bool) -> None:
         )  # fmt: skip
 
 
-def create_app(state: ServerState, owns_db: bool = False) -> FastAPI:
+def create_app(state: ServerState, owns_db: bool = False, warm_up: bool = False) -> FastAPI:
     """Build the app around ``state``. The embedding worker stops when the app shuts down, and
-    with ``owns_db`` the database is closed too (a worker process of ``serve --workers N``)."""
+    with ``owns_db`` the database is closed too (a worker process of ``serve --workers N``).
+    With ``warm_up`` (``semsearch serve``), startup loads the local models of existing
+    collections and freezes the heap (:meth:`ServerState.warm_up`)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if warm_up:
+            await run_sync(state.warm_up)
         state.worker.start()
         yield
         state.worker.stop()

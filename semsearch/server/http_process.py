@@ -69,4 +69,4 @@ def app_from_env() -> FastAPI:
     closes its store when it shuts down."""
     from semsearch.server.http import create_app
 
-    return create_app(state_from_env(), owns_db=True)
+    return create_app(state_from_env(), owns_db=True, warm_up=True)
