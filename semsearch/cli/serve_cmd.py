@@ -104,7 +104,11 @@ def serve(
     mode = "local mode: no API keys, loopback only" if keys.empty else f"{len(keys.keys)} API keys"
     err_console.print(f"semsearch serving {db.location} on http://{host}:{port} ({mode})")
     try:
-        _run(lambda: uvicorn.run(create_app(state, warm_up=True), host=host, port=port, log_level="warning"))
+        _run(
+            lambda: uvicorn.run(
+                create_app(state, warm_up=True), host=host, port=port, log_level="warning"
+            )
+        )
     finally:
         state.worker.stop()
         if watcher is not None:
