@@ -101,14 +101,18 @@ def test_serve_with_two_workers_answers_from_both_processes_on_one_index(tmp_pat
             with httpx.Client() as client:
                 hits = client.post(f"{url}/collections/n/search", json=body, headers=headers)
             assert sorted(h["id"] for h in hits.json()["hits"]) == [f"r{i}" for i in range(5)]
-        assert _children(proc.pid).count("spawn_main") == 2  # two uvicorn worker processes
+        workers = [line for line in _children(proc.pid).splitlines() if "spawn_main" in line]
+        assert len(workers) == 2  # two uvicorn worker processes
     finally:
         proc.terminate()
         proc.wait(30)
 
 
 def _children(pid: int) -> str:
-    out = subprocess.run(["ps", "--ppid", str(pid), "-o", "args="], capture_output=True, text=True)
+    # -ww: full command lines (without a terminal, ps cuts them at 80 columns)
+    out = subprocess.run(
+        ["ps", "-ww", "--ppid", str(pid), "-o", "args="], capture_output=True, text=True
+    )
     return out.stdout
 
 
