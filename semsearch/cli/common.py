@@ -28,7 +28,16 @@ from semsearch.errors import (
 )
 from semsearch.schema import SchemaConflict
 
-__all__ = ["CollectionOpt", "IndexOpt", "cli_errors", "err_console", "open_collection", "out"]
+__all__ = [
+    "CollectionOpt",
+    "FileExcludeOpt",
+    "FileIncludeOpt",
+    "IndexOpt",
+    "cli_errors",
+    "err_console",
+    "open_collection",
+    "out",
+]
 
 # User text (record text, ids, queries, paths) prints verbatim: no emoji codes (":x:" stays
 # ":x:"), and every f-string that puts user text into Rich markup passes it through escape().
@@ -44,6 +53,13 @@ IndexOpt = Annotated[
         help="Index file (*.embed.db).",
         show_envvar=True,
     ),
+]
+# Which files of a folder `index` and `watch` read (semsearch/sources/vault.py).
+FileIncludeOpt = Annotated[
+    list[str] | None, typer.Option("--include", help="Glob of files to index (repeatable).")
+]
+FileExcludeOpt = Annotated[
+    list[str] | None, typer.Option("--exclude", help="Glob of files to skip (repeatable).")
 ]
 CollectionOpt = Annotated[
     str,

@@ -10,7 +10,15 @@ import typer
 from rich.markup import escape
 
 from semsearch import settings
-from semsearch.cli.common import CollectionOpt, IndexOpt, cli_errors, err_console, out
+from semsearch.cli.common import (
+    CollectionOpt,
+    FileExcludeOpt,
+    FileIncludeOpt,
+    IndexOpt,
+    cli_errors,
+    err_console,
+    out,
+)
 from semsearch.errors import SemsearchError
 
 
@@ -19,12 +27,8 @@ def index(
     path: Annotated[str, typer.Argument(help="Folder of markdown notes.")],
     index: IndexOpt = settings.DEFAULT_INDEX,
     collection: CollectionOpt = settings.DEFAULT_COLLECTION,
-    include: Annotated[
-        list[str] | None, typer.Option("--include", help="Glob of files to index (repeatable).")
-    ] = None,
-    exclude: Annotated[
-        list[str] | None, typer.Option("--exclude", help="Glob of files to skip (repeatable).")
-    ] = None,
+    include: FileIncludeOpt = None,
+    exclude: FileExcludeOpt = None,
 ) -> None:
     """Index (or re-index) a folder of markdown notes. Unchanged notes are not re-embedded."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn

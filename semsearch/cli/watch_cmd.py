@@ -10,7 +10,14 @@ from typing import Annotated
 import typer
 
 from semsearch import settings
-from semsearch.cli.common import CollectionOpt, IndexOpt, cli_errors, err_console
+from semsearch.cli.common import (
+    CollectionOpt,
+    FileExcludeOpt,
+    FileIncludeOpt,
+    IndexOpt,
+    cli_errors,
+    err_console,
+)
 
 
 @cli_errors
@@ -18,12 +25,8 @@ def watch(
     path: Annotated[str, typer.Argument(help="Folder of markdown notes.")],
     index: IndexOpt = settings.DEFAULT_INDEX,
     collection: CollectionOpt = settings.DEFAULT_COLLECTION,
-    include: Annotated[
-        list[str] | None, typer.Option("--include", help="Glob of files to index (repeatable).")
-    ] = None,
-    exclude: Annotated[
-        list[str] | None, typer.Option("--exclude", help="Glob of files to skip (repeatable).")
-    ] = None,
+    include: FileIncludeOpt = None,
+    exclude: FileExcludeOpt = None,
     debounce: Annotated[
         int, typer.Option("--debounce", help="Group file events over this many milliseconds.")
     ] = 300,
