@@ -64,6 +64,7 @@ class SQLiteStore:
         self.location = path
         self._lock = threading.RLock()
         self._cache: dict[int, AnnIndex] = {}  # derived vector caches (stores/ann.py)
+        self._term_counts: dict[int, sqlite_keyword.TermCounts] = {}  # per collection id
         self._conn: sqlite3.Connection | None = None
         self._closed = False
         self._written = 0  # records written by this store object, and when it last analyzed
@@ -520,11 +521,30 @@ class SQLiteStore:
         Any user text is safe (it is quoted, never parsed as FTS5 syntax); the collection's
         ``keyword_tokenizer`` option picks stemmed words or substrings (see sqlite_keyword.py).
         """
-        rows = self._rows("SELECT id, options FROM collections WHERE name = ?", (collection,))
+        if self._read() is None:
+            return []
+        found: list[ScoredChunk] = self._in_read_txn(
+            lambda _: self._keyword_search(collection, text, k, where)
+        )
+        return found
+
+    def _keyword_search(
+        self, collection: str, text: str, k: int, where: Filter | None
+    ) -> list[ScoredChunk]:
+        rows = self._rows(
+            "SELECT id, options, version, created_at FROM collections WHERE name = ?",
+            (collection,),
+        )
         if not rows:
             return []
-        tokenizer = ddl.keyword_tokenizer(json.loads(rows[0][1]))
-        return sqlite_keyword.keyword_search(self._rows, int(rows[0][0]), tokenizer, text, k, where)
+        cid, options, *stamp = rows[0]
+        counts = self._term_counts.get(cid)
+        if counts is None or counts.key != (cid, *stamp):
+            counts = self._term_counts[cid] = sqlite_keyword.TermCounts((cid, *stamp))
+        tokenizer = ddl.keyword_tokenizer(json.loads(options))
+        return sqlite_keyword.keyword_search(
+            self._rows, int(cid), tokenizer, text, k, where, counts
+        )
 
     def find(
         self,

@@ -6,6 +6,14 @@ negated FTS5 ``bm25()`` (Robertson and Zaragoza 2009, FTS5's k1 = 1.2, b = 0.75)
 query whose every word is shorter than 3 characters cannot use the trigram index; it scans the
 collection's chunk text for those substrings instead and scores each chunk by how many times
 they occur (>= 1).
+
+Words in at least half of a collection's chunks carry no weight: FTS5 clamps a negative IDF to
+1e-6, so such a word adds at most 2.2e-6 to a chunk's score. A query that also has weighty
+words is first run without them (``phone holder for the car`` -> ``holder OR car``), which
+skips scoring the thousands of chunks that match only ``for``, ``the`` or ``phone``; it is run
+in full only when that finds fewer than k chunks. Rankings are FTS5's own up to ties closer
+than 2.2e-6 per dropped word. The per-word chunk counts are cached per collection snapshot
+(:class:`TermCounts`), so a word is counted once between writes.
 """
 
 from __future__ import annotations
@@ -16,36 +24,94 @@ from typing import Any
 from semsearch.filters import Filter
 from semsearch.stores.base import ScoredChunk
 from semsearch.stores.sqlite_schema import fts_table
-from semsearch.stores.sqlite_sql import compile_filter, fts_query, trigram_query
+from semsearch.stores.sqlite_sql import compile_filter, fts_clauses, trigram_clauses
 
-__all__ = ["keyword_search"]
+__all__ = ["TermCounts", "keyword_search"]
 
 Rows = Callable[[str, Sequence[Any]], list[Any]]
 
+#: Counted clauses kept per snapshot; past this the cache starts over (bounded memory).
+MAX_COUNTED = 4096
+
+
+class TermCounts:
+    """How many chunks of one collection snapshot match each FTS5 clause, counted on demand.
+
+    A snapshot is named by ``key`` (the collection's id, change counter and creation time): any
+    write, from any process, bumps the counter, so a new key means recount. Not thread-safe on
+    its own; the SQLite store uses it under its connection lock.
+    """
+
+    def __init__(self, key: tuple[Any, ...]) -> None:
+        self.key = key
+        self._chunks: int | None = None
+        self._hits: dict[str, int] = {}
+
+    def chunks(self, rows: Rows, cid: int) -> int:
+        """Chunks in the collection's FTS5 table (FTS5's ``N`` in BM25's IDF)."""
+        if self._chunks is None:
+            found = rows("SELECT count(*) FROM chunks WHERE collection_id = ?", (cid,))
+            self._chunks = int(found[0][0])
+        return self._chunks
+
+    def hits(self, rows: Rows, cid: int, clause: str) -> int:
+        """Chunks matching one quoted FTS5 clause (FTS5's ``n(q)`` in BM25's IDF)."""
+        if clause not in self._hits:
+            if len(self._hits) >= MAX_COUNTED:
+                self._hits.clear()
+            sql = f"SELECT count(*) FROM {fts_table(cid)} WHERE {fts_table(cid)} MATCH ?"
+            self._hits[clause] = int(rows(sql, (clause,))[0][0])
+        return self._hits[clause]
+
 
 def keyword_search(
-    rows: Rows, cid: int, tokenizer: str, text: str, k: int, where: Filter | None
+    rows: Rows,
+    cid: int,
+    tokenizer: str,
+    text: str,
+    k: int,
+    where: Filter | None,
+    counts: TermCounts | None = None,
 ) -> list[ScoredChunk]:
     """Top-k chunks of collection ``cid`` for ``text``, best first, ties by record id.
 
     Args:
-        rows: runs one SQL statement with bound parameters and returns its rows.
+        rows: runs one SQL statement with bound parameters and returns its rows (all calls of
+            one search should see one snapshot, e.g. inside one read transaction).
         cid: the collection's id.
         tokenizer: the collection's keyword tokenizer, ``porter`` or ``trigram``.
         text: the user's query, any text (it is quoted, never parsed as FTS5 syntax).
         k: at most this many chunks.
         where: a filter on declared fields, applied before ranking.
+        counts: the snapshot's chunk counts per clause; with them, weightless words (in at
+            least half of the chunks) are left out when that still finds k chunks.
     Returns:
         ScoredChunks with score > 0 (BM25, or the substring count of a short trigram query).
     """
     if tokenizer == "trigram":
-        match, short = trigram_query(text)
-        if match is None:
+        clauses, short = trigram_clauses(text)
+        if not clauses:
             return _substring_scan(rows, cid, short, k, where)
     else:
-        match = fts_query(text)
-    if match is None:
+        clauses = fts_clauses(text)
+    if not clauses:
         return []
+    if counts is not None and len(clauses) > 1:
+        weighty = _weighty(rows, cid, clauses, counts)
+        if 0 < len(weighty) < len(clauses):
+            found = _bm25_top(rows, cid, " OR ".join(weighty), k, where)
+            if len(found) >= k:
+                return found
+    return _bm25_top(rows, cid, " OR ".join(clauses), k, where)
+
+
+def _weighty(rows: Rows, cid: int, clauses: list[str], counts: TermCounts) -> list[str]:
+    """The clauses with a positive BM25 IDF: log((N - n + 0.5) / (n + 0.5)) > 0 iff 2n < N."""
+    total = counts.chunks(rows, cid)
+    return [c for c in clauses if 2 * counts.hits(rows, cid, c) < total]
+
+
+def _bm25_top(rows: Rows, cid: int, match: str, k: int, where: Filter | None) -> list[ScoredChunk]:
     table = fts_table(cid)
     if where is None:
         # Rank inside the FTS table first, then join only the k winners: joining every match

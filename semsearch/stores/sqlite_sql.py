@@ -20,10 +20,12 @@ __all__ = [
     "compile_filter",
     "compile_id_match",
     "fnmatch_function",
+    "fts_clauses",
     "fts_query",
     "glob_text",
     "marks",
     "order_by_sql",
+    "trigram_clauses",
     "trigram_query",
 ]
 
@@ -53,15 +55,19 @@ def fts_query(text: str) -> str | None:
     Examples:
         ``ADR-0042 C++`` -> ``"adr 0042" OR "adr" OR "0042" OR "c"``
     """
+    clauses = fts_clauses(text)
+    return " OR ".join(clauses) if clauses else None
+
+
+def fts_clauses(text: str) -> list[str]:
+    """The quoted FTS5 strings that :func:`fts_query` ORs together, unique, in query order."""
     clauses: list[str] = []
     for piece in text.split():
         tokens = [t.casefold() for t in _TOKEN.findall(piece)]
         if len(tokens) > 1:
             clauses.append('"' + " ".join(tokens) + '"')
         clauses += [f'"{t}"' for t in tokens]
-    if not clauses:
-        return None
-    return " OR ".join(dict.fromkeys(clauses))
+    return list(dict.fromkeys(clauses))
 
 
 #: The trigram tokenizer indexes every 3-character window, so shorter words cannot use it.
@@ -80,11 +86,17 @@ def trigram_query(text: str) -> tuple[str | None, list[str]]:
     Returns:
         (MATCH expression or None, pieces shorter than 3 characters, casefolded and unique).
     """
+    long, short = trigram_clauses(text)
+    return (" OR ".join(long) or None), short
+
+
+def trigram_clauses(text: str) -> tuple[list[str], list[str]]:
+    """The quoted FTS5 strings that :func:`trigram_query` ORs together, and the short pieces."""
     stripped = (p.strip(_QUOTES).casefold() for p in text.split())
     pieces = list(dict.fromkeys(p for p in stripped if _HAS_WORD.search(p)))
     long = ['"' + p.replace('"', '""') + '"' for p in pieces if len(p) >= TRIGRAM_MIN]
     short = [p for p in pieces if len(p) < TRIGRAM_MIN]
-    return (" OR ".join(long) or None), short
+    return long, short
 
 
 def _value_sql(field: str) -> str:
