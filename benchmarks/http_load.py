@@ -118,29 +118,50 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+async def _search_once(http: Any, url: str, body: dict[str, Any]) -> str:
+    """One search; "" when it answered 200 with hits, else why not."""
+    try:
+        async with http.post(f"{url}/collections/products/search", json=body) as response:
+            doc = await response.json()
+            if response.status == 200 and bool(doc["hits"]):
+                return ""
+            return f"HTTP {response.status}: {str(doc)[:200]}"
+    except Exception as exc:  # any transport error counts as an error
+        return f"{type(exc).__name__}: {exc}"
+
+
 async def _client(
-    http: Any, url: str, mode: str, deadline: float, start: int, out: dict[str, Any]
-) -> None:
+    http: Any, url: str, mode: str, window: tuple[float, float], delay: float, start: int,
+    out: dict[str, Any],
+) -> None:  # fmt: skip
+    """One closed-loop client: starts after ``delay`` s; measures requests begun in ``window``
+    (errors count at any time)."""
+    await asyncio.sleep(delay)
+    measure_from, deadline = window
     n = start
     while time.perf_counter() < deadline:
         body = {"query": QUERIES[n % len(QUERIES)], "mode": mode, "limit": 10}
         n += 1
         began = time.perf_counter()
-        try:
-            async with http.post(f"{url}/collections/products/search", json=body) as response:
-                doc = await response.json()
-                ok = response.status == 200 and bool(doc["hits"])
-                why = "" if ok else f"HTTP {response.status}: {str(doc)[:200]}"
-        except Exception as exc:  # any transport error counts as an error
-            ok, why = False, f"{type(exc).__name__}: {exc}"
-        out["latencies"].append((time.perf_counter() - began) * 1000)
-        if not ok:
+        why = await _search_once(http, url, body)
+        if began >= measure_from:  # requests of the ramp-up load the server but are not timed
+            out["latencies"].append((time.perf_counter() - began) * 1000)
+        if why:
             out["errors"] += 1
             out["why"].append(why)
 
 
-async def run_load(url: str, mode: str, clients: int, seconds: float) -> dict[str, Any]:
-    """``clients`` tasks searching for ``seconds``; latencies in ms, error count, QPS."""
+async def run_load(
+    url: str, mode: str, clients: int, seconds: float, ramp: float = 0.0
+) -> dict[str, Any]:
+    """``clients`` tasks searching for ``seconds``; latencies in ms, error count, QPS.
+
+    With ``ramp`` > 0 the clients start one by one over ``ramp`` seconds (like locust's spawn
+    rate), and only requests begun after the last one started are measured. Opened in one
+    burst, the connections land on whichever uvicorn worker is in ``accept()`` at that moment,
+    and keep-alive keeps that split for the whole run (in one burst-started run, 27 clients
+    averaged 57 ms per request and the other 23 36-56 ms); one at a time, they spread evenly.
+    """
     import aiohttp
 
     out: dict[str, Any] = {"latencies": [], "errors": 0, "why": []}
@@ -151,10 +172,12 @@ async def run_load(url: str, mode: str, clients: int, seconds: float) -> dict[st
             body = {"query": q, "mode": mode}
             async with http.post(f"{url}/collections/products/search", json=body) as response:
                 await response.read()
-        began = time.perf_counter()
-        deadline = began + seconds
-        await asyncio.gather(*(_client(http, url, mode, deadline, i, out) for i in range(clients)))
-        out["elapsed"] = time.perf_counter() - began
+        measure_from = time.perf_counter() + ramp
+        window = (measure_from, measure_from + seconds)
+        await asyncio.gather(
+            *(_client(http, url, mode, window, ramp * i / clients, i, out) for i in range(clients))
+        )
+        out["elapsed"] = time.perf_counter() - measure_from
     for why in sorted(set(out["why"]))[:5]:
         print(f"error ({mode}, {clients} clients): {why}", file=sys.stderr)
     return out
@@ -182,6 +205,8 @@ def main() -> None:
     parser.add_argument("--modes", nargs="+", default=["keyword", "semantic"])
     parser.add_argument("--workers", nargs="+", type=int, default=[1, 2],
                         help="server processes; one run per value")  # fmt: skip
+    parser.add_argument("--ramp", type=float, default=2.0,
+                        help="seconds over which the clients start, not measured (0: burst)")  # fmt: skip
     parser.add_argument("--index", help="an existing products index (built if omitted)")
     parser.add_argument("--serve", help=argparse.SUPPRESS)  # internal: the server process
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
@@ -200,7 +225,7 @@ def main() -> None:
             row
             for workers in args.workers
             for mode in args.modes
-            for row in measure_mode(index, mode, args.clients, args.seconds, workers)
+            for row in measure_mode(index, mode, args.clients, args.seconds, workers, args.ramp)
         ]
     headers = [
         "workers",
@@ -223,7 +248,9 @@ def main() -> None:
 
 {args.clients} concurrent clients (asyncio + aiohttp, one connection each) search the products
 collection{built} on 127.0.0.1 for {args.seconds:.0f} s per mode, each sending its next request as
-soon as the previous one answers. Server: `semsearch serve --workers N` (N uvicorn processes,
+soon as the previous one answers. The clients start one by one over {args.ramp:g} s first, which
+is not measured: opened in one burst, the keep-alive connections land unevenly on the workers and
+stay there (`--ramp 0` shows that case). Server: `semsearch serve --workers N` (N uvicorn processes,
 each with its own SQLite connection); client and server share the machine. Latency is measured at the client (request sent to response parsed). Keyword mode runs
 no embedding; semantic mode serves the query vectors from a cache, so it **excludes query
 embedding** (all-MiniLM-L6-v2 adds 8-12 ms per query on an idle core). The 1-client row of each
@@ -232,7 +259,7 @@ Little's law makes the mean latency about N / QPS. Targets: 0 errors, p99 under 
 
 Machine: {machine_info(("numpy", "torch", "fastapi", "uvicorn", "aiohttp"))}.
 
-Command: `.venv/bin/python -m benchmarks.http_load --clients {args.clients} --seconds {args.seconds:.0f} --workers {" ".join(map(str, args.workers))}`
+Command: `.venv/bin/python -m benchmarks.http_load --clients {args.clients} --seconds {args.seconds:.0f} --workers {" ".join(map(str, args.workers))} --ramp {args.ramp:g}`
 
 {table}
 
@@ -267,7 +294,7 @@ def reading(rows: list[list[object]], clients: int) -> str:
 
 
 def measure_mode(
-    index: Path, mode: str, clients: int, seconds: float, workers: int
+    index: Path, mode: str, clients: int, seconds: float, workers: int, ramp: float
 ) -> list[list[object]]:
     """Start a server; run one client (the per-request service time, no queueing) for a quarter
     of ``seconds``, then ``clients`` clients for ``seconds``; stop the server. Two table rows."""
@@ -281,7 +308,7 @@ def measure_mode(
     try:
         _wait(url, proc)
         for n, duration in ((1, max(5.0, seconds / 4)), (clients, seconds)):
-            result = asyncio.run(run_load(url, mode, n, duration))
+            result = asyncio.run(run_load(url, mode, n, duration, ramp if n > 1 else 0.0))
             lat = result["latencies"]
             rows.append([
                 workers, mode, n, f"{result['elapsed']:.0f}", len(lat), f"{len(lat) / result['elapsed']:.0f}",
