@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -12,7 +11,7 @@ from typing import Any, Literal, TypeVar, cast
 import numpy as np
 from numpy.typing import NDArray
 
-from semsearch.chunking import chunk_markdown, chunk_text, embedding_text
+from semsearch import ingest
 from semsearch.embedders.base import Embedder
 from semsearch.errors import (
     BackendUnavailable,
@@ -28,8 +27,15 @@ from semsearch.filters import parse_filter
 from semsearch.lifecycle import Lifecycle, check_stored
 from semsearch.results import Chunk, Record, SearchResult, UpsertReport
 from semsearch.schema import Schema
-from semsearch.search import PathScope, SearchRequest, run_search, store_filter, validate_request
-from semsearch.stores.base import ChunkWrite, CollectionInfo, PendingChunk, RecordWrite, Store
+from semsearch.search import (
+    PathScope,
+    SearchRequest,
+    health_check,
+    run_search,
+    structured_search,
+    validate_request,
+)
+from semsearch.stores.base import CollectionInfo, Store
 from semsearch.validation import as_ids, check_page, check_unique, order_fields, prepare_record
 
 __all__ = ["Collection", "CollectionStats"]
@@ -37,13 +43,8 @@ __all__ = ["Collection", "CollectionStats"]
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
-#: Records written per transaction, and texts per embedding call (progress granularity).
-WRITE_BATCH = 256
-EMBED_GROUP = 256
 #: Records found and deleted per transaction by ``delete_where``.
 DELETE_PAGE = 1000
-
-Progress = Callable[[int], None]
 
 
 @dataclass(frozen=True)
@@ -173,7 +174,7 @@ class Collection:
         records: Iterable[Mapping[str, Any]],
         *,
         embed: bool = True,
-        progress: Progress | None = None,
+        progress: ingest.Progress | None = None,
     ) -> UpsertReport:
         """Insert or update records by id, then embed their new chunks.
 
@@ -226,41 +227,7 @@ class Collection:
         stored = self._stored()
         if embed:
             self._check_dim(stored.dim)
-        report = UpsertReport()
-        embed_ok = embed
-        for start in range(0, len(prepared), WRITE_BATCH):
-            batch = prepared[start : start + WRITE_BATCH]
-            known = self.store.record_hashes(self.name, [r[0] for r in batch])
-            changed = [r for r in batch if known.get(r[0]) != r[4]]
-            report.unchanged += len(batch) - len(changed)
-            if not changed:
-                continue  # nothing to write: a no-change re-import never touches the file
-            writes = [self._with_chunks(*r) for r in changed]
-            result = self.store.write_records(self.name, writes)
-            report.added += result.added
-            report.updated += result.updated
-            report.unchanged += result.unchanged
-            report.chunks_reused += result.reused
-            if embed_ok:
-                embed_ok = self._embed(result.pending, report, progress)
-            else:
-                report.chunks_pending += len(result.pending)
-        return report
-
-    def _with_chunks(
-        self,
-        record_id: str,
-        fields: dict[str, Any],
-        attrs: dict[str, Any],
-        text: str,
-        content_hash: str,
-    ) -> RecordWrite:
-        chunks = self.chunk(text, fields)
-        writes = []
-        for c in chunks:
-            embed = embedding_text(c.text, c.heading_path)
-            writes.append(ChunkWrite(c, embed, hashlib.sha256(embed.encode()).hexdigest()))
-        return RecordWrite(record_id, fields, attrs, text, content_hash, writes)
+        return ingest.write(self, prepared, embed, progress)
 
     def chunk(self, text: str, fields: Mapping[str, Any] | None = None) -> list[Chunk]:
         """Split ``text`` into chunks sized to the embedder's token window (schema's chunker).
@@ -268,50 +235,9 @@ class Collection:
         For markdown, ``fields["body_line"]`` (1-based line where the body starts in its file)
         makes the chunks' line numbers file lines.
         """
-        window = self.embedder.max_tokens
-        if self.schema.chunker == "markdown":
-            offset = int((fields or {}).get("body_line", 1)) - 1
-            spans = chunk_markdown(text, self.embedder, window, line_offset=offset)
-        else:
-            spans = chunk_text(text, self.embedder, window)
-        return [
-            Chunk(
-                s.text,
-                s.ordinal,
-                s.char_start,
-                s.char_end,
-                s.heading_path,
-                s.line_start,
-                s.line_end,
-            )
-            for s in spans
-        ]
+        return ingest.chunk_text_for(self, text, fields)
 
-    def _embed(
-        self, pending: list[PendingChunk], report: UpsertReport, progress: Progress | None
-    ) -> bool:
-        """Embed and store vectors; on embedder failure leave the rest pending and return False."""
-        for start in range(0, len(pending), EMBED_GROUP):
-            group = pending[start : start + EMBED_GROUP]
-            try:
-                vectors = self.embedder.embed_documents([p.embed_text for p in group])
-            except EmbedderUnavailable as exc:
-                self.store.mark_failed(
-                    self.name, [p.chunk_id for p in pending[start:]], exc.message
-                )
-                report.chunks_pending += len(pending) - start
-                report.errors.append(f"embedding failed, chunks left pending: {exc.message}")
-                log.warning(
-                    "embedding failed; %d chunks left pending: %s", len(pending) - start, exc
-                )
-                return False
-            self.store.set_vectors(self.name, [p.chunk_id for p in group], vectors)
-            report.chunks_embedded += len(group)
-            if progress is not None:
-                progress(len(group))
-        return True
-
-    def reindex(self, *, progress: Progress | None = None) -> UpsertReport:
+    def reindex(self, *, progress: ingest.Progress | None = None) -> UpsertReport:
         """Embed every chunk that is pending or failed (e.g. after an embedder outage).
 
         When it ends with every chunk embedded, a quarantine of the index is lifted (see
@@ -328,8 +254,8 @@ class Collection:
         self._require_model()
         self._stored()
         report = UpsertReport()
-        while pending := self.store.pending_chunks(self.name, EMBED_GROUP):
-            if not self._embed(pending, report, progress):
+        while pending := self.store.pending_chunks(self.name, ingest.EMBED_GROUP):
+            if not ingest.embed_chunks(self, pending, report, progress):
                 raise EmbedderUnavailable(
                     report.errors[-1], hint="fix the embedder, then run reindex again"
                 )
@@ -337,7 +263,7 @@ class Collection:
         return report
 
     def embed_pending(
-        self, limit: int = EMBED_GROUP, *, where: Mapping[str, Any] | None = None
+        self, limit: int = ingest.EMBED_GROUP, *, where: Mapping[str, Any] | None = None
     ) -> int:
         """Embed up to ``limit`` chunks that have no vector yet (pending or failed), oldest first.
 
@@ -364,7 +290,7 @@ class Collection:
             if ast is not None
             else self.store.pending_chunks(self.name, max(1, limit))
         )
-        if pending and not self._embed(pending, report, None):
+        if pending and not ingest.embed_chunks(self, pending, report, None):
             raise EmbedderUnavailable(
                 report.errors[-1], hint="fix the embedder, then run reindex again"
             )
@@ -535,13 +461,11 @@ class Collection:
                     "the query is empty",
                     hint="give a query, or a `where` filter to list matching records",
                 )
-            return self._read(
-                lambda: self._structured(query, ast_where=where, scope=scope, limit=limit)
-            )
+            return self._read(lambda: structured_search(self, query, ast, scope, limit))
         checked_mode = cast(Literal["semantic", "keyword", "hybrid"], mode)
         if checked_mode != "keyword":
             self._require_model()
-        unhealthy = _health_check(self, checked_mode, fallback)
+        unhealthy = health_check(self, checked_mode, fallback)
         if unhealthy is not None:
             checked_mode = "keyword"
         request = SearchRequest(
@@ -551,23 +475,6 @@ class Collection:
         if unhealthy is not None:
             return dataclasses.replace(result, degraded=True, degraded_reason=unhealthy)
         return result
-
-    def _structured(
-        self, query: str, *, ast_where: Mapping[str, Any] | None, scope: PathScope, limit: int
-    ) -> SearchResult:
-        from semsearch.results import Hit
-
-        # the path scope goes to the store with the filter; allows() is the safety net
-        where = store_filter(self.store, parse_filter(ast_where, self.schema), scope)
-        hits: list[Hit] = []
-        offset = 0
-        while len(hits) < limit:
-            page = self.store.find(self.name, where, 500, offset, [])
-            hits += [Hit(r.id, 0.0, None, r.fields) for r in page if scope.allows(r.id)]
-            if len(page) < 500:
-                break
-            offset += 500
-        return SearchResult(query, hits[:limit], "structured", total_candidates=len(hits))
 
     def stats(self) -> CollectionStats:
         """Counts by embedding status, model, dimension, last write time, declared fields and
@@ -584,15 +491,3 @@ class Collection:
             s.failed, s.last_updated, {f.name: f.type for f in self.schema.fields},
             read_health(self.store, self.name).to_dict(),
         )  # fmt: skip
-
-
-def _health_check(coll: Collection, mode: str, fallback: str | None) -> str | None:
-    """None when ``mode`` may run; else the degraded reason of a keyword result.
-
-    Raises IndexUnhealthy for semantic/hybrid while quarantined (semantic with
-    ``fallback="keyword"`` runs keyword instead)."""
-    from semsearch.health import refuse_semantic
-
-    if mode == "semantic" and fallback == "keyword":
-        return refuse_semantic(coll.store, coll.name, "keyword")
-    return refuse_semantic(coll.store, coll.name, mode)

@@ -26,7 +26,16 @@ from semsearch.stores.base import PartialIdFilters, ScoredChunk, Store
 if TYPE_CHECKING:
     from semsearch.collection import Collection
 
-__all__ = ["MODES", "PathScope", "SearchRequest", "path_matches", "run_search", "store_filter"]
+__all__ = [
+    "MODES",
+    "PathScope",
+    "SearchRequest",
+    "health_check",
+    "path_matches",
+    "run_search",
+    "store_filter",
+    "structured_search",
+]
 
 MODES = ("semantic", "keyword", "hybrid")
 MAX_LIMIT = 1000
@@ -317,3 +326,34 @@ def validate_request(
         raise InvalidQuery(f"unknown fallback {fallback!r}", hint='use fallback="keyword" or None')
     if not isinstance(exact, bool):
         raise InvalidQuery(f"exact must be a bool, got {type_name(exact)}", hint="exact=True")
+
+
+def structured_search(
+    coll: Collection, query: str, where: Filter | None, scope: PathScope, limit: int
+) -> SearchResult:
+    """An empty query with a filter or folder: matching records by id, score 0, no ranking."""
+    # the path scope goes to the store with the filter; allows() is the safety net
+    store_where = store_filter(coll.store, where, scope)
+    hits: list[Hit] = []
+    offset = 0
+    while len(hits) < limit:
+        page = coll.store.find(coll.name, store_where, 500, offset, [])
+        hits += [Hit(r.id, 0.0, None, r.fields) for r in page if scope.allows(r.id)]
+        if len(page) < 500:
+            break
+        offset += 500
+    return SearchResult(query, hits[:limit], "structured", total_candidates=len(hits))
+
+
+def health_check(coll: Collection, mode: str, fallback: str | None) -> str | None:
+    """None when ``mode`` may run; else the degraded reason of a keyword result.
+
+    Raises:
+        IndexUnhealthy: semantic/hybrid while the index is quarantined (semantic with
+            ``fallback="keyword"`` runs keyword instead and gets the reason).
+    """
+    from semsearch.health import refuse_semantic
+
+    if mode == "semantic" and fallback == "keyword":
+        return refuse_semantic(coll.store, coll.name, "keyword")
+    return refuse_semantic(coll.store, coll.name, mode)
