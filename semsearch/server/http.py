@@ -27,6 +27,7 @@ from fastapi import Depends, FastAPI, Query, Request, Response
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
+from starlette.convertors import PathConvertor, register_url_convertor
 
 from semsearch import __version__
 from semsearch.server.http_auth import Role, request_key, requires
@@ -51,6 +52,19 @@ from semsearch.server.http_state import ServerState, describe
 from semsearch.server.http_views import record_out, search_out
 
 __all__ = ["create_app"]
+
+
+class _RecordIdConvertor(PathConvertor):
+    """A record id in a URL path: any characters, ``/`` and line breaks included.
+
+    Starlette's ``path`` regex ``.*`` stops at a newline, and the route's closing ``$`` then
+    matches before a trailing one, so ``GET …/records/x%0A`` would answer record ``x``.
+    """
+
+    regex = r"[\s\S]*"
+
+
+register_url_convertor("record_id", _RecordIdConvertor())
 
 Reader = Annotated[Role, Depends(requires(Role.read))]
 Writer = Annotated[Role, Depends(requires(Role.write))]
@@ -223,7 +237,7 @@ def _add_record_routes(app: FastAPI) -> None:
         )  # fmt: skip
 
     @app.get(
-        "/collections/{name}/records/{record_id:path}",
+        "/collections/{name}/records/{record_id:record_id}",
         response_model=RecordOut,
         responses=error_responses(*_COMMON),
         tags=["records"],
@@ -248,7 +262,7 @@ def _add_record_routes(app: FastAPI) -> None:
         return record_out(found[0], vectors)
 
     @app.delete(
-        "/collections/{name}/records/{record_id:path}",
+        "/collections/{name}/records/{record_id:record_id}",
         response_model=DeleteOut,
         responses=error_responses(*_COMMON),
         tags=["records"],
