@@ -118,7 +118,8 @@ def _children(pid: int) -> str:
 
 def test_serve_refuses_several_workers_for_milvus_lite(tmp_path) -> None:
     location = f"milvus-lite://{tmp_path / 'm.db'}"
-    proc = _serve("--location", location, "--workers", "2", env=_env())
+    port = str(free_port())  # not the default 8000: another server may hold it
+    proc = _serve("--location", location, "--workers", "2", "--port", port, env=_env())
     _, err = proc.communicate(timeout=60)
     assert proc.returncode != 0
     assert "Milvus Lite serves one process only" in err
