@@ -90,7 +90,9 @@ def _need_admin_for_vectors(role: Role, include_vectors: bool) -> None:
 
 
 def create_app(state: ServerState, owns_db: bool = False, warm_up: bool = False) -> FastAPI:
-    """Build the app around ``state``. The embedding worker stops when the app shuts down, and
+    """Build the app around ``state``. The embedding worker starts with the app and first queues
+    the collections that still have pending chunks (:meth:`ServerState.resume_pending`); it
+    stops when the app shuts down, and
     with ``owns_db`` the database is closed too (a worker process of ``serve --workers N``).
     With ``warm_up`` (``semsearch serve``), startup loads the local models of existing
     collections and freezes the heap (:meth:`ServerState.warm_up`)."""
@@ -100,6 +102,7 @@ def create_app(state: ServerState, owns_db: bool = False, warm_up: bool = False)
         if warm_up:
             await run_sync(state.warm_up)
         state.worker.start()
+        await run_sync(state.resume_pending)  # chunks an earlier process left pending
         yield
         state.worker.stop()
         if owns_db:

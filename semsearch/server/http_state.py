@@ -103,6 +103,28 @@ class ServerState:
         gc.collect()
         gc.freeze()
 
+    def resume_pending(self) -> list[str]:
+        """Queue every collection that has pending chunks on the background worker.
+
+        Chunks stay pending in the store when a server stops (or dies) before its worker has
+        embedded them; the next server finishes them at start-up rather than waiting for a new
+        write or a re-index. With ``serve --workers N`` each process does this, so the first
+        batches may be embedded twice (same vectors). A collection that cannot be opened is
+        skipped (it answers its own error later).
+
+        Returns:
+            The names queued.
+        """
+        queued: list[str] = []
+        for name in self.db.collections():
+            try:
+                coll = self.collection(name)
+                if coll.stats().pending and self.worker.submit(coll):
+                    queued.append(name)
+            except SemsearchError as exc:
+                logging.getLogger(__name__).warning("resume skipped %r: %s", name, exc.message)
+        return queued
+
     def collection(self, name: str) -> Collection:
         """An existing collection, opened once and cached.
 

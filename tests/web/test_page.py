@@ -99,9 +99,10 @@ def server(tmp_path, minilm):
     )
     coll = db.collection("items", schema=schema, embedder=minilm)
     coll.upsert(_records(ITEMS))
-    coll.upsert(_records(PENDING), embed=False)  # stored while "the embedder was down"
     state = ServerState(db, embedder=minilm)
-    running = start_server(create_app(state))
+    running = start_server(create_app(state))  # (it would embed chunks pending at start)
+    state.worker.stop()  # "the embedder is down": these two stay pending until re-index
+    coll.upsert(_records(PENDING), embed=False)
     yield running.url, state
     stop_server(running)
     state.worker.stop()
