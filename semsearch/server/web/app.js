@@ -56,10 +56,18 @@
   const collPath = (suffix = "") => `/collections/${encodeURIComponent(state.current.name)}${suffix}`;
 
   function explain(err) {
-    if (err.status === 401) return ["This server needs an API key.", err.hint || "Enter your key above."];
-    if (err.status === 403) return [err.message, err.hint];
+    if (err.status === 401) {
+      return $("api-key").value.trim()
+        ? ["The API key was not accepted.", "Check the key in the API key box above, or ask an administrator for one."]
+        : ["This server needs an API key.", "Enter your key in the API key box above."];
+    }
     return [err.message, err.hint];
   }
+
+  // One line for a panel: the message as a sentence, then the hint, each capitalised.
+  const upper = (text) => (text ? text[0].toUpperCase() + text.slice(1) : text);
+  const sentence = ([title, detail]) =>
+    [title && !/[.!?]$/.test(title) ? `${title}.` : title, detail].filter(Boolean).map(upper).join(" ");
 
   // -- status line and messages ---------------------------------------------------------
 
@@ -168,6 +176,8 @@
       if (type === "int" || type === "float") {
         value = Number(raw);
         if (!Number.isFinite(value)) continue;
+        // a whole-number field: "at least 1.5" is "at least 2", "at most 2.5" is "at most 2"
+        if (type === "int") value = input.dataset.op === "$gte" ? Math.ceil(value) : Math.floor(value);
       } else if (type === "bool") value = raw === "true";
       clauses.push({ [input.dataset.field]: { [input.dataset.op]: value } });
     }
@@ -243,8 +253,7 @@
       refreshStats();
       if ($("query").value.trim()) runSearch();
     } catch (err) {
-      const [title, detail] = explain(err);
-      setPanel("add-status", "error", `${title} ${detail || ""}`.trim());
+      setPanel("add-status", "error", sentence(explain(err)));
     }
   }
 
@@ -259,8 +268,7 @@
         `Re-index finished: ${r.embedded.toLocaleString()} newly embedded, ${r.pending} still pending, ${r.failed} failed.`);
       refreshStats();
     } catch (err) {
-      const [title, detail] = explain(err);
-      setPanel("reindex-status", "error", `${title} ${detail || ""}`.trim());
+      setPanel("reindex-status", "error", sentence(explain(err)));
     } finally {
       button.disabled = false;
     }
@@ -379,7 +387,9 @@
   // -- snippets and highlighting --------------------------------------------------------------
 
   const WORD = /[\p{L}\p{N}]+/gu;
-  const stem = (w) => w.toLowerCase().replace(/(ing|ed|es|s)$/u, "");
+  // A light stemmer, so the forms FTS5's Porter stemmer matched are highlighted: case, cases
+  // and cased -> "cas"; glass and glasses -> "glass" (no "s" is stripped after an "s").
+  const stem = (w) => w.toLowerCase().replace(/(?:ing|ed|es|(?<!s)s)$/u, "").replace(/e$/u, "");
   const terms = (query) => new Set((query.match(WORD) || []).map(stem).filter((t) => t.length > 0));
 
   function snippetOf(text, title, query, mode) {

@@ -1,0 +1,112 @@
+"""The web page's words for people: key prompts, whole-number filters, highlighted word forms.
+
+Real headless Chromium against the real app on a real SQLite file; plumbing only, so the fake
+embedder (``fake:32``) stands in for the model (no test here is about meaning).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import semsearch
+from semsearch.embedders.fake import FakeEmbedder
+from semsearch.server.http import create_app
+from semsearch.server.http_auth import KeyRing
+from semsearch.server.http_state import ServerState
+from tests.web.conftest import start_server, stop_server
+
+READ_KEY = "page-read-key-0123"
+
+SHELVES = [
+    {"id": "s1", "name": "oak shelf", "description": "A case for books.", "floor": 1},
+    {"id": "s2", "name": "pine shelf", "description": "Two cases of glasses.", "floor": 2},
+    {"id": "s3", "name": "steel shelf", "description": "Holds one glass jar.", "floor": 3},
+]
+
+
+def _serve(tmp_path, keys: str = ""):
+    db = semsearch.connect(tmp_path / "shelves.embed.db")
+    schema = semsearch.Schema.from_types({"floor": "int"}, text=("name", "description"))
+    db.collection("shelves", schema=schema, embedder=FakeEmbedder()).upsert(SHELVES)
+    state = ServerState(db, KeyRing.load(keys), embedder=FakeEmbedder())
+    return db, state, start_server(create_app(state))
+
+
+@pytest.fixture
+def open_server(tmp_path):
+    db, state, running = _serve(tmp_path)
+    yield running.url
+    stop_server(running)
+    state.worker.stop()
+    db.close()
+
+
+@pytest.fixture
+def keyed_server(tmp_path):
+    db, state, running = _serve(tmp_path, keys=f"{READ_KEY}:read")
+    yield running.url
+    stop_server(running)
+    state.worker.stop()
+    db.close()
+
+
+def _status(page) -> str:
+    return page.locator("#status").inner_text()
+
+
+def test_fake_embedder_key_prompts_speak_to_a_person(browser, keyed_server) -> None:
+    page = browser.new_page()
+    page.goto(keyed_server)
+    page.wait_for_function("document.querySelector('#status').innerText.includes('API key')")
+    assert _status(page).startswith("This server needs an API key.")
+    assert "API key box" in _status(page) and "Authorization" not in _status(page)
+
+    page.locator("#api-key").fill("not-a-real-key-000")
+    page.locator("#api-key").press("Tab")  # "change": the page retries with the key
+    page.wait_for_function("document.querySelector('#status').innerText.includes('not accepted')")
+    assert "API key box" in _status(page)
+
+    page.locator("#api-key").fill(READ_KEY)
+    page.locator("#api-key").press("Tab")
+    page.wait_for_selector("#collection option[value=shelves]", state="attached")
+    page.locator("#add-text-name").fill("birch shelf")
+    page.locator("#add-form button[type=submit]").click()
+    page.wait_for_function("document.querySelector('#add-status').innerText.includes('write key')")
+    said = page.locator("#add-status").inner_text()
+    # the server's message and hint read as two sentences, not one run-on line
+    assert said == (
+        "This needs a write key; yours is read. Ask an administrator for a key with that role"
+    )
+
+
+def test_fake_embedder_whole_number_filter_takes_a_fractional_bound(browser, open_server) -> None:
+    page = browser.new_page()
+    page.goto(open_server)
+    page.wait_for_selector("#collection option[value=shelves]", state="attached")
+    page.locator("#filters summary").click()
+    page.locator("#filter-floor-min").fill("1.5")  # floors 2 and 3 are at least 1.5
+    page.locator("#filter-floor-min").press("Tab")
+    page.wait_for_function("document.querySelectorAll('#results .card').length === 2")
+    titles = sorted(page.locator("#results .card-title").all_inner_texts())
+    assert titles == ["pine shelf", "steel shelf"]
+    page.locator("#filter-floor-max").fill("2.5")  # and at most 2.5: floor 2 only
+    page.locator("#filter-floor-max").press("Tab")
+    page.wait_for_function("document.querySelectorAll('#results .card').length === 1")
+    assert page.locator("#results .card-title").inner_text() == "pine shelf"
+
+
+def test_fake_embedder_keyword_highlights_singular_and_plural(browser, open_server) -> None:
+    page = browser.new_page()
+    console_errors: list[str] = []
+    page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
+    page.goto(open_server)
+    page.wait_for_selector("#collection option[value=shelves]", state="attached")
+    page.locator("#query").press_sequentially("cases glass", delay=20)
+    page.wait_for_function("document.querySelectorAll('#results .card').length === 3")
+    marks = {
+        card.get_attribute("data-id"): card.locator("mark").all_inner_texts()
+        for card in page.locator("#results .card").all()
+    }
+    # FTS5's Porter stemmer matched every one of these forms; each is highlighted
+    assert marks == {"s1": ["case"], "s2": ["cases", "glasses"], "s3": ["glass"]}
+    assert console_errors == []  # not even a missing /favicon.ico
