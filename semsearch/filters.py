@@ -261,7 +261,7 @@ def _scalar(field: Field, value: Any) -> Any:
         raise InvalidFilter(
             f"field {field.name!r} is {field.type}; the filter value {value!r} is "
             f"{type(value).__name__}",
-            hint=f"give a {element} value",
+            hint=f"give {'an' if element == 'int' else 'a'} {element} value",
         )
     if element == "str":
         _check_unicode(field, value)

@@ -136,6 +136,16 @@ def test_bad_filters_name_the_bad_part_and_the_choices(where, names) -> None:
         assert name in text
 
 
+@pytest.mark.parametrize(
+    ("where", "hint"),
+    [({"level": 1.5}, "give an int value"), ({"cr": "high"}, "give a float value")],
+)
+def test_type_hints_read_as_english(where, hint) -> None:
+    with pytest.raises(semsearch.InvalidFilter) as info:
+        parse_filter(where, SCHEMA)
+    assert info.value.hint == hint
+
+
 def test_values_are_bound_parameters_never_sql(coll) -> None:
     evil = 'x" OR 1=1 --'
     sql, params = compile_filter(parse_filter({"school": evil}, SCHEMA))  # type: ignore[arg-type]
