@@ -27,7 +27,6 @@ from fastapi import Depends, FastAPI, Query, Request, Response
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
-from starlette.convertors import PathConvertor, register_url_convertor
 
 from semsearch import __version__
 from semsearch.server.http_auth import Role, request_key, requires
@@ -48,23 +47,11 @@ from semsearch.server.http_models import (
     UpsertOut,
     WorkerOut,
 )
+from semsearch.server.http_paths import refuse_unaddressable
 from semsearch.server.http_state import ServerState, describe
 from semsearch.server.http_views import record_out, search_out
 
 __all__ = ["create_app"]
-
-
-class _RecordIdConvertor(PathConvertor):
-    """A record id in a URL path: any characters, ``/`` and line breaks included.
-
-    Starlette's ``path`` regex ``.*`` stops at a newline, and the route's closing ``$`` then
-    matches before a trailing one, so ``GET …/records/x%0A`` would answer record ``x``.
-    """
-
-    regex = r"[\s\S]*"
-
-
-register_url_convertor("record_id", _RecordIdConvertor())
 
 Reader = Annotated[Role, Depends(requires(Role.read))]
 Writer = Annotated[Role, Depends(requires(Role.write))]
@@ -228,6 +215,7 @@ def _add_record_routes(app: FastAPI) -> None:
                 f"{len(body.records)} records in one request; the limit is {state.limits.max_batch}",
                 "split the records into smaller batches",
             )  # fmt: skip
+        refuse_unaddressable((str(r.id) for r in body.records), "record id")
         records = [r.model_dump(exclude_none=False) for r in body.records]
         for raw, record in zip(body.records, records, strict=True):
             if raw.text is None:
@@ -240,7 +228,7 @@ def _add_record_routes(app: FastAPI) -> None:
         )  # fmt: skip
 
     @app.get(
-        "/collections/{name}/records/{record_id:record_id}",
+        "/collections/{name}/records/{record_id:any_path}",
         response_model=RecordOut,
         responses=error_responses(*_COMMON),
         tags=["records"],
@@ -265,7 +253,7 @@ def _add_record_routes(app: FastAPI) -> None:
         return record_out(found[0], vectors)
 
     @app.delete(
-        "/collections/{name}/records/{record_id:record_id}",
+        "/collections/{name}/records/{record_id:any_path}",
         response_model=DeleteOut,
         responses=error_responses(*_COMMON),
         tags=["records"],

@@ -37,6 +37,7 @@ from semsearch.memory_types import (
 from semsearch.server.http_auth import Role, request_key, requires
 from semsearch.server.http_errors import error_responses
 from semsearch.server.http_models import MAX_TEXT
+from semsearch.server.http_paths import refuse_unaddressable
 from semsearch.server.http_state import ServerState
 
 __all__ = ["MEMORY_COLLECTION", "caller_user_id", "memory_router"]
@@ -165,6 +166,7 @@ def memory_router() -> APIRouter:
     )
     def add_message(body: MessageIn, user: WriterId, memory: Memory) -> MessageRef:
         """Remember a message now; it is embedded in the background (never waits for it)."""
+        refuse_unaddressable([body.conversation_id], "conversation_id", slashes=False)
         return memory.add_message(
             user, body.conversation_id, body.role, body.content,
             topics=body.topics, created_at=body.created_at,

@@ -37,3 +37,19 @@ def test_fake_embedder_ids_with_control_characters_round_trip(items_client, reco
     assert got.json()["id"] == record_id
     assert client.delete(_path(record_id)).json() == {"id": record_id, "deleted": True}
     assert client.get(_path(record_id)).status_code == 404
+
+
+@pytest.mark.parametrize("record_id", [".", "..", "a/../blazer", "./blazer", "shelf/."])
+def test_fake_embedder_ids_with_dot_segments_are_refused_before_writing(
+    items_client, record_id
+) -> None:
+    # HTTP clients (httpx, curl, browsers) rewrite "." and ".." path segments before sending,
+    # so GET/DELETE …/records/a/../blazer would reach record "blazer": such ids are refused.
+    client, _ = items_client
+    records = [{"id": "gloves", "name": "wool gloves"}, {"id": record_id, "name": "a hat"}]
+    answer = client.post("/collections/items/records", json={"records": records})
+    assert answer.status_code == 400
+    body = answer.json()
+    assert body["error"] == "invalid_record" and repr(record_id) in body["message"]
+    assert "nothing was written" in body["hint"]
+    assert client.get(_path("gloves")).status_code == 404
