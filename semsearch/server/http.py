@@ -138,7 +138,7 @@ def _add_collection_routes(app: FastAPI) -> None:
     )
     def list_collections(state: State, role: Reader) -> list[CollectionOut]:
         """Every collection with its model, declared fields, text template and record count."""
-        return [describe(state.collection(name)) for name in state.db.collections()]
+        return [describe(state.collection(name)) for name in state.collections()]
 
     @app.post(
         "/collections",

@@ -38,12 +38,10 @@ from semsearch.server.http_auth import Role, request_key, requires
 from semsearch.server.http_errors import error_responses
 from semsearch.server.http_models import MAX_TEXT
 from semsearch.server.http_paths import refuse_unaddressable
-from semsearch.server.http_state import ServerState
+from semsearch.server.http_state import MEMORY_COLLECTION, ServerState
 
 __all__ = ["MEMORY_COLLECTION", "caller_user_id", "memory_router"]
 
-#: The collection that holds the server's conversation memory.
-MEMORY_COLLECTION = "messages"
 #: Longest message content accepted, in characters.
 MAX_CONTENT = 100_000
 _COMMON = (400, 401, 403, 422)

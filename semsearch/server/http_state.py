@@ -17,14 +17,18 @@ from anyio import CapacityLimiter
 from semsearch.collection import Collection
 from semsearch.database import Database
 from semsearch.embedders.base import Embedder, resolve_embedder
-from semsearch.errors import IndexNotFound, SemsearchError
+from semsearch.errors import IndexNotFound, InvalidQuery, SemsearchError
 from semsearch.results import UpsertReport
 from semsearch.schema import Schema
 from semsearch.server.http_auth import KeyRing
 from semsearch.server.http_models import CollectionIn, CollectionOut
 from semsearch.worker import EmbeddingWorker
 
-__all__ = ["Limits", "ServerState", "describe"]
+__all__ = ["MEMORY_COLLECTION", "Limits", "ServerState", "describe"]
+
+#: The collection behind the ``/memory`` routes (semsearch/server/http_memory.py). It holds every
+#: user's messages, so only those routes, which scope each call to the caller, may touch it.
+MEMORY_COLLECTION = "messages"
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,8 @@ class ServerState:
         limits: request body and batch limits.
         search_limiter: searches running at once (default 4); more wait on the event loop
             instead of contending for the GIL and the store's lock in threads.
+        private: collections the generic collection routes neither list nor open (404, as if
+            absent) nor create: by default the per-user memory of ``/memory``.
     """
 
     db: Database
@@ -62,6 +68,7 @@ class ServerState:
     worker: EmbeddingWorker = field(default_factory=EmbeddingWorker)
     limits: Limits = field(default_factory=Limits)
     search_limiter: CapacityLimiter = field(default_factory=lambda: CapacityLimiter(4))
+    private: frozenset[str] = frozenset({MEMORY_COLLECTION})
     _collections: dict[str, Collection] = field(default_factory=dict, init=False, repr=False)
     _embedders: dict[str, Embedder] = field(default_factory=dict, init=False, repr=False)
     _lock: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
@@ -95,7 +102,7 @@ class ServerState:
 
         for name in self.db.collections():
             try:
-                embedder = self.collection(name).embedder
+                embedder = self._open(name).embedder
                 if isinstance(embedder, LocalEmbedder):
                     embedder.embed_query("warm-up")
             except SemsearchError as exc:
@@ -118,31 +125,44 @@ class ServerState:
         queued: list[str] = []
         for name in self.db.collections():
             try:
-                coll = self.collection(name)
+                coll = self._open(name)
                 if coll.stats().pending and self.worker.submit(coll):
                     queued.append(name)
             except SemsearchError as exc:
                 logging.getLogger(__name__).warning("resume skipped %r: %s", name, exc.message)
         return queued
 
+    def collections(self) -> list[str]:
+        """The names of the collections the generic routes serve (``private`` ones left out)."""
+        return [name for name in self.db.collections() if name not in self.private]
+
     def collection(self, name: str) -> Collection:
-        """An existing collection, opened once and cached.
+        """An existing, non-private collection, opened once and cached.
 
         Raises:
-            IndexNotFound: no collection called ``name`` (the hint lists the existing ones).
+            IndexNotFound: no collection called ``name``, or a private one (the hint lists the
+                others).
         """
+        if name in self.private:
+            raise self._not_found(name)
+        return self._open(name)
+
+    def _not_found(self, name: str) -> IndexNotFound:
+        existing = ", ".join(self.collections()) or "none yet"
+        return IndexNotFound(
+            f"no collection {name!r}",
+            hint=f"existing collections: {existing}; an admin creates one with POST /collections",
+        )
+
+    def _open(self, name: str) -> Collection:
+        """Any existing collection, private ones included, opened once and cached."""
         with self._lock:
             cached = self._collections.get(name)
             if cached is not None and cached.usable:  # else dropped elsewhere: open it again
                 return cached
             info = self.db.store.get_collection(name)
             if info is None:
-                existing = ", ".join(self.db.collections()) or "none yet"
-                raise IndexNotFound(
-                    f"no collection {name!r}",
-                    hint=f"existing collections: {existing}; an admin creates one with "
-                    "POST /collections",
-                )
+                raise self._not_found(name)
             coll = self.db.collection(
                 name, embedder=self._embedder(info.model_id), create=False, strict_model=False
             )  # another model: keyword search and reads work, semantic search answers 409
@@ -156,8 +176,14 @@ class ServerState:
             (collection, created).
         Raises:
             SchemaConflict: the collection exists with a conflicting schema (409).
+            InvalidQuery: the name is a private collection's (400).
             SemsearchError: a bad field name or type (400).
         """
+        if spec.name in self.private:
+            raise InvalidQuery(
+                f"the collection name {spec.name!r} is reserved for conversation memory",
+                hint="pick another name; messages are added with POST /memory/messages",
+            )
         schema = Schema.from_types(spec.fields, text=tuple(spec.text), chunker=spec.chunker)
         with self._lock:
             info = self.db.store.get_collection(spec.name)
