@@ -143,15 +143,35 @@ _JSON_HINT = (
 )
 
 
-def _validation_message(exc: RequestValidationError, path: str) -> tuple[int, str, str, str | None]:
+def _not_json_typed(errors: Any, content_type: str | None) -> bool:
+    """True when the body was not parsed because it was not sent as JSON: FastAPI then
+    validates the raw bytes and reports that the body is not an object."""
+    if content_type is not None and "json" in content_type.lower():
+        return False
+    return any(tuple(e.get("loc", ())) == ("body",) for e in errors)
+
+
+def _validation_message(
+    exc: RequestValidationError, path: str, content_type: str | None = None
+) -> tuple[int, str, str, str | None]:
     """(status, error code, message, hint) for a body that does not match its model.
 
     A lone surrogate in a string is a 400 with the library's code and hint, as when the library
-    itself finds one (``invalid_record`` on record routes, else ``invalid_query``).
+    itself finds one (``invalid_record`` on record routes, else ``invalid_query``). A body sent
+    without a JSON ``Content-Type`` (``curl -d`` without ``-H``) is a 400 ``invalid_json`` that
+    says so.
     """
     errors = exc.errors()
     if any(e.get("type") == "json_invalid" for e in errors):
         return 400, "invalid_json", "the request body is not valid JSON", _JSON_HINT
+    if _not_json_typed(errors, content_type):
+        sent = f"Content-Type {content_type}" if content_type else "no Content-Type"
+        return (
+            400,
+            "invalid_json",
+            f"the request body was sent with {sent}, not as JSON",
+            "send Content-Type: application/json (with curl: -H 'Content-Type: application/json')",
+        )
     parts = []
     for err in errors[:5]:
         loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
@@ -191,7 +211,8 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
-        status, code, message, hint = _validation_message(exc, request.url.path)
+        content_type = request.headers.get("content-type")
+        status, code, message, hint = _validation_message(exc, request.url.path, content_type)
         return _body(status, code, message, hint)
 
     @app.exception_handler(StarletteHTTPException)
