@@ -110,3 +110,17 @@ def test_fake_embedder_keyword_highlights_singular_and_plural(browser, open_serv
     # FTS5's Porter stemmer matched every one of these forms; each is highlighted
     assert marks == {"s1": ["case"], "s2": ["cases", "glasses"], "s3": ["glass"]}
     assert console_errors == []  # not even a missing /favicon.ico
+
+
+def test_fake_embedder_empty_semantic_result_points_at_the_minimum_similarity(
+    browser, open_server
+) -> None:
+    page = browser.new_page()
+    page.goto(open_server)
+    page.wait_for_selector("#collection option[value=shelves]", state="attached")
+    page.locator("label[for=mode-semantic]").click()
+    page.locator("#min-score").fill("100")  # only an identical text reaches 100 %
+    page.locator("#query").fill("a shelf for my books")
+    page.locator("#query").press("Enter")
+    page.wait_for_function("document.querySelector('#status').innerText.startsWith('Nothing')")
+    assert "minimum similarity (now 100 %)" in _status(page)

@@ -324,7 +324,9 @@
     if (!result.hits.length) {
       const tip = result.mode === "keyword"
         ? "Try other words, or switch to semantic mode to search by meaning."
-        : "Try different words or remove filters.";
+        : result.mode === "semantic" && Number($("min-score").value) > 0
+          ? `Lower the minimum similarity (now ${Number($("min-score").value)} %), try different words or remove filters.`
+          : "Try different words or remove filters.";
       showStatus("empty", `Nothing found for “${query || "these filters"}”.`, tip);
       return;
     }
