@@ -124,3 +124,16 @@ def test_fake_embedder_empty_semantic_result_points_at_the_minimum_similarity(
     page.locator("#query").press("Enter")
     page.wait_for_function("document.querySelector('#status').innerText.startsWith('Nothing')")
     assert "minimum similarity (now 100 %)" in _status(page)
+
+
+def test_fake_embedder_a_tiny_bm25_score_is_not_shown_as_zero(browser, open_server) -> None:
+    page = browser.new_page()
+    page.goto(open_server)
+    page.wait_for_selector("#collection option[value=shelves]", state="attached")
+    # "shelf" is in all 3 items: FTS5 clamps its IDF to 1e-6, so every score is about 1e-6
+    page.locator("#query").press_sequentially("shelf", delay=20)
+    page.wait_for_function("document.querySelectorAll('#results .card').length === 3")
+    badges = page.locator("#results .badge-bm25").all_inner_texts()
+    assert badges == ["BM25 < 0.01"] * 3
+    title = page.locator("#results .badge-bm25").first.get_attribute("title")
+    assert "at least half" in title

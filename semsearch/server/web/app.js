@@ -356,7 +356,14 @@
       return el("span", { class: "badge badge-percent", title: `cosine similarity ${hit.score.toFixed(3)}`, "aria-label": `${hit.percent} percent similar`, text: `${hit.percent}%` });
     }
     if (mode === "hybrid") return el("span", { class: "badge badge-rank", "aria-label": `fused rank ${hit.rank}`, text: `#${hit.rank}` });
-    if (mode === "keyword") return el("span", { class: "badge badge-bm25", title: "BM25 keyword score (higher is better)", text: `BM25 ${hit.score.toFixed(2)}` });
+    if (mode === "keyword") {
+      // Words in at least half of the items get almost no weight (FTS5 clamps their IDF to 1e-6).
+      const tiny = hit.score > 0 && hit.score < 0.005;
+      const title = tiny
+        ? "BM25 keyword score: the matched words are in at least half of the items, so they barely count"
+        : "BM25 keyword score (higher is better)";
+      return el("span", { class: "badge badge-bm25", title, text: `BM25 ${tiny ? "< 0.01" : hit.score.toFixed(2)}` });
+    }
     return null;
   }
 
