@@ -52,6 +52,11 @@ def _now() -> str:
 class SQLiteStore:
     """A semsearch index in one SQLite file.
 
+    Writes go through one connection (one write transaction at a time, as SQLite allows) and
+    reads through a second one, so in WAL mode a search never waits for a long write to finish:
+    it reads the last committed snapshot. Each connection has its own lock; an in-memory store
+    has a single connection and lock.
+
     Args:
         path: a file path (conventionally ``*.embed.db``) or ``":memory:"``. A missing file is
             created on the first write, never on a read.
@@ -62,19 +67,22 @@ class SQLiteStore:
 
     def __init__(self, path: str) -> None:
         self.location = path
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # the writer connection
+        self._read_lock = threading.RLock()  # the reader connection
         self._cache: dict[int, AnnIndex] = {}  # derived vector caches (stores/ann.py)
         self._term_counts: dict[int, sqlite_keyword.TermCounts] = {}  # per collection id
-        self._conn: sqlite3.Connection | None = None
+        self._conn: sqlite3.Connection | None = None  # writes
+        self._reader: sqlite3.Connection | None = None  # reads
         self._closed = False
         self._written = 0  # records written by this store object, and when it last analyzed
         self._analyzed_at = 0
-        if path == ":memory:":
-            self._conn = self._connect(path)
+        if path == ":memory:":  # one database per connection: reads share the writer's
+            self._conn = self._reader = self._connect(path)
+            self._read_lock = self._lock
             ddl.migrate(self._conn)
         elif os.path.exists(path) and os.path.getsize(path) > 0:
             sqlite_file.inspect_read_only(path)
-            self._conn = self._connect(path)
+            self._reader = self._connect(path)
 
     # -- connection ---------------------------------------------------------------------------
 
@@ -84,17 +92,17 @@ class SQLiteStore:
 
     def exists(self) -> bool:
         """True when the file exists (or the store is in memory)."""
-        if self._conn is None and not self._closed:
+        if self._reader is None and not self._closed:
             self._open_if_created()
-        return self._conn is not None
+        return self._reader is not None
 
     def close(self) -> None:
-        """Close the connection; afterwards reads and writes raise BackendUnavailable."""
-        with self._lock:
+        """Close the connections; afterwards reads and writes raise BackendUnavailable."""
+        with self._lock, self._read_lock:
             self._closed = True
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+            for conn in {id(c): c for c in (self._conn, self._reader) if c is not None}.values():
+                conn.close()
+            self._conn = self._reader = None
 
     def _read(self) -> sqlite3.Connection | None:
         """The connection, or None when the file does not exist yet (reads find nothing).
@@ -104,16 +112,16 @@ class SQLiteStore:
         """
         if self._closed:
             raise sqlite_file.closed_error()
-        if self._conn is None:
+        if self._reader is None:
             self._open_if_created()
-        return self._conn
+        return self._reader
 
     def _open_if_created(self) -> None:
-        with self._lock:
+        with self._read_lock:
             path = self.location
-            if self._conn is None and os.path.exists(path) and os.path.getsize(path) > 0:
+            if self._reader is None and os.path.exists(path) and os.path.getsize(path) > 0:
                 sqlite_file.inspect_read_only(path)
-                self._conn = self._connect(path)
+                self._reader = self._connect(path)
 
     @contextmanager
     def _write(self, collection: str | None = None) -> Iterator[sqlite3.Connection]:
@@ -126,8 +134,11 @@ class SQLiteStore:
             if self._closed:  # never reopen (and so create) the file after close()
                 raise sqlite_file.closed_error()
             if self._conn is None:
-                self._conn = self._connect(self.location)
-                self._conn.execute("PRAGMA journal_mode = WAL")
+                path = self.location
+                new_file = not (os.path.exists(path) and os.path.getsize(path) > 0)
+                self._conn = self._connect(path)
+                if new_file:  # WAL: readers keep reading while a write is under way
+                    self._conn.execute("PRAGMA journal_mode = WAL")
             ddl.migrate(self._conn)
             conn = self._conn
             conn.execute("BEGIN IMMEDIATE")
@@ -159,11 +170,15 @@ class SQLiteStore:
     def list_collections(self) -> list[CollectionInfo]:
         """Every collection in the file, by name."""
         conn = self._read()
-        if conn is None or ddl.schema_version(conn) == 0:
+        if conn is None:
             return []
-        rows = conn.execute(
-            "SELECT name, schema, model_id, dim, options, created_at FROM collections ORDER BY name"
-        ).fetchall()
+        with self._read_lock:
+            if ddl.schema_version(conn) == 0:
+                return []
+            rows = conn.execute(
+                "SELECT name, schema, model_id, dim, options, created_at FROM collections "
+                "ORDER BY name"
+            ).fetchall()
         return [CollectionInfo(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5]) for r in rows]
 
     def create_collection(self, info: CollectionInfo) -> None:
@@ -253,15 +268,12 @@ class SQLiteStore:
     def record_hashes(self, collection: str, ids: Sequence[str]) -> dict[str, str]:
         """``{id: content_hash}`` for the ids that exist."""
         out: dict[str, str] = {}
-        conn = self._read()
-        if conn is None:
-            return out
         for batch in batches(list(ids)):
-            rows = conn.execute(
+            rows = self._rows(
                 "SELECT r.id, r.content_hash FROM records r JOIN collections c "
                 f"ON c.id = r.collection_id WHERE c.name = ? AND r.id IN ({marks(batch)})",
                 (collection, *batch),
-            ).fetchall()
+            )
             out.update({r[0]: r[1] for r in rows})
         return out
 
@@ -291,6 +303,10 @@ class SQLiteStore:
             self._conn.execute(f"PRAGMA analysis_limit = {ANALYZE_SAMPLE}")
             self._conn.execute("ANALYZE")
             self._analyzed_at = self._written
+        reader = self._reader
+        if reader is not None and reader is not self._conn:
+            with self._read_lock:  # another connection rereads statistics only when told to
+                reader.execute("ANALYZE sqlite_schema")
 
     def set_vectors(
         self, collection: str, chunk_ids: Sequence[int], vectors: NDArray[np.float32]
@@ -343,7 +359,7 @@ class SQLiteStore:
         conn = self._read()
         if conn is None:
             return []
-        with self._lock:
+        with self._read_lock:
             return conn.execute(sql, params).fetchall()
 
     def pending_chunks(
@@ -484,7 +500,7 @@ class SQLiteStore:
 
     def _in_read_txn(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
         """Run ``fn(conn)`` inside one read transaction: a consistent snapshot of the file."""
-        with self._lock:
+        with self._read_lock:
             conn = self._read()
             if conn is None:
                 raise StoreCorrupted("the index file vanished", hint="reopen the index")
