@@ -66,9 +66,7 @@ def test_fake_embedder_word_counts_do_not_outlive_a_dropped_collection(db, fake_
         + [{"id": "c1", "text": "car"}]
     )
     # apple is in 3 of 4 chunks: weightless, so "car" alone ranks
-    assert [c.record_id for c in coll.store.keyword_search("fruit", "apple car", 1, None)] == [
-        "c1"
-    ]
+    assert [c.record_id for c in coll.store.keyword_search("fruit", "apple car", 1, None)] == ["c1"]
     db.drop_collection("fruit")
     again = db.collection("fruit", embedder=fake_embedder)  # may reuse the id and version
     again.upsert(
