@@ -114,14 +114,20 @@ def create_app(state: ServerState, owns_db: bool = False, warm_up: bool = False)
 
 
 def _add_collection_routes(app: FastAPI) -> None:
-    @app.get("/health", response_model=HealthOut, responses=error_responses(503), tags=["meta"])
+    @app.api_route(
+        "/health",
+        methods=["GET", "HEAD"],  # HEAD: monitors that probe with `curl -I`
+        response_model=HealthOut,
+        responses=error_responses(503),
+        tags=["meta"],
+    )
     def health(request: Request, state: State) -> HealthOut:
         """Liveness: the server answers and the store is readable (no key needed), and each
         collection's index health (ok | syncing | degraded | quarantined). With API keys
         configured, the per-collection health (it names the collections) needs a valid key."""
         from semsearch.health import read_health
 
-        names = state.db.collections()  # no key needed here: no failed paths, only counts
+        names = state.collections()  # no key needed here: no failed paths, only counts
         key = request_key(request)
         health: dict[str, dict[str, Any]] = {}  # names are private when keys are configured
         if state.keys.empty or (key is not None and state.keys.role_for(key) is not None):

@@ -29,6 +29,13 @@ def test_health_reports_ok_and_collection_count(items_client) -> None:
     assert response.json()["collections"] == 1
 
 
+def test_health_answers_head_for_monitors(items_client) -> None:
+    client, _ = items_client
+    response = client.head("/health")  # curl -I, load balancer probes
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/json"
+
+
 def test_list_and_get_collection_describe_schema_model_and_count(items_client) -> None:
     client, _ = items_client
     listed = client.get("/collections").json()
