@@ -137,3 +137,25 @@ def test_fake_embedder_a_tiny_bm25_score_is_not_shown_as_zero(browser, open_serv
     assert badges == ["BM25 < 0.01"] * 3
     title = page.locator("#results .badge-bm25").first.get_attribute("title")
     assert "at least half" in title
+
+
+def test_fake_embedder_the_chosen_collection_survives_a_reload(browser, tmp_path) -> None:
+    db, state, running = _serve(tmp_path)
+    schema = semsearch.Schema.from_types({"floor": "int"}, text=("name", "description"))
+    db.collection("boxes", schema=schema, embedder=FakeEmbedder()).upsert(
+        [{"id": "b1", "name": "cardboard box", "description": "Holds shoes.", "floor": 0}]
+    )
+    try:
+        page = browser.new_page()
+        page.goto(running.url)
+        page.wait_for_selector("#collection option[value=shelves]", state="attached")
+        assert page.locator("#collection").input_value() == "boxes"  # first by name
+        page.locator("#collection").select_option("shelves")
+        page.wait_for_url("**/?collection=shelves")
+        page.reload()
+        page.wait_for_selector("#collection option[value=shelves]", state="attached")
+        assert page.locator("#collection").input_value() == "shelves"
+    finally:
+        stop_server(running)
+        state.worker.stop()
+        db.close()

@@ -129,6 +129,12 @@
   function selectCollection(name) {
     state.current = state.collections.find((c) => c.name === name) || null;
     if (!state.current) return;
+    // the address names the collection, so a reload or a shared link opens the same one
+    const params = new URLSearchParams(location.search);
+    if (params.get("collection") !== name) {
+      params.set("collection", name);
+      history.replaceState(null, "", `${location.pathname}?${params}`);
+    }
     buildFilters(state.current);
     buildAddForm(state.current);
     $("results").replaceChildren();
