@@ -195,11 +195,31 @@ def _add_collection_routes(app: FastAPI) -> None:
     @app.post(
         "/collections/{name}/reindex",
         response_model=ReindexOut,
-        responses=error_responses(*_COMMON, 409, 503),
+        responses={
+            202: {"model": ReindexOut, "description": "queued for the background embedder"},
+            **error_responses(*_COMMON, 409, 503),
+        },
         tags=["collections"],
     )
-    def reindex(name: str, state: State, role: Admin) -> ReindexOut:
-        """Embed every pending or failed chunk now (admin); 503 if the embedder still fails."""
+    def reindex(
+        name: str,
+        state: State,
+        role: Admin,
+        response: Response,
+        wait: Annotated[
+            bool, Query(description="false: queue the work and answer 202 at once; poll stats")
+        ] = True,
+    ) -> ReindexOut:
+        """Embed every pending or failed chunk now (admin); 503 if the embedder still fails.
+
+        With ``wait=false`` the chunks go to the background embedder instead and the answer is
+        202 at once (a large backlog takes minutes, longer than a proxy waits); ``stats`` shows
+        the progress. 503 when the background embedder cannot take more work."""
+        if not wait:
+            state.queue_reindex(name)
+            s = state.collection(name).stats()
+            response.status_code = 202
+            return ReindexOut(embedded=0, pending=s.pending, failed=s.failed, queued=True)
         embedded = state.reindex(name)
         s = state.collection(name).stats()
         return ReindexOut(embedded=embedded, pending=s.pending, failed=s.failed)

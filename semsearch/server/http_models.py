@@ -223,11 +223,15 @@ class StatsOut(BaseModel):
 
 
 class ReindexOut(BaseModel):
-    """How many chunks a reindex newly embedded, and what is left."""
+    """How many chunks a reindex newly embedded, and what is left.
+
+    ``queued``: true when the work went to the background embedder (``wait=false``); then
+    ``embedded`` is 0 and ``stats`` shows the progress."""
 
     embedded: int
     pending: int
     failed: int
+    queued: bool = False
 
 
 class HealthOut(BaseModel):

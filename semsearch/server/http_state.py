@@ -17,7 +17,7 @@ from anyio import CapacityLimiter
 from semsearch.collection import Collection
 from semsearch.database import Database
 from semsearch.embedders.base import Embedder, resolve_embedder
-from semsearch.errors import IndexNotFound, InvalidQuery, SemsearchError
+from semsearch.errors import BackendUnavailable, IndexNotFound, InvalidQuery, SemsearchError
 from semsearch.results import UpsertReport
 from semsearch.schema import Schema
 from semsearch.server.http_auth import KeyRing
@@ -219,6 +219,20 @@ class ServerState:
         coll = self.collection(name)
         with self.worker.exclusive(name):
             return coll.reindex().chunks_embedded
+
+    def queue_reindex(self, name: str) -> None:
+        """Hand every pending or failed chunk of ``name`` to the background embedder.
+
+        Raises:
+            IndexNotFound: no such collection (404).
+            BackendUnavailable: the worker is stopped or its queue is full (503); the chunks
+                stay stored, keyword-searchable and pending.
+        """
+        if not self.worker.submit(self.collection(name)):
+            raise BackendUnavailable(
+                "the background embedder cannot take more work now",
+                hint="retry later, or reindex with wait=true to embed in this request",
+            )
 
 
 def describe(coll: Collection) -> CollectionOut:

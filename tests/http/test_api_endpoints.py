@@ -203,6 +203,7 @@ def test_reindex_with_nothing_pending_embeds_nothing(items_client) -> None:
         "embedded": 0,
         "pending": 0,
         "failed": 0,
+        "queued": False,
     }
 
 

@@ -55,7 +55,7 @@ def test_add_search_stats_reindex_through_an_embedder_outage(make_client) -> Non
 
     embedder.fail = False
     reindexed = client.post("/collections/items/reindex").json()
-    assert reindexed == {"embedded": 1, "pending": 0, "failed": 0}
+    assert reindexed == {"embedded": 1, "pending": 0, "failed": 0, "queued": False}
     stats = _stats(client)
     assert (stats["embedded"], stats["pending"], stats["failed"]) == (1, 0, 0)
     found = client.post("/collections/items/search", json={"query": "navy blazer"}).json()["hits"]
@@ -91,3 +91,41 @@ def test_background_worker_embeds_new_records(make_client) -> None:
     stats = _stats(client)
     assert (stats["embedded"], stats["pending"], stats["failed"]) == (150, 0, 0)
     assert stats["worker"]["embedded"] == 150
+
+
+def test_fake_embedder_reindex_without_waiting_hands_the_backlog_to_the_worker(make_client) -> None:
+    embedder = FakeEmbedder()
+    client, state = make_client(embedder=embedder)
+    client.post("/collections", json={"name": "items", "text": ["name"]})
+    embedder.fail = True
+    names = [f"item {i}" for i in range(5)]
+    client.post(
+        "/collections/items/records",
+        json={"records": [{"id": str(i), "name": n} for i, n in enumerate(names)]},
+    )
+    assert state.worker.wait_idle(10)  # the worker tried and gave up: 5 chunks left behind
+    before = _stats(client)
+    assert before["pending"] + before["failed"] == 5
+
+    embedder.fail = False
+    answer = client.post("/collections/items/reindex", params={"wait": "false"})
+    assert answer.status_code == 202
+    body = answer.json()
+    assert body["queued"] is True and body["embedded"] == 0
+    assert state.worker.wait_idle(30)
+    after = _stats(client)
+    assert (after["embedded"], after["pending"], after["failed"]) == (5, 0, 0)
+
+
+def test_fake_embedder_reindex_without_waiting_is_503_when_the_worker_is_stopped(
+    make_client,
+) -> None:
+    client, state = make_client(embedder=FakeEmbedder())
+    state.worker.stop()
+    client.post("/collections", json={"name": "items", "text": ["name"]})
+    client.post("/collections/items/records", json={"records": [{"id": "a", "name": "lamp"}]})
+    answer = client.post("/collections/items/reindex", params={"wait": "false"})
+    assert answer.status_code == 503
+    assert set(answer.json()) == {"error", "message", "hint"}
+    assert "wait=true" in answer.json()["hint"]
+    assert _stats(client)["pending"] == 1  # still stored, still pending
