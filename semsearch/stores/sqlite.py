@@ -169,11 +169,9 @@ class SQLiteStore:
 
     def list_collections(self) -> list[CollectionInfo]:
         """Every collection in the file, by name."""
-        conn = self._read()
-        if conn is None:
-            return []
-        with self._read_lock:
-            if ddl.schema_version(conn) == 0:
+        with self._read_lock:  # taken first: close() cannot close the connection under us
+            conn = self._read()
+            if conn is None or ddl.schema_version(conn) == 0:
                 return []
             rows = conn.execute(
                 "SELECT name, schema, model_id, dim, options, created_at FROM collections "
@@ -303,10 +301,20 @@ class SQLiteStore:
             self._conn.execute(f"PRAGMA analysis_limit = {ANALYZE_SAMPLE}")
             self._conn.execute("ANALYZE")
             self._analyzed_at = self._written
-        reader = self._reader
-        if reader is not None and reader is not self._conn:
-            with self._read_lock:  # another connection rereads statistics only when told to
-                reader.execute("ANALYZE sqlite_schema")
+        self._reopen_reader()
+
+    def _reopen_reader(self) -> None:
+        """Replace the reader connection so that it loads the new planner statistics.
+
+        A connection reads them when it opens; ``ANALYZE sqlite_schema`` would reload them but
+        takes the write lock, so it would wait (holding every search) for another writer.
+        """
+        with self._read_lock:
+            old = self._reader
+            if old is None or old is self._conn or self._closed:
+                return
+            self._reader = self._connect(self.location)
+            old.close()
 
     def set_vectors(
         self, collection: str, chunk_ids: Sequence[int], vectors: NDArray[np.float32]
@@ -356,11 +364,9 @@ class SQLiteStore:
     # -- reads --------------------------------------------------------------------------------
 
     def _rows(self, sql: str, params: Sequence[Any]) -> list[Any]:
-        conn = self._read()
-        if conn is None:
-            return []
-        with self._read_lock:
-            return conn.execute(sql, params).fetchall()
+        with self._read_lock:  # taken first: close() cannot close the connection under us
+            conn = self._read()
+            return [] if conn is None else conn.execute(sql, params).fetchall()
 
     def pending_chunks(
         self, collection: str, limit: int, where: Filter | None = None
