@@ -9,10 +9,14 @@ plumbing; no test here is about meaning. Every wait has a timeout; nothing asser
 
 from __future__ import annotations
 
+import os
 import random
 import sqlite3
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -191,3 +195,131 @@ def test_fake_embedder_searches_never_wait_for_another_writer_after_analyze(
         analyzer.join(60)
         other.close()
     assert errors == []
+
+
+WRITER = """
+import sys
+import semsearch
+from semsearch.embedders.fake import FakeEmbedder
+
+with semsearch.connect(sys.argv[1]) as db:
+    coll = db.collection("a", embedder=FakeEmbedder(dim=32, max_tokens=64))
+    for line in sys.stdin:
+        n = int(line)
+        ids = [f"c{n - n % 2}-{i}" for i in range(600)]
+        if n % 2 == 0:  # 600 'car' chunks: car turns weightless
+            coll.upsert([{"id": i, "text": f"car number {i}"} for i in ids], embed=False)
+        else:  # deleted again: car is weighty again
+            coll.delete(ids)
+        print("done", flush=True)
+"""
+
+
+def _fts5_scores(path: Path, match: str, k: int) -> list[float]:
+    """The oracle: FTS5's own bm25() over the full OR query, on a fresh plain connection."""
+    with sqlite3.connect(path) as conn:
+        cid = conn.execute("SELECT id FROM collections WHERE name = 'a'").fetchone()[0]
+        table = f"fts_{cid}"
+        rows = conn.execute(
+            f"SELECT -bm25({table}) AS s FROM {table} WHERE {table} MATCH ? "
+            "ORDER BY s DESC LIMIT ?",
+            (match, k),
+        ).fetchall()
+    return [float(r[0]) for r in rows]
+
+
+def test_fake_embedder_keyword_scores_follow_another_process_s_writes(db, db_path, fake_embedder):
+    coll = db.collection("a", embedder=fake_embedder)
+    coll.upsert(
+        [{"id": f"s{i:02d}", "text": "apple " * (i % 3 + 1) + ("car" if i % 5 == 0 else "tree")}
+         for i in range(40)]
+    )  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(db_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    errors: list[str] = []
+    try:
+        for n in range(6):
+            proc.stdin.write(f"{n}\n")
+            proc.stdin.flush()
+            waiter = threading.Thread(target=proc.stdout.readline)  # "done" once committed
+            waiter.start()
+            searches = 0
+            while waiter.is_alive() and searches < 100_000:  # searches during the write
+                _guard(errors, lambda: coll.search("apple car", mode="keyword"))()
+                searches += 1
+            waiter.join(60)
+            assert not waiter.is_alive(), "the writing process did not answer"
+            assert proc.poll() is None, "the writing process died"
+            assert coll.count() == (640 if n % 2 == 0 else 40)  # the write is visible
+            # car is in 8 of 40 chunks (weighty) after odd rounds, 608 of 640 after even ones:
+            # stale word counts would drop or keep 'car' wrongly and change the scores
+            got = [c.score for c in coll.store.keyword_search("a", "apple car", 5, None)]
+            assert got == pytest.approx(_fts5_scores(db_path, '"apple" OR "car"', 5), abs=1e-5)
+    finally:
+        proc.stdin.close()
+        proc.wait(60)
+    assert proc.returncode == 0
+    assert errors == []
+
+
+def test_fake_embedder_wal_stays_bounded_with_searches_between_writes(db, db_path, fake_embedder):
+    coll = db.collection("a", embedder=fake_embedder)
+    filler = "x" * 2000
+    for n in range(50):  # 50 write transactions of about 0.8 MB, searches between them
+        coll.upsert([{"id": f"{n}-{i}", "text": f"apple {i} {filler}"} for i in range(100)])
+        assert coll.search("apple 3", mode="hybrid", limit=3).ids
+        assert coll.search("apple", mode="keyword", limit=3).ids
+    wal = os.path.getsize(f"{db_path}-wal")
+    # the reader holds no snapshot between searches, so automatic checkpoints (every 1000
+    # pages) restart the WAL: it stays near 5 MB while the file grows to about 40 MB.
+    # A reader pinning the WAL would make it hold every transaction (>= the file's size).
+    assert wal < os.path.getsize(db_path) / 2, (wal, os.path.getsize(db_path))
+
+
+def test_fake_embedder_store_opened_before_the_file_exists(db_path, fake_embedder):
+    with semsearch.connect(db_path) as db:
+        assert db.collections() == [] and not db_path.exists()  # reads never create the file
+        with pytest.raises(IndexNotFound):
+            db.collection("a", embedder=fake_embedder, create=False)
+        create = (
+            "import sys, semsearch\n"
+            "from semsearch.embedders.fake import FakeEmbedder\n"
+            "with semsearch.connect(sys.argv[1]) as d:\n"
+            "    c = d.collection('a', embedder=FakeEmbedder(dim=32, max_tokens=64))\n"
+            "    c.upsert([{'id': '1', 'text': 'apple'}, {'id': '2', 'text': 'car'}])\n"
+        )
+        subprocess.run([sys.executable, "-c", create, str(db_path)], check=True, timeout=120)
+        coll = db.collection("a", embedder=fake_embedder, create=False)
+        assert coll.search("apple", mode="keyword").ids == ["1"]
+        assert sorted(coll.search("apple", mode="hybrid", min_score=None).ids) == ["1", "2"]
+        assert coll.count() == 2
+        assert coll.store._conn is None  # reading never opened the writer connection
+
+
+def test_fake_embedder_in_memory_store_threads_read_while_one_writes(fake_embedder):
+    with semsearch.connect(":memory:") as db:
+        coll = db.collection("m", embedder=fake_embedder)
+        stop, errors = threading.Event(), []
+
+        def write() -> None:
+            for i in range(30):
+                coll.upsert([{"id": f"{i}-{j}", "text": f"apple {j}"} for j in range(BATCH)])
+            stop.set()
+
+        def read() -> None:
+            while not stop.is_set():
+                for mode in ("keyword", "semantic", "hybrid"):
+                    coll.search("apple 3", mode=mode, min_score=None)
+                assert coll.count() % BATCH == 0  # whole upserts only
+                coll.find(limit=5)
+
+        threads = [threading.Thread(target=_guard(errors, write))]
+        threads += [threading.Thread(target=_guard(errors, read)) for _ in range(3)]
+        _run(threads, stop, 60)
+        assert errors == []
+        assert coll.count() == 30 * BATCH
