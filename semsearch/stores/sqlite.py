@@ -82,13 +82,13 @@ class SQLiteStore:
             ddl.migrate(self._conn)
         elif os.path.exists(path) and os.path.getsize(path) > 0:
             sqlite_file.inspect_read_only(path)
-            self._reader = self._connect(path)
+            self._reader = self._connect(path, read=True)
 
     # -- connection ---------------------------------------------------------------------------
 
     @staticmethod
-    def _connect(path: str) -> sqlite3.Connection:
-        return sqlite_file.connect(path)
+    def _connect(path: str, read: bool = False) -> sqlite3.Connection:
+        return sqlite_file.connect(path, read)
 
     def exists(self) -> bool:
         """True when the file exists (or the store is in memory)."""
@@ -121,7 +121,7 @@ class SQLiteStore:
             path = self.location
             if self._reader is None and os.path.exists(path) and os.path.getsize(path) > 0:
                 sqlite_file.inspect_read_only(path)
-                self._reader = self._connect(path)
+                self._reader = self._connect(path, read=True)
 
     @contextmanager
     def _write(self, collection: str | None = None) -> Iterator[sqlite3.Connection]:
@@ -313,7 +313,7 @@ class SQLiteStore:
             old = self._reader
             if old is None or old is self._conn or self._closed:
                 return
-            self._reader = self._connect(self.location)
+            self._reader = self._connect(self.location, read=True)
             old.close()
 
     def set_vectors(

@@ -10,6 +10,7 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
+from urllib.parse import quote
 
 from semsearch.errors import BackendUnavailable, NotAnIndex, StoreCorrupted
 from semsearch.stores import sqlite_schema as ddl
@@ -18,13 +19,18 @@ from semsearch.stores.sqlite_sql import FNMATCH_FUNCTION, fnmatch_function
 __all__ = ["closed_error", "connect", "inspect_read_only", "unwritable"]
 
 
-def connect(path: str) -> sqlite3.Connection:
+def connect(path: str, read: bool = False) -> sqlite3.Connection:
     """A connection in autocommit mode (transactions are explicit), shared across threads.
 
     ``synchronous = NORMAL`` is safe with WAL (a power cut can lose the last commits, never
     corrupt the file); the fnmatch function backs path scopes that GLOB cannot express.
+    With ``read``, an index in a read-only folder (a read-only volume or image) is opened
+    immutable when no writer is using it (see :func:`_read_only_media`).
     """
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
+    target, uri = (_immutable_uri(path), True) if read and _read_only_media(path) else (path, False)
+    conn = sqlite3.connect(
+        target, isolation_level=None, check_same_thread=False, timeout=30, uri=uri
+    )
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.create_function(FNMATCH_FUNCTION, 2, fnmatch_function, deterministic=True)
     return conn
@@ -60,7 +66,8 @@ def inspect_read_only(path: str) -> None:
             hint="give a file path ending in .embed.db",
         )
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        ro = _immutable_uri(path) if _read_only_media(path) else f"file:{quote(path)}?mode=ro"
+        conn = sqlite3.connect(ro, uri=True)
     except sqlite3.Error as exc:
         raise NotAnIndex(f"cannot open {path} as an index: {exc}", hint=_NOT_INDEX_HINT) from exc
     try:
@@ -79,6 +86,26 @@ def inspect_read_only(path: str) -> None:
             f"{path} uses index format {version}; this semsearch reads up to {ddl.SCHEMA_VERSION}",
             hint="upgrade semsearch (pip install -U semsearch)",
         )
+
+
+def _read_only_media(path: str) -> bool:
+    """True when ``path`` is in a folder this process cannot write and no writer has it open.
+
+    SQLite reads a WAL-mode file only through its ``-shm`` file, which it cannot create there;
+    such a file is opened ``immutable`` instead (no locks, no ``-shm``). Without a ``-shm``
+    file no connection is using the index, and none can start writing in that folder.
+    """
+    folder = os.path.dirname(os.path.abspath(path))
+    return (
+        path != ":memory:"
+        and os.path.isfile(path)
+        and not os.path.exists(path + "-shm")
+        and not os.access(folder, os.W_OK)
+    )
+
+
+def _immutable_uri(path: str) -> str:
+    return f"file:{quote(os.path.abspath(path))}?mode=ro&immutable=1"
 
 
 _NOT_INDEX_HINT = "the file was left untouched; choose another path ending in .embed.db"

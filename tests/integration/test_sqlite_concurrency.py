@@ -15,7 +15,8 @@ import sqlite3
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -323,3 +324,45 @@ def test_fake_embedder_in_memory_store_threads_read_while_one_writes(fake_embedd
         _run(threads, stop, 60)
         assert errors == []
         assert coll.count() == 30 * BATCH
+
+
+@contextmanager
+def _read_only(folder: Path) -> Iterator[None]:
+    """Make ``folder`` read-only: chmod for a normal user, a read-only bind mount for root."""
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        try:
+            yield
+        finally:
+            folder.chmod(0o755)
+        return
+    bind = subprocess.run(["mount", "--bind", str(folder), str(folder)], capture_output=True)
+    if bind.returncode != 0:
+        pytest.skip("root without mount rights cannot make a read-only folder")
+    try:
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(folder)], check=True)
+        yield
+    finally:
+        subprocess.run(["umount", "--lazy", str(folder)], check=True)
+
+
+def test_fake_embedder_index_in_a_read_only_folder_reads_and_refuses_writes(
+    tmp_path, fake_embedder
+):
+    folder = tmp_path / "shipped"
+    folder.mkdir()
+    path = folder / "docs.embed.db"
+    with semsearch.connect(path) as db:
+        db.collection("a", embedder=fake_embedder).upsert(
+            [{"id": "1", "text": "apple pie"}, {"id": "2", "text": "car wash"}]
+        )
+    assert sorted(p.name for p in folder.iterdir()) == ["docs.embed.db"]  # WAL checkpointed
+    with _read_only(folder), semsearch.connect(path) as db:
+        coll = db.collection("a", embedder=fake_embedder, create=False)
+        assert coll.search("apple", mode="keyword").ids == ["1"]
+        assert sorted(coll.search("car", mode="hybrid", min_score=None).ids) == ["1", "2"]
+        assert coll.count() == 2
+        with pytest.raises(BackendUnavailable) as caught:
+            coll.upsert([{"id": "3", "text": "fig"}])
+        assert "writable" in (caught.value.hint or "")
+        assert coll.count() == 2
