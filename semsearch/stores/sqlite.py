@@ -211,18 +211,23 @@ class SQLiteStore:
 
     def drop_collection(self, name: str) -> bool:
         """Delete a collection and everything in it. Returns False if it did not exist."""
-        info = self.get_collection(name)
-        if info is None:
+        if self.get_collection(name) is None:  # (never creates the file)
             return False
         with self._write() as conn:
-            cid = self._drop_rows(conn, info)
+            cid = self._drop_rows(conn, name)
+        if cid is None:  # another thread or process dropped it first
+            return False
         self._cache.pop(cid, None)
         return True
 
-    def _drop_rows(self, conn: sqlite3.Connection, info: CollectionInfo) -> int:
-        """Inside a write transaction: delete a collection's rows and objects; returns its id."""
-        fields = [f["name"] for f in json.loads(info.schema_json)["fields"]]
-        cid = self._collection_id(conn, info.name)
+    def _drop_rows(self, conn: sqlite3.Connection, name: str) -> int | None:
+        """Inside a write transaction: delete a collection's rows and objects; returns its id,
+        or None when it does not exist (read in this transaction: another connection may have
+        dropped or re-created it since the caller looked)."""
+        row = conn.execute("SELECT id, schema FROM collections WHERE name = ?", (name,)).fetchone()
+        if row is None:
+            return None
+        cid, fields = int(row[0]), [f["name"] for f in json.loads(row[1])["fields"]]
         ddl.drop_collection_objects(conn, cid, fields)
         for table in ("changes", "chunks", "records"):
             conn.execute(f"DELETE FROM {table} WHERE collection_id = ?", (cid,))
@@ -243,7 +248,6 @@ class SQLiteStore:
         With ``expected_version``, nothing changes and False is returned when ``target`` was
         written since (its change counter differs). Raises StoreCorrupted if ``source`` is gone.
         """
-        old = self.get_collection(target)
         with self._write() as conn:
             source_id = self._collection_id(conn, source)
             if expected_version is not None:
@@ -251,7 +255,7 @@ class SQLiteStore:
                 found = row.fetchone()
                 if found is None or int(found[0]) != expected_version:
                     return False
-            old_id = self._drop_rows(conn, old) if old is not None else None
+            old_id = self._drop_rows(conn, target)
             conn.execute(
                 "UPDATE collections SET name = ?, version = version + 1, updated_at = ? "
                 "WHERE id = ?",

@@ -366,3 +366,30 @@ def test_fake_embedder_index_in_a_read_only_folder_reads_and_refuses_writes(
             coll.upsert([{"id": "3", "text": "fig"}])
         assert "writable" in (caught.value.hint or "")
         assert coll.count() == 2
+
+
+def _drop_twice_at_once(db: semsearch.Database) -> tuple[list[bool], list[str]]:
+    """Two threads drop collection b at the same moment; (their results, their errors)."""
+    results: list[bool] = []
+    errors: list[str] = []
+    start = threading.Barrier(2, timeout=30)
+
+    def drop() -> None:
+        start.wait()
+        results.append(db.drop_collection("b"))
+
+    threads = [threading.Thread(target=_guard(errors, drop)) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    return results, errors
+
+
+def test_fake_embedder_two_threads_drop_one_collection(db, fake_embedder):
+    for _ in range(20):
+        db.collection("b", embedder=fake_embedder).upsert([{"id": "1", "text": "fig"}])
+        results, errors = _drop_twice_at_once(db)
+        # one drop deletes it, the other finds nothing to drop (never "collection vanished")
+        assert errors == [] and sorted(results) == [False, True]
+        assert db.collections() == []
