@@ -137,8 +137,8 @@ class SQLiteStore:
                 path = self.location
                 new_file = not (os.path.exists(path) and os.path.getsize(path) > 0)
                 self._conn = self._connect(path)
-                if new_file:  # WAL: readers keep reading while a write is under way
-                    self._conn.execute("PRAGMA journal_mode = WAL")
+                if new_file:
+                    sqlite_file.use_wal(self._conn)
             ddl.migrate(self._conn)
             conn = self._conn
             conn.execute("BEGIN IMMEDIATE")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from urllib.parse import quote
@@ -16,7 +17,7 @@ from semsearch.errors import BackendUnavailable, NotAnIndex, StoreCorrupted
 from semsearch.stores import sqlite_schema as ddl
 from semsearch.stores.sqlite_sql import FNMATCH_FUNCTION, fnmatch_function
 
-__all__ = ["closed_error", "connect", "inspect_read_only", "unwritable"]
+__all__ = ["closed_error", "connect", "inspect_read_only", "unwritable", "use_wal"]
 
 
 def connect(path: str, read: bool = False) -> sqlite3.Connection:
@@ -34,6 +35,24 @@ def connect(path: str, read: bool = False) -> sqlite3.Connection:
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.create_function(FNMATCH_FUNCTION, 2, fnmatch_function, deterministic=True)
     return conn
+
+
+def use_wal(conn: sqlite3.Connection, wait: float = 30.0) -> None:
+    """Put a new file in WAL mode (it stays so): readers keep reading while a write runs.
+
+    Processes creating the same file at once (``semsearch serve --workers N``) can make the
+    switch fail at once with "database is locked": SQLite does not wait when waiting could
+    deadlock. It is retried for up to ``wait`` seconds, like the busy timeout.
+    """
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 def closed_error() -> BackendUnavailable:

@@ -131,6 +131,9 @@ def migrate(conn: sqlite3.Connection) -> None:
             continue
         conn.execute("BEGIN IMMEDIATE")
         try:
+            if schema_version(conn) >= version:  # another process applied it meanwhile
+                conn.execute("COMMIT")
+                continue
             apply(conn)
             if version == 1:
                 conn.execute(

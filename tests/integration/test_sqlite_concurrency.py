@@ -393,3 +393,44 @@ def test_fake_embedder_two_threads_drop_one_collection(db, fake_embedder):
         # one drop deletes it, the other finds nothing to drop (never "collection vanished")
         assert errors == [] and sorted(results) == [False, True]
         assert db.collections() == []
+
+
+CREATOR = """
+import os, sys, time
+import semsearch
+from semsearch.embedders.fake import FakeEmbedder
+
+db = semsearch.connect(sys.argv[1])
+print("ready", flush=True)
+while not os.path.exists(sys.argv[2]):
+    time.sleep(0.001)
+try:
+    coll = db.collection("a", embedder=FakeEmbedder(dim=32, max_tokens=64))
+    coll.upsert([{"id": sys.argv[3], "text": "apple"}])
+    print("ok", flush=True)
+except Exception as exc:
+    print(type(exc).__name__, exc, flush=True)
+"""
+
+
+def test_fake_embedder_processes_create_one_new_file_at_once(tmp_path, fake_embedder):
+    for round_ in range(3):  # e.g. semsearch serve --workers 4 on a new index
+        path, go = tmp_path / f"new{round_}.embed.db", tmp_path / f"go{round_}"
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", CREATOR, str(path), str(go), f"r{i}"],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            for i in range(4)
+        ]
+        for proc in procs:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        go.touch()  # all four open, then create, the same file at the same moment
+        answers = [proc.communicate(timeout=120)[0].strip() for proc in procs]
+        # before: "OperationalError database is locked" (the switch to WAL) and
+        # "OperationalError table semsearch_meta already exists" (a migration run twice)
+        assert answers == ["ok"] * 4
+        with semsearch.connect(path) as db:
+            coll = db.collection("a", embedder=fake_embedder, create=False)
+            assert sorted(coll.ids()) == ["r0", "r1", "r2", "r3"]
