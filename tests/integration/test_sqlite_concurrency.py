@@ -55,7 +55,7 @@ def test_fake_embedder_threads_search_while_others_write_and_drop(db, fake_embed
     schema = semsearch.Schema.from_types({"batch": "int"})
     coll = db.collection("a", schema=schema, embedder=fake_embedder)
     coll.upsert([{"id": "seed", "text": "seed apple", "batch": -1}])
-    stop, errors, written = threading.Event(), [], set()
+    stop, errors, written, guard = threading.Event(), [], set(), threading.Lock()
 
     def writer(wid: int) -> None:
         for i in range(10_000):
@@ -66,10 +66,12 @@ def test_fake_embedder_threads_search_while_others_write_and_drop(db, fake_embed
                 {"id": f"w{b}-{j}", "text": f"apple word{j} n{b}", "batch": b} for j in range(BATCH)
             ]
             coll.upsert(rows)
-            written.add(b)
+            with guard:
+                written.add(b)
             if i % 3 == 2:  # delete an earlier batch whole
                 coll.delete([f"w{b - 2}-{j}" for j in range(BATCH)])
-                written.discard(b - 2)
+                with guard:
+                    written.discard(b - 2)
 
     def dropper() -> None:
         while not stop.is_set():
@@ -82,8 +84,10 @@ def test_fake_embedder_threads_search_while_others_write_and_drop(db, fake_embed
         while not stop.is_set():
             for mode in ("keyword", "semantic", "hybrid"):
                 coll.search("apple word3", mode=mode, limit=5, min_score=None)
-            if written:  # a batch is written in one transaction: all of it or none
-                batch = rnd.choice(sorted(written))
+            with guard:
+                batches = sorted(written)
+            if batches:  # a batch is written in one transaction: all of it or none
+                batch = rnd.choice(batches)
                 assert len(coll.find({"batch": batch}, limit=100)) in (0, BATCH)
             coll.get(["seed", "w1-1"])
             coll.stats()
