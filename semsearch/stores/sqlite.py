@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from semsearch.errors import DimensionMismatch, StoreCorrupted
+from semsearch.errors import DimensionMismatch, IndexNotFound, StoreCorrupted
 from semsearch.filters import Filter
 from semsearch.results import Chunk, Record
 from semsearch.stores import sqlite_file, sqlite_keyword, sqlite_vectors
@@ -156,9 +156,17 @@ class SQLiteStore:
                 raise
 
     def _collection_id(self, conn: sqlite3.Connection, name: str) -> int:
+        """The collection's id, read inside a write transaction.
+
+        Raises:
+            IndexNotFound: another thread or process dropped it after the caller checked.
+        """
         row = conn.execute("SELECT id FROM collections WHERE name = ?", (name,)).fetchone()
         if row is None:
-            raise StoreCorrupted(f"collection {name!r} vanished", hint="reopen the collection")
+            raise IndexNotFound(
+                f"collection {name!r} was dropped (by another thread or process) while writing",
+                hint="open it again with db.collection(name) and repeat the write",
+            )
         return int(row[0])
 
     # -- collections --------------------------------------------------------------------------
@@ -246,7 +254,7 @@ class SQLiteStore:
 
         Readers see the old collection or the new one, never neither (``semsearch reembed``).
         With ``expected_version``, nothing changes and False is returned when ``target`` was
-        written since (its change counter differs). Raises StoreCorrupted if ``source`` is gone.
+        written since (its change counter differs). Raises IndexNotFound if ``source`` is gone.
         """
         with self._write() as conn:
             source_id = self._collection_id(conn, source)
@@ -328,7 +336,8 @@ class SQLiteStore:
             return
         dim = int(vectors.shape[1])
         with self._write(collection) as conn:
-            stored = conn.execute("SELECT dim FROM collections WHERE name = ?", (collection,))
+            cid = self._collection_id(conn, collection)
+            stored = conn.execute("SELECT dim FROM collections WHERE id = ?", (cid,))
             stored_dim = stored.fetchone()[0]
             if stored_dim is None:
                 conn.execute("UPDATE collections SET dim = ? WHERE name = ?", (dim, collection))
@@ -337,7 +346,6 @@ class SQLiteStore:
                     f"collection {collection!r} holds {stored_dim}-d vectors; got {dim}-d",
                     hint="use the model the collection was built with",
                 )
-            cid = self._collection_id(conn, collection)
             blobs = np.ascontiguousarray(vectors, dtype="<f4")
             conn.executemany(
                 "UPDATE chunks SET vector = ?, status = 'embedded', error = NULL "

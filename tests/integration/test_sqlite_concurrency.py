@@ -438,3 +438,37 @@ def test_fake_embedder_processes_create_one_new_file_at_once(tmp_path, fake_embe
         with semsearch.connect(path) as db:
             coll = db.collection("a", embedder=fake_embedder, create=False)
             assert sorted(coll.ids()) == ["r0", "r1", "r2", "r3"]
+
+
+def _upsert_and_drop_at_once(db: semsearch.Database, coll: semsearch.Collection) -> list[str]:
+    """One thread upserts into collection b while another drops it; the errors raised."""
+    errors: list[str] = []
+    start = threading.Barrier(2, timeout=30)
+    rows = [{"id": str(i), "text": "plum"} for i in range(50)]
+
+    def drop() -> None:
+        start.wait()
+        db.drop_collection("b")
+
+    def upsert() -> None:
+        start.wait()
+        coll.upsert(rows)
+
+    threads = [threading.Thread(target=_guard(errors, fn)) for fn in (drop, upsert)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    return errors
+
+
+def test_fake_embedder_upsert_racing_a_drop_raises_index_not_found(db, fake_embedder):
+    errors: list[str] = []
+    for _ in range(20):
+        coll = db.collection("b", embedder=fake_embedder)
+        coll.upsert([{"id": "1", "text": "fig"}])
+        errors += _upsert_and_drop_at_once(db, coll)
+    # the upsert ran before the drop, or it says the collection is gone (IndexNotFound, the
+    # documented answer): never StoreCorrupted (nothing in the file is inconsistent) nor a
+    # TypeError from a row that is no longer there
+    assert all(e.startswith("IndexNotFound") for e in errors), errors
