@@ -504,17 +504,22 @@ class SQLiteStore:
     ) -> tuple[int, AnnIndex, AnnState] | None:
         """The collection's vector cache, caught up with the file (see stores/ann.py).
 
-        ``upkeep=False`` (exact searches) skips building or merging the HNSW graph.
+        ``upkeep=False`` (exact searches) skips building or merging the HNSW graph. The name is
+        looked up again when its collection is gone by the time the cache reads it: a swap
+        (:meth:`replace_collection`) gave the name to another collection meanwhile.
         """
-        rows = self._rows("SELECT id FROM collections WHERE name = ?", (collection,))
-        if not rows:
-            return None
-        cid = int(rows[0][0])
-        index = self._cache.get(cid)
-        if index is None:
-            index = self._cache.setdefault(cid, AnnIndex(self.location, cid))
-        state = index.refresh(self._in_read_txn, upkeep)
-        return None if state is None else (cid, index, state)
+        for _ in range(3):
+            rows = self._rows("SELECT id FROM collections WHERE name = ?", (collection,))
+            if not rows:
+                return None
+            cid = int(rows[0][0])
+            index = self._cache.get(cid)
+            if index is None:
+                index = self._cache.setdefault(cid, AnnIndex(self.location, cid))
+            state = index.refresh(self._in_read_txn, upkeep)
+            if state is not None:
+                return cid, index, state
+        return None
 
     def _in_read_txn(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
         """Run ``fn(conn)`` inside one read transaction: a consistent snapshot of the file."""

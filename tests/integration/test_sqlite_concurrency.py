@@ -472,3 +472,31 @@ def test_fake_embedder_upsert_racing_a_drop_raises_index_not_found(db, fake_embe
     # documented answer): never StoreCorrupted (nothing in the file is inconsistent) nor a
     # TypeError from a row that is no longer there
     assert all(e.startswith("IndexNotFound") for e in errors), errors
+
+
+def test_fake_embedder_semantic_search_during_a_swap_sees_old_or_new(db, fake_embedder):
+    db.collection("a", embedder=fake_embedder).upsert(
+        [{"id": str(i), "text": f"apple {i}"} for i in range(30)]
+    )
+    store, query = db.store, fake_embedder.embed_query("apple 3")
+    stop, errors, found = threading.Event(), [], []
+
+    def search() -> None:
+        while not stop.is_set():
+            found.append(len(store.vector_search("a", query, 5, None)))
+
+    readers = [threading.Thread(target=_guard(errors, search)) for _ in range(2)]
+    for t in readers:
+        t.start()
+    try:
+        for n in range(30):  # semsearch reembed: build a shadow, then swap it in
+            shadow = db.collection(f"shadow{n}", embedder=fake_embedder)
+            shadow.upsert([{"id": str(i), "text": f"apple {i} v{n}"} for i in range(30)])
+            assert store.replace_collection("a", f"shadow{n}")
+    finally:
+        stop.set()
+        for t in readers:
+            t.join(60)
+    assert errors == [] and found
+    # replace_collection's promise: readers see the old collection or the new one, never neither
+    assert set(found) == {5}
