@@ -191,10 +191,12 @@ class SQLiteStore:
         """Create a collection with its FTS5 table and field indexes."""
         fields = [f["name"] for f in json.loads(info.schema_json)["fields"]]
         with self._write() as conn:
+            cid = ddl.next_collection_id(conn)
             cur = conn.execute(
-                "INSERT INTO collections (name, schema, model_id, dim, options, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING",
+                "INSERT INTO collections (id, name, schema, model_id, dim, options, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING",
                 (
+                    cid,
                     info.name,
                     info.schema_json,
                     info.model_id,
@@ -205,7 +207,7 @@ class SQLiteStore:
                 ),
             )
             if cur.rowcount == 1:  # else another process created it first: keep theirs
-                ddl.create_collection_objects(conn, int(cur.lastrowid or 0), fields)
+                ddl.create_collection_objects(conn, cid, fields)
 
     def update_collection(self, info: CollectionInfo) -> None:
         """Store a changed schema (added fields) or the dimension learnt from the first vectors."""

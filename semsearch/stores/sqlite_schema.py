@@ -25,6 +25,7 @@ __all__ = [
     "is_semsearch_file",
     "keyword_tokenizer",
     "migrate",
+    "next_collection_id",
     "schema_version",
 ]
 
@@ -149,6 +150,26 @@ def migrate(conn: sqlite3.Connection) -> None:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+
+
+def next_collection_id(conn: sqlite3.Connection) -> int:
+    """Inside a write transaction: an id no collection of this file has had, and record it.
+
+    A dropped collection's id is never given again (SQLite would reuse the highest one), so
+    caches keyed by id in any process (vectors, word counts) cannot mix an old collection's
+    rows with a new one's. The high-water mark is kept in ``semsearch_meta``.
+    """
+    row = conn.execute(
+        "SELECT max(COALESCE((SELECT CAST(value AS INTEGER) FROM semsearch_meta "
+        "WHERE key = 'last_collection_id'), 0), COALESCE((SELECT MAX(id) FROM collections), 0))"
+    ).fetchone()
+    cid = int(row[0]) + 1
+    conn.execute(
+        "INSERT INTO semsearch_meta (key, value) VALUES ('last_collection_id', ?) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (str(cid),),
+    )
+    return cid
 
 
 def fts_table(collection_id: int) -> str:

@@ -500,3 +500,49 @@ def test_fake_embedder_semantic_search_during_a_swap_sees_old_or_new(db, fake_em
     assert errors == [] and found
     # replace_collection's promise: readers see the old collection or the new one, never neither
     assert set(found) == {5}
+
+
+def test_fake_embedder_collection_recreated_while_the_vector_cache_loads(
+    db, db_path, fake_embedder
+):
+    db.collection("a", embedder=fake_embedder).upsert([{"id": "a1", "text": "apple"}])
+    db.collection("b", embedder=fake_embedder).upsert(
+        [{"id": "old", "text": "banana"}], embed=False
+    )  # no vectors yet: its dimension is unknown
+    store = db.store
+    assert isinstance(store, SQLiteStore)
+    read_snapshot = store._in_read_txn
+    reads: list[int] = []
+
+    def read_then_recreate(fn: Callable[[sqlite3.Connection], Any]) -> Any:
+        out = read_snapshot(fn)
+        reads.append(1)
+        if len(reads) == 1:  # the cache has read b's identity: another process drops and
+            with semsearch.connect(db_path) as other:  # re-creates b, with vectors
+                other.drop_collection("b")
+                new = other.collection("b", embedder=fake_embedder)
+                new.upsert([{"id": "new", "text": "banana split"}])
+        return out
+
+    store._in_read_txn = read_then_recreate  # type: ignore[method-assign]
+    found = store.vector_search("b", fake_embedder.embed_query("banana"), 5, None)
+    # the old b (no vectors) or the new one, never a mix: was ValueError "cannot reshape
+    # array of size 32 into shape (0)" (the new b reused the old b's id, so the cache read
+    # the new b's vectors with the old b's unknown dimension)
+    assert [c.record_id for c in found] in ([], ["new"])
+    del store._in_read_txn
+    assert [
+        c.record_id for c in store.vector_search("b", fake_embedder.embed_query("banana"), 5, None)
+    ] == ["new"]
+
+
+def test_fake_embedder_a_recreated_collection_gets_a_new_id(db, fake_embedder):
+    ids = []
+    for _ in range(3):  # caches keyed by id (vectors, word counts) never see an old one's rows
+        db.collection("a", embedder=fake_embedder).upsert([{"id": "1", "text": "apple"}])
+        ids.append(db.store._collection_id(db.store._conn, "a"))
+        db.drop_collection("a")
+    with semsearch.connect(db.location) as other:  # ids are kept in the file, not the process
+        other.collection("a", embedder=fake_embedder).upsert([{"id": "1", "text": "apple"}])
+        ids.append(other.store._collection_id(other.store._conn, "a"))
+    assert ids == [1, 2, 3, 4]
