@@ -124,6 +124,8 @@ def load_rows(
 ) -> AnnState:
     """A graph-less cache holding every embedded chunk of the collection."""
     version, last_seq = _position(conn, cid)
+    meta = collection_meta(conn, cid)  # this snapshot's: the first vectors may have come since
+    identity = identity if meta is None else meta[0]
     dim = int(identity["dim"] or 0)
     n = embedded_count(conn, cid)
     cursor = conn.execute(

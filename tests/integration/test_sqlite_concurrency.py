@@ -546,3 +546,32 @@ def test_fake_embedder_a_recreated_collection_gets_a_new_id(db, fake_embedder):
         other.collection("a", embedder=fake_embedder).upsert([{"id": "1", "text": "apple"}])
         ids.append(other.store._collection_id(other.store._conn, "a"))
     assert ids == [1, 2, 3, 4]
+
+
+def test_fake_embedder_first_vectors_arrive_while_the_vector_cache_loads(
+    db, db_path, fake_embedder
+):
+    db.collection("b", embedder=fake_embedder).upsert(
+        [{"id": "r1", "text": "banana"}], embed=False
+    )  # no vectors yet: its dimension is unknown
+    store = db.store
+    assert isinstance(store, SQLiteStore)
+    read_snapshot = store._in_read_txn
+    reads: list[int] = []
+
+    def read_then_embed(fn: Callable[[sqlite3.Connection], Any]) -> Any:
+        out = read_snapshot(fn)
+        reads.append(1)
+        if len(reads) == 1:  # the cache has read b's identity: another process embeds b
+            with semsearch.connect(db_path) as other:
+                assert other.collection("b", embedder=fake_embedder).embed_pending() == 1
+        return out
+
+    store._in_read_txn = read_then_embed  # type: ignore[method-assign]
+    query = fake_embedder.embed_query("banana")
+    # was ValueError "cannot reshape array of size 32 into shape (0)": the cache read the
+    # vectors with the dimension of the earlier snapshot (unknown: 0)
+    found = store.vector_search("b", query, 5, None)
+    assert [c.record_id for c in found] in ([], ["r1"])
+    del store._in_read_txn
+    assert [c.record_id for c in store.vector_search("b", query, 5, None)] == ["r1"]
