@@ -96,6 +96,7 @@ def test_fake_embedder_threads_search_while_others_write_and_drop(db, fake_embed
             try:
                 other = db.collection("b", embedder=fake_embedder, create=False)
                 other.search("banana", mode="keyword")
+                other.search("banana 3", mode="hybrid", min_score=None)
                 other.count()
             except IndexNotFound:
                 pass  # dropped between the calls: the documented answer
