@@ -119,6 +119,8 @@ class SQLiteStore:
     def _open_if_created(self) -> None:
         with self._read_lock:
             path = self.location
+            if self._closed:  # a read racing close(): never open a connection nobody closes
+                return
             if self._reader is None and os.path.exists(path) and os.path.getsize(path) > 0:
                 sqlite_file.inspect_read_only(path)
                 self._reader = self._connect(path, read=True)
