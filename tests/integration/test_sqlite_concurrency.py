@@ -503,6 +503,27 @@ def test_fake_embedder_semantic_search_during_a_swap_sees_old_or_new(db, fake_em
     assert set(found) == {5}
 
 
+@contextmanager
+def after_first_snapshot(store: SQLiteStore, action: Callable[[], None]) -> Iterator[None]:
+    """Run ``action`` (another process's write) right after the store's first read snapshot:
+    the vector cache has read a collection's identity but not yet its rows."""
+    read_snapshot = store._in_read_txn
+    reads: list[int] = []
+
+    def read_then_act(fn: Callable[[sqlite3.Connection], Any]) -> Any:
+        out = read_snapshot(fn)
+        reads.append(1)
+        if len(reads) == 1:
+            action()
+        return out
+
+    store._in_read_txn = read_then_act  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        del store._in_read_txn
+
+
 def test_fake_embedder_collection_recreated_while_the_vector_cache_loads(
     db, db_path, fake_embedder
 ):
@@ -512,29 +533,22 @@ def test_fake_embedder_collection_recreated_while_the_vector_cache_loads(
     )  # no vectors yet: its dimension is unknown
     store = db.store
     assert isinstance(store, SQLiteStore)
-    read_snapshot = store._in_read_txn
-    reads: list[int] = []
 
-    def read_then_recreate(fn: Callable[[sqlite3.Connection], Any]) -> Any:
-        out = read_snapshot(fn)
-        reads.append(1)
-        if len(reads) == 1:  # the cache has read b's identity: another process drops and
-            with semsearch.connect(db_path) as other:  # re-creates b, with vectors
-                other.drop_collection("b")
-                new = other.collection("b", embedder=fake_embedder)
-                new.upsert([{"id": "new", "text": "banana split"}])
-        return out
+    def recreate_b() -> None:  # another process drops and re-creates b, with vectors
+        with semsearch.connect(db_path) as other:
+            other.drop_collection("b")
+            other.collection("b", embedder=fake_embedder).upsert(
+                [{"id": "new", "text": "banana split"}]
+            )
 
-    store._in_read_txn = read_then_recreate  # type: ignore[method-assign]
-    found = store.vector_search("b", fake_embedder.embed_query("banana"), 5, None)
+    query = fake_embedder.embed_query("banana")
+    with after_first_snapshot(store, recreate_b):
+        found = store.vector_search("b", query, 5, None)
     # the old b (no vectors) or the new one, never a mix: was ValueError "cannot reshape
     # array of size 32 into shape (0)" (the new b reused the old b's id, so the cache read
     # the new b's vectors with the old b's unknown dimension)
     assert [c.record_id for c in found] in ([], ["new"])
-    del store._in_read_txn
-    assert [
-        c.record_id for c in store.vector_search("b", fake_embedder.embed_query("banana"), 5, None)
-    ] == ["new"]
+    assert [c.record_id for c in store.vector_search("b", query, 5, None)] == ["new"]
 
 
 def test_fake_embedder_a_recreated_collection_gets_a_new_id(db, fake_embedder):
@@ -557,22 +571,15 @@ def test_fake_embedder_first_vectors_arrive_while_the_vector_cache_loads(
     )  # no vectors yet: its dimension is unknown
     store = db.store
     assert isinstance(store, SQLiteStore)
-    read_snapshot = store._in_read_txn
-    reads: list[int] = []
 
-    def read_then_embed(fn: Callable[[sqlite3.Connection], Any]) -> Any:
-        out = read_snapshot(fn)
-        reads.append(1)
-        if len(reads) == 1:  # the cache has read b's identity: another process embeds b
-            with semsearch.connect(db_path) as other:
-                assert other.collection("b", embedder=fake_embedder).embed_pending() == 1
-        return out
+    def embed_b() -> None:  # another process embeds b
+        with semsearch.connect(db_path) as other:
+            assert other.collection("b", embedder=fake_embedder).embed_pending() == 1
 
-    store._in_read_txn = read_then_embed  # type: ignore[method-assign]
     query = fake_embedder.embed_query("banana")
-    # was ValueError "cannot reshape array of size 32 into shape (0)": the cache read the
-    # vectors with the dimension of the earlier snapshot (unknown: 0)
-    found = store.vector_search("b", query, 5, None)
+    with after_first_snapshot(store, embed_b):
+        # was ValueError "cannot reshape array of size 32 into shape (0)": the cache read the
+        # vectors with the dimension of the earlier snapshot (unknown: 0)
+        found = store.vector_search("b", query, 5, None)
     assert [c.record_id for c in found] in ([], ["r1"])
-    del store._in_read_txn
     assert [c.record_id for c in store.vector_search("b", query, 5, None)] == ["r1"]
