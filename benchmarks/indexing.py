@@ -58,9 +58,9 @@ def chunk_texts(db_path: Path) -> list[str]:
 
 
 def raw_encode_seconds(model: LocalEmbedder, texts: list[str]) -> float:
-    st = model._load()
+    runner = model.runner()
     start = time.perf_counter()
-    st.encode(texts, batch_size=32, show_progress_bar=False, convert_to_numpy=True)
+    runner.encode(texts)
     return time.perf_counter() - start
 
 

@@ -8,10 +8,9 @@ for hit in notes.search("connect two notes"):
     print(hit.id, hit.score)
 """
 
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from semsearch.collection import Collection, CollectionStats
-from semsearch.database import Database, connect
 from semsearch.errors import (
     BackendUnavailable,
     DimensionMismatch,
@@ -26,11 +25,32 @@ from semsearch.errors import (
     SemsearchError,
     StoreCorrupted,
 )
-from semsearch.results import Chunk, Hit, LegScore, Record, SearchResult, UpsertReport
-from semsearch.schema import Field, Schema, SchemaConflict
 
 if TYPE_CHECKING:
+    from semsearch.collection import Collection, CollectionStats
+    from semsearch.database import Database, connect
     from semsearch.memory import ConversationMemory
+    from semsearch.results import Chunk, Hit, LegScore, Record, SearchResult, UpsertReport
+    from semsearch.schema import Field, Schema, SchemaConflict
+
+# Imported on first use (PEP 562), so that `semsearch --help` and keyword-only commands do not
+# pay for numpy, the stores and the chunker before they need them.
+_LAZY = {
+    "Collection": "semsearch.collection",
+    "CollectionStats": "semsearch.collection",
+    "Database": "semsearch.database",
+    "connect": "semsearch.database",
+    "ConversationMemory": "semsearch.memory",
+    "Chunk": "semsearch.results",
+    "Hit": "semsearch.results",
+    "LegScore": "semsearch.results",
+    "Record": "semsearch.results",
+    "SearchResult": "semsearch.results",
+    "UpsertReport": "semsearch.results",
+    "Field": "semsearch.schema",
+    "Schema": "semsearch.schema",
+    "SchemaConflict": "semsearch.schema",
+}
 
 __version__ = "0.1.0"
 
@@ -66,9 +86,14 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """Import ConversationMemory on first use (it loads the background worker and tenacity)."""
-    if name == "ConversationMemory":
-        from semsearch.memory import ConversationMemory
+    """Import the public classes and ``connect`` on first use."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'semsearch' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
 
-        return ConversationMemory
-    raise AttributeError(f"module 'semsearch' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -9,6 +9,7 @@ from semsearch.cli import (
     import_cmd,
     index_cmd,
     mcp_cmd,
+    models_cmd,
     reembed_cmd,
     search_cmd,
     serve_cmd,
@@ -33,6 +34,7 @@ app.command("mcp")(mcp_cmd.mcp)
 app.command("serve")(serve_cmd.serve)
 app.command("eval")(eval_cmd.eval_beir)
 app.command("watch")(watch_cmd.watch)
+app.add_typer(models_cmd.models_app, name="models")
 
 
 def main() -> None:

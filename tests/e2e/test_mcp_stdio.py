@@ -227,10 +227,11 @@ def test_errors_are_tool_errors_a_model_can_act_on(server: McpProcess, mcp_index
     assert server.ok("search", {"query": "wikilinks", "mode": "keyword"})["count"] >= 1
 
 
-def test_torch_is_loaded_once_a_query_is_embedded(server: McpProcess) -> None:
-    """Positive control for the missing-index test: the import log does show torch here."""
+def test_a_semantic_query_runs_on_onnx_runtime_without_torch(server: McpProcess) -> None:
+    """The engine in use is ONNX Runtime (a positive control for the import log), never torch."""
     server.ok("search", {"query": LINK_QUESTION, "mode": "semantic"})
-    assert server.torch_imported()
+    assert server.imported("onnxruntime")
+    assert not server.torch_imported() and not server.imported("sentence_transformers")
 
 
 def test_excluded_folder_never_appears(private_server: McpProcess) -> None:

@@ -1,0 +1,93 @@
+"""`semsearch models`: the local models, their engines and ONNX cache; build the cache ahead."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from semsearch import settings
+from semsearch.cli.common import cli_errors, out
+
+models_app = typer.Typer(
+    help="Local embedding models: engines, ONNX cache state and sizes.",
+    no_args_is_help=False,
+    invoke_without_command=True,
+)
+
+
+def _extra_specs() -> list[str]:
+    configured = os.environ.get(settings.ENV_MODEL, "")
+    if configured and not configured.startswith("local:") and ":" not in configured:
+        configured = f"local:{configured}"
+    return [configured] if configured else []
+
+
+@models_app.callback()
+@cli_errors
+def list_models(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+) -> None:
+    """List local models (the packaged default and SEMSEARCH_MODEL) and their cache."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from semsearch.embedders.catalog import local_models
+
+    models = local_models(_extra_specs())
+    if as_json:
+        doc = [
+            {
+                "spec": m.spec,
+                "model_id": m.model_id,
+                "folder": str(m.folder) if m.folder else None,
+                "engine": m.engine,
+                "problem": m.problem,
+                "default_precision": m.default_precision,
+                "cache": [
+                    {
+                        "precision": g.precision,
+                        "path": str(g.path),
+                        "built": g.built,
+                        "bytes": g.bytes,
+                    }
+                    for g in m.graphs
+                ],
+            }
+            for m in models
+        ]
+        typer.echo(json.dumps(doc, indent=2))
+        return
+    for m in models:
+        engine = m.engine or f"unavailable: {m.problem}"
+        out.print(f"[bold]{escape(m.model_id)}[/]  engine {escape(engine)}")
+        if m.folder:
+            out.print(f"  folder: {escape(str(m.folder))}")
+        for g in m.graphs:
+            mark = " (default)" if g.precision == m.default_precision else ""
+            state = f"built, {g.bytes / 1e6:.1f} MB" if g.built else "not built"
+            out.print(f"  onnx {g.precision}{mark}: {state}  {escape(str(g.path))}")
+
+
+@models_app.command("prepare")
+@cli_errors
+def prepare_models(
+    spec: Annotated[
+        str | None, typer.Argument(help="A local: model spec (default: the packaged model).")
+    ] = None,
+    precision: Annotated[
+        list[str] | None,
+        typer.Option("--precision", help="fp32 or int8 (repeatable; default: the model's)."),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Rebuild even when cached.")] = False,
+) -> None:
+    """Build the ONNX graph of a local model now, so the first search does not wait for it."""
+    from semsearch.embedders.catalog import prepare
+    from semsearch.embedders.local import DEFAULT_MODEL
+
+    target = spec or (_extra_specs() or [f"local:{DEFAULT_MODEL}"])[0]
+    for path in prepare(target, precision, force=force):
+        out.print(f"ready: {escape(str(path))}")

@@ -1,0 +1,104 @@
+"""What local models this machine has, which engine runs each, and what is in the ONNX cache.
+
+Behind ``semsearch models``: it lists and prepares, it never embeds a text.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from semsearch.embedders.local import DEFAULT_MODEL, LocalEmbedder
+from semsearch.errors import EmbedderUnavailable
+
+__all__ = ["CachedGraph", "LocalModel", "local_models", "prepare"]
+
+
+@dataclass(frozen=True)
+class CachedGraph:
+    """One precision's ONNX graph: where it is cached and whether it is built."""
+
+    precision: str
+    path: Path
+    built: bool
+    bytes: int
+
+
+@dataclass(frozen=True)
+class LocalModel:
+    """One local model: its id, folder, engine (or why it has none) and cached graphs."""
+
+    spec: str
+    model_id: str
+    folder: Path | None
+    engine: str | None
+    problem: str | None
+    default_precision: str
+    graphs: list[CachedGraph] = field(default_factory=list)
+
+
+def local_models(specs: list[str] | None = None) -> list[LocalModel]:
+    """The packaged default model plus ``specs`` (e.g. SEMSEARCH_MODEL), each described."""
+    wanted = [f"local:{DEFAULT_MODEL}", *(specs or [])]
+    seen: set[str] = set()
+    models: list[LocalModel] = []
+    for spec in wanted:
+        if not spec.startswith("local:") or spec in seen:
+            continue
+        seen.add(spec)
+        models.append(_describe(spec))
+    return models
+
+
+def _describe(spec: str) -> LocalModel:
+    embedder = LocalEmbedder.from_spec(spec.removeprefix("local:"))
+    try:
+        folder = embedder.path
+        engine = embedder.engine
+    except EmbedderUnavailable as exc:
+        return LocalModel(spec, embedder.model_id, None, None, exc.message, embedder.precision)
+    graphs: list[CachedGraph] = []
+    if engine == "onnx":
+        from semsearch.embedders.onnx.cache import PRECISIONS, GraphSpec
+
+        for precision in PRECISIONS:
+            path = GraphSpec(embedder.folder, precision, label=embedder.label).path
+            size = path.stat().st_size if path.is_file() else 0
+            graphs.append(CachedGraph(precision, path, path.is_file(), size))
+    return LocalModel(spec, embedder.model_id, folder, engine, None, embedder.precision, graphs)
+
+
+def prepare(spec: str, precisions: list[str] | None = None, force: bool = False) -> list[Path]:
+    """Build the ONNX graphs of a local model ahead of time (``semsearch models prepare``).
+
+    Args:
+        spec: a ``local:`` spec (options such as ``?precision=`` are allowed).
+        precisions: which graphs to build (default: the spec's precision).
+        force: rebuild even when a valid graph is cached.
+    Returns:
+        The cached graphs' paths.
+    Raises:
+        EmbedderUnavailable: the model is missing, the ONNX engine cannot build it, or the
+            cache folder is not writable.
+    """
+    from semsearch.embedders.onnx.cache import GraphSpec
+    from semsearch.embedders.onnx.runtime import OnnxRunner
+
+    embedder = LocalEmbedder.from_spec(spec.removeprefix("local:"))
+    if embedder.engine != "onnx":
+        raise EmbedderUnavailable(
+            f"{spec} runs on the torch engine; there is nothing to prepare",
+            hint="only models the ONNX engine builds have a cache",
+        )
+    paths: list[Path] = []
+    for precision in precisions or [embedder.precision]:
+        graph = GraphSpec(embedder.folder, precision, label=embedder.label)
+        if force and graph.path.is_file():
+            os.unlink(graph.path)
+        runner = OnnxRunner(
+            embedder.folder, embedder.path / "tokenizer.json", precision, label=embedder.label
+        )
+        runner.session()  # builds when missing, foreign or damaged
+        paths.append(graph.path)
+    return paths

