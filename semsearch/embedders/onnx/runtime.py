@@ -5,11 +5,12 @@ folder's own ``tokenizer.json``, texts stripped (and lower-cased when the folder
 ``do_lower_case``), truncation at ``max_seq_length`` tokens with the special tokens, then the
 pooling that ``1_Pooling/config.json`` names over the attention mask. The caller normalises.
 
-Threads: ONNX Runtime's intra-op pool gets ``threads`` workers (default: every core this
-process may use) and does not spin while idle (``session.intra_op.allow_spinning = 0``). A
-spinning pool keeps its cores busy between kernels, which on a busy machine steals the time
-the other processes need and turns a few-millisecond query into seconds (docs/embedders.md
-has the measurements).
+Threads: the session runs each call on the calling thread alone (``intra_op_num_threads = 1``,
+no spinning pool), and :meth:`OnnxRunner.encode` spreads batches over ``threads`` worker
+threads (default: every core this process may use). A query is one small run on one core, so a
+busy machine slows it by its CPU share and no more: a spinning intra-op pool keeps cores busy
+between kernels and, under contention, turns milliseconds into seconds (docs/embedders.md has
+the measurements). Concurrent searches in a server each get their own core.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -86,15 +88,19 @@ class OnnxRunner:
         return self._session
 
     def encode(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        """Pooled (not normalised) vectors: float32[len(texts), hidden].
+        """Pooled (not normalised) vectors: float32[len(texts), hidden * pooling modes].
+
+        Batches run on up to ``threads`` worker threads at once, each single-threaded inside
+        ONNX Runtime (one session; its ``run`` is thread-safe and releases the GIL).
 
         Raises:
             EmbedderUnavailable: the graph cannot be built or run.
         """
         session = self.session()
         encodings = self._tokenize(texts)
-        out = np.zeros((len(texts), self.folder.pooling.dim or 0), dtype=np.float32)
-        for batch in self._batches(encodings):
+        batches = self._batches(encodings)
+
+        def run(batch: list[int]) -> NDArray[np.float32]:
             ids, mask = _padded([encodings[i] for i in batch])
             feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
             try:
@@ -104,10 +110,17 @@ class OnnxRunner:
                     f"ONNX Runtime failed to embed: {exc}",
                     hint="rebuild the model cache with `semsearch models prepare --force`",
                 ) from exc
-            pooled = pool(hidden, mask, self.folder.pooling.mode)
-            if out.shape[1] != pooled.shape[1]:
-                out = np.zeros((len(texts), pooled.shape[1]), dtype=np.float32)
-            out[batch] = pooled
+            return pool(hidden, mask, self.folder.pooling.mode)
+
+        if len(batches) == 1 or self.threads == 1:
+            pooled = [run(batch) for batch in batches]
+        else:
+            with ThreadPoolExecutor(max_workers=self.threads) as pool_:
+                pooled = list(pool_.map(run, batches))
+        width = pooled[0].shape[1] if pooled else (self.folder.pooling.dim or 0)
+        out = np.zeros((len(texts), width), dtype=np.float32)
+        for batch, vectors in zip(batches, pooled, strict=True):
+            out[batch] = vectors
         return out
 
     def _tokenize(self, texts: Sequence[str]) -> list[Encoding]:
@@ -125,14 +138,20 @@ class OnnxRunner:
         return encodings
 
     def _batches(self, encodings: list[Encoding]) -> list[list[int]]:
-        """Indices grouped longest first, so each batch pads to about its own length."""
+        """Indices grouped longest first, so each batch pads to about its own length.
+
+        int8 graphs take one text per run: their activations are quantised with one scale per
+        tensor, so batch mates (and their padding) would change a text's vector (cosine moved
+        by up to 0.014 here). One text per run makes every vector independent of its batch.
+        """
+        limit = 1 if self.spec.precision == "int8" else self.batch_size
         order = sorted(range(len(encodings)), key=lambda i: -len(encodings[i].ids))
         batches: list[list[int]] = []
         current: list[int] = []
         for i in order:
             longest = len(encodings[current[0]].ids) if current else len(encodings[i].ids)
             if current and (
-                len(current) >= self.batch_size or longest * (len(current) + 1) > _TOKENS_PER_BATCH
+                len(current) >= limit or longest * (len(current) + 1) > _TOKENS_PER_BATCH
             ):
                 batches.append(current)
                 current = []
@@ -161,7 +180,7 @@ class OnnxRunner:
         import onnxruntime as ort
 
         options = ort.SessionOptions()
-        options.intra_op_num_threads = self.threads
+        options.intra_op_num_threads = 1  # parallel across batches instead (see encode)
         options.inter_op_num_threads = 1
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.log_severity_level = 3  # errors only: shape-merge notes are not for users
