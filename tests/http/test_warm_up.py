@@ -33,7 +33,7 @@ def test_warm_up_loads_the_local_model_before_any_request_and_freezes_the_heap(
     gc.unfreeze()
     with TestClient(create_app(state, warm_up=True)):
         embedder = state.collection("notes").embedder
-        assert embedder._model is not None  # loaded at start-up, not by a search
+        assert embedder._runner is not None  # loaded at start-up, not by a search
         assert gc.get_freeze_count() > 0
     db.close()
 
