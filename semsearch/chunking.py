@@ -11,13 +11,15 @@ embedded (breadcrumb included), and cut again if the tokenizer counts it differe
 
 from __future__ import annotations
 
+import functools
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from markdown_it import MarkdownIt
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 __all__ = ["ChunkSpan", "Tokenizer", "chunk_markdown", "chunk_text", "embedding_text"]
 
@@ -75,7 +77,13 @@ _CODE: Levels = (_PARA, _LINE)
 _ROWS: Levels = (_LINE,)
 _LEVELS = {"fence": _CODE, "code_block": _CODE, "html_block": _CODE, "table": _ROWS}
 
-_MD = MarkdownIt("commonmark").enable("table")
+
+@functools.cache
+def _markdown_parser() -> MarkdownIt:
+    """CommonMark with tables; built on first use, so keyword-only commands never import it."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table")
 
 
 def _strip(text: str, start: int, end: int, lead: re.Pattern[str]) -> Span:
@@ -234,7 +242,7 @@ class _Piece:
 
 def _blocks(doc: _Doc) -> list[_Block]:
     """Top-level blocks from markdown-it's line maps; uncovered non-blank lines become blocks."""
-    tokens = _MD.parse(doc.text)
+    tokens = _markdown_parser().parse(doc.text)
     found: list[_Block] = []
     for i, tok in enumerate(tokens):
         if tok.level or tok.map is None:  # nested tokens belong to their top-level block
