@@ -50,6 +50,17 @@ VARIANTS = {
 WEIGHT_FLOP_PER_TOKEN = 2 * 6 * (4 * 384 * 384 + 2 * 384 * 1536)
 
 
+class _SameId:
+    """A measurement-only view of an embedder under the plain model id (bypasses the refusal)."""
+
+    def __init__(self, inner: LocalEmbedder) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id.partition("?")[0]
+
+    def __getattr__(self, name: str):
+        return getattr(self.inner, name)
+
+
 def _embedder(variant: str) -> LocalEmbedder:
     return LocalEmbedder(**VARIANTS[variant])  # type: ignore[arg-type]
 
@@ -90,11 +101,13 @@ def quality() -> str:
     # made by earlier versions, opened by this one).
     import semsearch
 
+    # int8 has a model id of its own, so semsearch refuses this mix; the measurement presents
+    # the int8 queries under the stored id to show what the refusal protects against.
     torch_index = CACHE / _slug("torch (sentence-transformers)")
     for variant in ("onnx fp32", "onnx int8"):
         path = next(torch_index.glob("*.embed.db"))
         db = semsearch.connect(path)
-        coll = db.collection("beir", embedder=_embedder(variant))
+        coll = db.collection("beir", embedder=_SameId(_embedder(variant)))
         report = run_eval(dataset, coll, ["semantic", "hybrid"], 100)
         scores = {m.mode: m.ndcg_at_10 for m in report.modes}
         rows.append(

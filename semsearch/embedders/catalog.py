@@ -9,7 +9,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from semsearch.embedders.local import DEFAULT_MODEL, LocalEmbedder
+from semsearch.embedders.local import DEFAULT_MODEL, DEFAULT_PRECISION, LocalEmbedder
 from semsearch.errors import EmbedderUnavailable
 
 __all__ = ["CachedGraph", "LocalModel", "local_models", "prepare"]
@@ -39,8 +39,8 @@ class LocalModel:
 
 
 def local_models(specs: list[str] | None = None) -> list[LocalModel]:
-    """The packaged default model plus ``specs`` (e.g. SEMSEARCH_MODEL), each described."""
-    wanted = [f"local:{DEFAULT_MODEL}", *(specs or [])]
+    """The packaged default model (at its default precision) plus ``specs``, each described."""
+    wanted = [f"local:{DEFAULT_MODEL}?precision={DEFAULT_PRECISION}", *(specs or [])]
     seen: set[str] = set()
     models: list[LocalModel] = []
     for spec in wanted:

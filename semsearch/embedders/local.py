@@ -14,8 +14,16 @@ Two engines run a folder (``local:<name>?engine=...``):
 
 ``engine=auto`` (the default) takes ``onnx`` when the folder is a plain BERT Transformer +
 Pooling (+ Normalize) pipeline, else ``torch``. ``precision=fp32|int8`` chooses the ONNX
-graph's weights (default :data:`DEFAULT_PRECISION`, chosen by measurement in
-docs/benchmarks.md); ``threads=N`` sets ONNX Runtime's intra-op threads.
+graph's weights: a spec without it means fp32 (the model as published), and the default model
+(``SEMSEARCH_MODEL`` unset) is the packaged all-MiniLM-L6-v2 at :data:`DEFAULT_PRECISION`,
+chosen by measurement (docs/benchmarks.md). ``threads=N`` sets the worker threads.
+
+Model identity: fp32 vectors on either engine agree with sentence-transformers to cosine
+0.9999999 and keep the model's plain id, so indexes built by earlier versions (torch) open and
+search unchanged. int8 vectors are a model of their own, ``<id>?precision=int8``: searching
+torch-built documents with int8 queries cost 0.0058 nDCG@10 on SciFact (hybrid), more than the
+0.005 allowed, so a mix is refused (ModelMismatch) rather than allowed silently. Every stored
+id is a spec that resolves to the same engine and precision.
 
 The tokenizer (for chunking) loads from ``tokenizer.json`` alone.
 """
@@ -52,11 +60,9 @@ __all__ = [
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 _DEFAULT_ALIASES = {DEFAULT_MODEL, "all-MiniLM-L6-v2", "all-minilm-l6-v2"}
 ENGINES = ("auto", "onnx", "torch")
-#: int8 when it keeps quality (docs/benchmarks.md: SciFact nDCG@10 and cosine to fp32).
+#: Precision of the default model: int8 kept SciFact nDCG@10 within 0.005 of torch in every
+#: mode, with 1.4-2x the throughput (docs/benchmarks.md, sections engine-quality and -speed).
 DEFAULT_PRECISION = "int8"
-#: int8 vectors count as the same model as fp32 ones (measured: mixing them costs at most
-#: 0.005 nDCG@10 on SciFact, docs/benchmarks.md), so indexes built by torch keep working.
-INT8_SHARES_MODEL_ID = True
 _OPTIONS = ("engine", "precision", "threads")
 
 _INSTALL_HINT = (
@@ -73,8 +79,10 @@ def names_a_model(name: str) -> bool:
 
 
 def default_model_spec() -> str:
-    """``SEMSEARCH_MODEL`` if set, else the packaged all-MiniLM-L6-v2."""
-    return os.environ.get("SEMSEARCH_MODEL") or f"local:{DEFAULT_MODEL}"
+    """``SEMSEARCH_MODEL`` if set, else the packaged all-MiniLM-L6-v2 at the default precision."""
+    return (
+        os.environ.get("SEMSEARCH_MODEL") or f"local:{DEFAULT_MODEL}?precision={DEFAULT_PRECISION}"
+    )
 
 
 def _packaged_model_path() -> Path:
@@ -99,12 +107,12 @@ class LocalEmbedder(BaseEmbedder):
         batch_size: most texts per forward pass (default 32).
         engine: ``"auto"`` (ONNX when the folder is a plain BERT pipeline), ``"onnx"`` or
             ``"torch"``.
-        precision: ONNX weights, ``"fp32"`` or ``"int8"`` (default :data:`DEFAULT_PRECISION`).
+        precision: ONNX weights, ``"fp32"`` (default: the model as published) or ``"int8"``.
         threads: ONNX Runtime intra-op threads (default: every core this process may use).
 
     ``model_id`` is ``sentence-transformers/all-MiniLM-L6-v2`` for the packaged model, else
     ``local:<absolute folder>``; torch and ONNX fp32 vectors agree to cosine 0.9999999, so
-    they share it. ``dim`` and ``max_tokens`` come from the folder's config files;
+    they share it, and int8 on ONNX adds ``?precision=int8`` (a distinct model). ``dim`` and ``max_tokens`` come from the folder's config files;
     ``max_tokens`` excludes the special tokens and the longest query/document prefix the model
     card asks for (:attr:`prompts`, e.g. e5's ``"query: "`` / ``"passage: "``).
     Raises EmbedderUnavailable (lazily, on first use) when the folder is missing or broken, the
@@ -130,7 +138,7 @@ class LocalEmbedder(BaseEmbedder):
             )
         self.name = name
         self.requested_engine = engine
-        self.precision = precision or DEFAULT_PRECISION
+        self.precision = precision or "fp32"
         self.threads = threads
         if name in _DEFAULT_ALIASES:
             self._base_id = DEFAULT_MODEL
@@ -156,8 +164,8 @@ class LocalEmbedder(BaseEmbedder):
 
     @property
     def model_id(self) -> str:  # type: ignore[override]
-        """The id stored with a collection; int8 is recorded only if it is a distinct model."""
-        if self.precision == "int8" and not INT8_SHARES_MODEL_ID and self._uses_onnx_quietly():
+        """The id stored with a collection: int8 on the ONNX engine is recorded as its own model."""
+        if self.precision == "int8" and self._uses_onnx_quietly():
             return f"{self._base_id}?precision=int8"
         return self._base_id
 

@@ -18,7 +18,9 @@ def test_models_lists_the_cache_state_and_prepare_builds_it(
     runner = CliRunner()
     before = json.loads(runner.invoke(app, ["models", "--json"]).output)
     tiny = next(m for m in before if m["folder"] == str(tiny_bert))
-    assert tiny["engine"] == "onnx" and tiny["default_precision"] == "int8"
+    assert tiny["engine"] == "onnx" and tiny["default_precision"] == "fp32"  # as published
+    packaged = before[0]
+    assert packaged["model_id"] == "sentence-transformers/all-MiniLM-L6-v2?precision=int8"
     assert [(g["precision"], g["built"]) for g in tiny["cache"]] == [
         ("fp32", False),
         ("int8", False),

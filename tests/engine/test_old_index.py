@@ -41,9 +41,13 @@ def test_torch_built_index_is_searched_by_the_onnx_engine_with_the_same_results(
     with semsearch.connect(index) as db:
         notes = db.collection("notes")  # the stored model id, resolved to the default engine
         assert isinstance(notes.embedder, LocalEmbedder) and notes.embedder.engine == "onnx"
+        assert notes.embedder.precision == "fp32"  # the stored id names fp32 vectors
         pending = notes.stats().pending
         after = {q: [h.id for h in notes.search(q, limit=5)] for q in QUESTIONS}
     assert pending == 0  # nothing was re-embedded or invalidated
+    with semsearch.connect(index) as db, pytest.raises(semsearch.ModelMismatch) as mixed:
+        db.collection("notes", embedder="local:all-MiniLM-L6-v2?precision=int8")
+    assert "precision=int8" in mixed.value.message  # int8 queries on fp32 documents: refused
     assert all(after[q][0] == before[q][0] for q in QUESTIONS), (before, after)
     overlap = sum(len(set(after[q]) & set(before[q])) for q in QUESTIONS) / (5 * len(QUESTIONS))
     assert overlap >= 0.9, overlap
