@@ -209,8 +209,8 @@ def _parse_key(key: str, value: Any, schema: Schema, depth: int) -> Filter | Non
     if isinstance(value, Mapping):
         if not value:
             raise InvalidFilter(f"empty operator object for field {key!r}", hint='{"$eq": ...}')
-        parts = tuple(_compare(field, op, v) for op, v in value.items())
-        return parts[0] if len(parts) == 1 else And(parts)
+        compares = tuple(_compare(field, op, v) for op, v in value.items())
+        return compares[0] if len(compares) == 1 else And(compares)
     return _compare(field, "$eq", value)
 
 
