@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from anyio import CapacityLimiter
 
 from semsearch.collection import Collection
-from semsearch.database import Database
+from semsearch.database import MEMORY_COLLECTION, MEMORY_OPTION, Database
 from semsearch.embedders.base import Embedder, resolve_embedder
 from semsearch.errors import BackendUnavailable, IndexNotFound, InvalidQuery, SemsearchError
 from semsearch.results import UpsertReport
@@ -25,10 +25,6 @@ from semsearch.server.http_models import CollectionIn, CollectionOut
 from semsearch.worker import EmbeddingWorker
 
 __all__ = ["MEMORY_COLLECTION", "Limits", "ServerState", "describe"]
-
-#: The collection behind the ``/memory`` routes (semsearch/server/http_memory.py). It holds every
-#: user's messages, so only those routes, which scope each call to the caller, may touch it.
-MEMORY_COLLECTION = "messages"
 
 
 @dataclass(frozen=True)
@@ -100,7 +96,7 @@ class ServerState:
         """
         from semsearch.embedders.local import LocalEmbedder
 
-        for name in self.db.collections():
+        for name in self.db.collections(include_memory=True):
             try:
                 embedder = self._open(name).embedder
                 if isinstance(embedder, LocalEmbedder):
@@ -123,7 +119,7 @@ class ServerState:
             The names queued.
         """
         queued: list[str] = []
-        for name in self.db.collections():
+        for name in self.db.collections(include_memory=True):
             try:
                 coll = self._open(name)
                 if coll.stats().pending and self.worker.submit(coll):
@@ -134,7 +130,7 @@ class ServerState:
 
     def collections(self) -> list[str]:
         """The names of the collections the generic routes serve (``private`` ones left out)."""
-        return [name for name in self.db.collections() if name not in self.private]
+        return [name for name in self.db.collections() if name not in self.private]  # memory: never
 
     def collection(self, name: str) -> Collection:
         """An existing, non-private collection, opened once and cached.
@@ -145,7 +141,10 @@ class ServerState:
         """
         if name in self.private:
             raise self._not_found(name)
-        return self._open(name)
+        coll = self._open(name)
+        if coll.info.options.get(MEMORY_OPTION):  # a memory kept under another name
+            raise self._not_found(name)
+        return coll
 
     def _not_found(self, name: str) -> IndexNotFound:
         existing = ", ".join(self.collections()) or "none yet"
@@ -163,9 +162,14 @@ class ServerState:
             info = self.db.store.get_collection(name)
             if info is None:
                 raise self._not_found(name)
-            coll = self.db.collection(
-                name, embedder=self._embedder(info.model_id), create=False, strict_model=False
-            )  # another model: keyword search and reads work, semantic search answers 409
+            embedder = self._embedder(info.model_id)
+            if self.db.is_memory(name):  # warm-up and resume only: routes never reach it
+                from semsearch.memory_types import MESSAGE_SCHEMA
+
+                coll = self.db.memory_collection(name, schema=MESSAGE_SCHEMA, embedder=embedder)
+            else:
+                coll = self.db.collection(name, embedder=embedder, create=False, strict_model=False)
+            # another model: keyword search and reads work, semantic search answers 409
             self._collections[name] = coll
             return coll
 

@@ -200,11 +200,15 @@ class McpService:
             return out
 
     def list_collections(self) -> dict[str, Any]:
-        """Every collection: schema, counts, model and pending embeddings (no model load)."""
+        """Every collection but conversation memory: schema, counts, model and pending
+        embeddings (no model load)."""
         with self._lock:
             db = self._database()
             rows = []
+            visible = set(db.collections())  # conversation memory is left out (database.py)
             for info in db.store.list_collections():
+                if info.name not in visible:
+                    continue
                 schema = Schema.from_json(info.schema_json)
                 st = db.store.stats(info.name)
                 rows.append(
