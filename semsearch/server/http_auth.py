@@ -10,6 +10,8 @@ the server then refuses to bind anything but 127.0.0.1 (:func:`check_bind`).
 from __future__ import annotations
 
 import hmac
+import os
+import stat
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from enum import IntEnum
@@ -28,6 +30,7 @@ __all__ = [
     "KeyRing",
     "Role",
     "check_bind",
+    "check_keys_file_mode",
     "requires",
 ]
 
@@ -85,12 +88,14 @@ class KeyRing:
         """Keys from the environment value and/or a keys file (both are merged).
 
         Raises:
-            SemsearchError: the file cannot be read, or an entry is invalid.
+            SemsearchError: the file cannot be read, is writable by its group or by others (see
+                :func:`check_keys_file_mode`), or an entry is invalid.
         """
         keys: dict[str, Role] = {}
         if env_value:
             keys.update(cls.parse(env_value, source=ENV_API_KEYS).keys)
         if keys_file:
+            check_keys_file_mode(keys_file)
             try:
                 text = Path(keys_file).read_text(encoding="utf-8")
             except OSError as exc:
@@ -113,6 +118,32 @@ class KeyRing:
             if hmac.compare_digest(known.encode(), key.encode()):
                 found = role
         return found
+
+
+def check_keys_file_mode(keys_file: str | Path) -> None:
+    """Refuse a keys file that its group or other users may write, as ssh refuses a loose key
+    file: any local user could add a ``key:admin`` line. No check on Windows (no mode bits).
+
+    Raises:
+        SemsearchError: the file is group- or world-writable (hint: ``chmod 600``), or it
+            cannot be read.
+    """
+    if os.name == "nt":
+        return
+    try:
+        mode = os.stat(keys_file).st_mode
+    except OSError as exc:
+        raise SemsearchError(
+            f"cannot read the API keys file: {exc.strerror}",
+            hint="pass a readable file with one key:role per line",
+        ) from exc
+    if mode & (stat.S_IWGRP | stat.S_IWOTH):
+        who = "everyone" if mode & stat.S_IWOTH else "its group"
+        raise SemsearchError(
+            f"the API keys file can be changed by {who} (mode {stat.S_IMODE(mode):o}): anyone "
+            "who can write it could add an admin key",
+            hint=f"make it private to its owner: chmod 600 {Path(keys_file).name}",
+        )
 
 
 def request_key(request: Request) -> str | None:
