@@ -70,6 +70,23 @@ def serve(
             help="Keep the `notes` collection in step with this markdown folder while serving.",
         ),
     ] = None,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            help="Also answer this Host name (repeatable; *.example.com for subdomains); "
+            "else loopback names only, against DNS rebinding. Env: SEMSEARCH_ALLOWED_HOSTS "
+            "(comma-separated).",
+        ),
+    ] = None,
+    allow_origin: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-origin",
+            help="Also accept writes and searches from this browser Origin (repeatable). "
+            "Env: SEMSEARCH_ALLOWED_ORIGINS (comma-separated).",
+        ),
+    ] = None,
     workers: Annotated[
         int,
         typer.Option(
@@ -86,17 +103,19 @@ def serve(
     import uvicorn
 
     import semsearch
+    from semsearch.server.host_guard import HostPolicy
     from semsearch.server.http import create_app
     from semsearch.server.http_auth import ENV_API_KEYS, KeyRing, check_bind
     from semsearch.server.http_process import single_threaded_blas
     from semsearch.server.http_state import ServerState
 
     keys = KeyRing.load(os.environ.get(ENV_API_KEYS), keys_file)
+    policy = HostPolicy.build(allowed_host or (), allow_origin or (), bind=host)
     single_threaded_blas()
     check_bind(host, keys)
     check_port_free(host, port)
     if workers > 1:
-        _serve_workers(location or index, keys_file, host, port, workers, watch)
+        _serve_workers(location or index, keys_file, policy, port, workers, watch)
         return
     watcher = _start_watch(watch, location or index)  # semsearch/sources/watch.py
     db = semsearch.connect(location or index)
@@ -106,7 +125,10 @@ def serve(
     try:
         _run(
             lambda: uvicorn.run(
-                create_app(state, warm_up=True), host=host, port=port, log_level="warning"
+                create_app(state, warm_up=True, host_policy=policy),
+                host=host,
+                port=port,
+                log_level="warning",
             )
         )
     finally:
@@ -117,14 +139,23 @@ def serve(
 
 
 def _serve_workers(
-    location: str, keys_file: str | None, host: str, port: int, workers: int, watch: str | None
+    location: str,
+    keys_file: str | None,
+    policy: Any,
+    port: int,
+    workers: int,
+    watch: str | None,
 ) -> None:
-    """`--workers N`: N uvicorn processes, each opening the store itself (http_process.py)."""
+    """`--workers N`: N uvicorn processes, each opening the store itself (http_process.py);
+    the Host policy reaches them through the environment."""
     import uvicorn
 
     from semsearch.errors import InvalidQuery
+    from semsearch.server.host_guard import ENV_ALLOWED_HOSTS, ENV_ALLOWED_ORIGINS
     from semsearch.server.http_auth import ENV_API_KEYS_FILE
-    from semsearch.server.http_process import ENV_SERVE_LOCATION
+    from semsearch.server.http_process import ENV_SERVE_HOST, ENV_SERVE_LOCATION
+
+    host = policy.bind
 
     if str(location).startswith("milvus-lite://"):
         raise InvalidQuery(
@@ -132,6 +163,9 @@ def _serve_workers(
             hint="drop --workers, or move the collection to a Milvus server (http://host:19530)",
         )
     os.environ[ENV_SERVE_LOCATION] = str(location)
+    os.environ[ENV_SERVE_HOST] = host
+    os.environ[ENV_ALLOWED_HOSTS] = ",".join(policy.allowed_hosts)
+    os.environ[ENV_ALLOWED_ORIGINS] = ",".join(policy.allowed_origins)
     if keys_file is not None:
         os.environ[ENV_API_KEYS_FILE] = keys_file
     watcher = _start_watch(watch, location)

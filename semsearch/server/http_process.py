@@ -19,9 +19,17 @@ if TYPE_CHECKING:
 
     from semsearch.server.http_state import ServerState
 
-__all__ = ["ENV_SERVE_LOCATION", "app_from_env", "single_threaded_blas", "state_from_env"]
+__all__ = [
+    "ENV_SERVE_HOST",
+    "ENV_SERVE_LOCATION",
+    "app_from_env",
+    "single_threaded_blas",
+    "state_from_env",
+]
 
 ENV_SERVE_LOCATION = "SEMSEARCH_SERVE_LOCATION"
+#: The address the parent binds (a specific one is an allowed Host name).
+ENV_SERVE_HOST = "SEMSEARCH_SERVE_HOST"
 
 
 def single_threaded_blas() -> None:
@@ -66,7 +74,10 @@ def state_from_env() -> ServerState:
 
 def app_from_env() -> FastAPI:
     """The uvicorn factory of a worker process (``uvicorn.run(..., factory=True)``); the app
-    closes its store when it shuts down."""
+    closes its store when it shuts down. Its Host policy: ``SEMSEARCH_SERVE_HOST`` and
+    ``SEMSEARCH_ALLOWED_HOSTS`` / ``SEMSEARCH_ALLOWED_ORIGINS`` (set by the parent)."""
+    from semsearch.server.host_guard import HostPolicy
     from semsearch.server.http import create_app
 
-    return create_app(state_from_env(), owns_db=True, warm_up=True)
+    policy = HostPolicy.build(bind=os.environ.get(ENV_SERVE_HOST, "127.0.0.1"))
+    return create_app(state_from_env(), owns_db=True, warm_up=True, host_policy=policy)
