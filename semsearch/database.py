@@ -20,7 +20,7 @@ from semsearch.lifecycle import Lifecycle
 from semsearch.schema import Schema
 from semsearch.stores.base import CollectionInfo, Store
 
-__all__ = ["MEMORY_COLLECTION", "Database", "connect"]
+__all__ = ["MEMORY_COLLECTION", "Database", "check_location", "connect"]
 
 #: The collection of conversation memory (:class:`semsearch.memory.ConversationMemory`). It holds
 #: every user's messages, so only the memory API, which scopes each read to one user, opens it:
@@ -54,27 +54,53 @@ def connect(location: str | os.PathLike[str]) -> Database:
             PostgreSQL server that refuses the connection or the credentials.
         NotAnIndex: the path exists but is not a semsearch index (the file is left unchanged).
     """
+    loc, backend = check_location(location)
+    if backend == "sqlite":
+        from semsearch.stores.sqlite import SQLiteStore
+
+        return Database(SQLiteStore(loc if loc == ":memory:" else os.path.expanduser(loc)))
+    if backend == "postgres":
+        from semsearch.stores.postgres import PostgresStore
+
+        return Database(PostgresStore(loc))
+    from semsearch.stores.milvus import MilvusStore
+
+    return Database(MilvusStore(loc))
+
+
+def check_location(location: object) -> tuple[str, str]:
+    """Check a location's form without touching it: (location as text, backend name).
+
+    Every face checks the form before the existence (``semsearch mcp --index notes.db`` says
+    "unsupported location", not "no index at notes.db" with a hint that cannot work), and the
+    servers refuse to start on a location that can never be an index.
+
+    Returns:
+        The location as a string and ``"sqlite"``, ``"postgres"`` or ``"milvus"``.
+    Raises:
+        BackendUnavailable: not a path or URL, or a form no backend takes (the message lists
+            the supported ones).
+    """
     if not isinstance(location, str | os.PathLike):
         raise BackendUnavailable(
             f"a location must be a path or URL, got {type(location).__name__}",
             hint=f"supported locations: {_SCHEMES}",
         )
     loc = os.fspath(location)
+    if isinstance(loc, bytes):
+        loc = os.fsdecode(loc)
     if loc == ":memory:" or loc.endswith(".embed.db"):
-        from semsearch.stores.sqlite import SQLiteStore
-
-        return Database(SQLiteStore(loc if loc == ":memory:" else os.path.expanduser(loc)))
+        return loc, "sqlite"
     if loc.startswith(("postgresql://", "postgres://")):
-        from semsearch.stores.postgres import PostgresStore
-
-        return Database(PostgresStore(loc))
+        return loc, "postgres"
     if loc.startswith(("milvus-lite://", "http://", "https://")):
-        from semsearch.stores.milvus import MilvusStore
-
-        return Database(MilvusStore(loc))
-    raise BackendUnavailable(
-        f"unsupported location {_redact(loc)!r}", hint=f"supported locations: {_SCHEMES}"
-    )
+        return loc, "milvus"
+    name = _redact(loc) if "://" in loc else os.path.basename(loc) or loc
+    hint = f"supported locations: {_SCHEMES}"
+    if "://" not in loc:
+        stem = name.removesuffix(".db").removesuffix(".sqlite")
+        hint = f"an index file name ends in .embed.db, e.g. {stem}.embed.db; {hint}"
+    raise BackendUnavailable(f"unsupported location {name!r}", hint=hint)
 
 
 def _redact(location: str) -> str:

@@ -154,11 +154,15 @@ def _internal_error(exc: Exception) -> None:
 
 
 def require_index(index: str) -> None:
-    """Raise IndexNotFound (before any model load) when the index file does not exist.
+    """Raise IndexNotFound (before any model load) when the index file does not exist, after
+    BackendUnavailable for a location no backend takes (:func:`semsearch.database.check_location`).
 
     Server locations (``postgresql://``, ``milvus-lite://``, ``http(s)://``) are checked by
     their store when opened.
     """
+    from semsearch.database import check_location
+
+    check_location(index)  # the form first: "unsupported location", not "no index at"
     if index != ":memory:" and "://" not in index and not os.path.exists(index):
         raise IndexNotFound(f"no index at {index}", hint="run `semsearch index <folder>` first")
 

@@ -103,12 +103,14 @@ def serve(
     import uvicorn
 
     import semsearch
+    from semsearch.database import check_location
     from semsearch.server.host_guard import HostPolicy
     from semsearch.server.http import create_app
     from semsearch.server.http_auth import ENV_API_KEYS, KeyRing, check_bind
     from semsearch.server.http_process import single_threaded_blas
     from semsearch.server.http_state import ServerState
 
+    check_location(location or index)  # never start on a location that cannot be an index
     keys = KeyRing.load(os.environ.get(ENV_API_KEYS), keys_file)
     policy = HostPolicy.build(allowed_host or (), allow_origin or (), bind=host)
     single_threaded_blas()
