@@ -87,6 +87,27 @@ def serve(
             "Env: SEMSEARCH_ALLOWED_ORIGINS (comma-separated).",
         ),
     ] = None,
+    rate_limit: Annotated[
+        float | None,
+        typer.Option(
+            "--rate-limit",
+            min=0,
+            envvar="SEMSEARCH_RATE_LIMIT",
+            show_envvar=True,
+            help="Requests per minute per API key (429 above it); 0 turns it off. "
+            "Default: 600 with API keys, off without.",
+        ),
+    ] = None,
+    rate_burst: Annotated[
+        int,
+        typer.Option(
+            "--rate-burst",
+            min=1,
+            envvar="SEMSEARCH_RATE_BURST",
+            show_envvar=True,
+            help="Requests a key may send at once before --rate-limit applies.",
+        ),
+    ] = 60,
     workers: Annotated[
         int,
         typer.Option(
@@ -107,8 +128,12 @@ def serve(
     from semsearch.server.host_guard import HostPolicy
     from semsearch.server.http import create_app
     from semsearch.server.http_auth import ENV_API_KEYS, KeyRing, check_bind
-    from semsearch.server.http_process import single_threaded_blas
-    from semsearch.server.http_state import ServerState
+    from semsearch.server.http_process import (
+        ENV_RATE_BURST,
+        ENV_RATE_LIMIT,
+        single_threaded_blas,
+    )
+    from semsearch.server.http_state import Limits, ServerState
 
     check_location(location or index)  # never start on a location that cannot be an index
     keys = KeyRing.load(os.environ.get(ENV_API_KEYS), keys_file)
@@ -116,12 +141,16 @@ def serve(
     single_threaded_blas()
     check_bind(host, keys)
     check_port_free(host, port)
+    limits = Limits(rate_per_minute=rate_limit, rate_burst=rate_burst)
     if workers > 1:
+        if rate_limit is not None:  # read by each worker process (http_process.py)
+            os.environ[ENV_RATE_LIMIT] = str(rate_limit)
+        os.environ[ENV_RATE_BURST] = str(rate_burst)
         _serve_workers(location or index, keys_file, policy, port, workers, watch)
         return
     watcher = _start_watch(watch, location or index)  # semsearch/sources/watch.py
     db = semsearch.connect(location or index)
-    state = ServerState(db, keys, embedder=os.environ.get(settings.ENV_MODEL))
+    state = ServerState(db, keys, embedder=os.environ.get(settings.ENV_MODEL), limits=limits)
     mode = "local mode: no API keys, loopback only" if keys.empty else f"{len(keys.keys)} API keys"
     err_console.print(f"semsearch serving {db.location} on http://{host}:{port} ({mode})")
     try:

@@ -57,8 +57,8 @@ __all__ = ["create_app"]
 Reader = Annotated[Role, Depends(requires(Role.read))]
 Writer = Annotated[Role, Depends(requires(Role.write))]
 Admin = Annotated[Role, Depends(requires(Role.admin))]
-#: Errors any collection route can answer (auth, unknown collection, validation).
-_COMMON = (400, 401, 403, 404, 422)
+#: Errors any collection route can answer (auth, unknown collection, validation, rate limit).
+_COMMON = (400, 401, 403, 404, 422, 429)
 
 
 async def _state(request: Request) -> ServerState:
@@ -147,7 +147,7 @@ def _add_collection_routes(app: FastAPI) -> None:
     @app.get(
         "/collections",
         response_model=list[CollectionOut],
-        responses=error_responses(401, 403, 503),
+        responses=error_responses(401, 403, 429, 503),
         tags=["collections"],
     )
     def list_collections(state: State, role: Reader) -> list[CollectionOut]:
@@ -160,7 +160,7 @@ def _add_collection_routes(app: FastAPI) -> None:
         status_code=201,
         responses={
             200: {"model": CollectionOut, "description": "already existed"},
-            **error_responses(400, 401, 403, 409, 422, 503),
+            **error_responses(400, 401, 403, 409, 422, 429, 503),
         },
         tags=["collections"],
     )

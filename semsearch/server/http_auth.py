@@ -10,6 +10,7 @@ the server then refuses to bind anything but 127.0.0.1 (:func:`check_bind`).
 from __future__ import annotations
 
 import hmac
+import math
 import os
 import stat
 from collections.abc import Awaitable, Callable, Mapping
@@ -174,10 +175,11 @@ _header = APIKeyHeader(name="X-API-Key", auto_error=False, description="or `X-AP
 
 
 def requires(role: Role) -> Callable[..., Awaitable[Role]]:
-    """A FastAPI dependency that returns the caller's role, or raises 401/403.
+    """A FastAPI dependency that returns the caller's role, or raises 401/403/429.
 
     401 when keys are configured and the request carries none or an unknown one; 403 when the
-    key's role is below ``role``. In local mode (no keys) every caller is admin.
+    key's role is below ``role``; 429 when the key is over its rate limit (local mode: all
+    callers share one bucket, off unless asked). In local mode (no keys) every caller is admin.
     """
 
     async def dependency(  # async: cheap, so it runs on the event loop, not in a thread
@@ -187,6 +189,7 @@ def requires(role: Role) -> Callable[..., Awaitable[Role]]:
     ) -> Role:
         ring: KeyRing = request.app.state.semsearch.keys
         if ring.empty:
+            _check_rate(request, "local")
             return Role.admin
         key = header_key or (bearer.credentials if bearer else None)
         if not key:
@@ -202,6 +205,23 @@ def requires(role: Role) -> Callable[..., Awaitable[Role]]:
                 403, "forbidden", f"this needs {'an' if role.name[0] in 'aeiou' else 'a'} {role.name} key; yours is {found.name}",
                 "ask an administrator for a key with that role",
             )  # fmt: skip
+        _check_rate(request, key)
         return found
 
     return dependency
+
+
+def _check_rate(request: Request, caller: str) -> None:
+    """Raise 429 with ``Retry-After`` when ``caller`` is over the server's rate limit."""
+    limiter = request.app.state.semsearch.rate
+    wait = limiter.retry_after(caller)
+    if wait > 0:
+        seconds = max(1, math.ceil(wait))
+        raise ApiError(
+            429, "rate_limited",
+            f"too many requests for this key: the limit is {limiter.per_minute:g} per minute "
+            f"(bursts of {limiter.burst})",
+            f"retry after {seconds} s (Retry-After); an administrator sets the limit with "
+            "--rate-limit / SEMSEARCH_RATE_LIMIT",
+            headers={"Retry-After": str(seconds)},
+        )  # fmt: skip

@@ -28,6 +28,9 @@ __all__ = [
 ]
 
 ENV_SERVE_LOCATION = "SEMSEARCH_SERVE_LOCATION"
+#: The rate limit of ``serve --rate-limit`` / ``--rate-burst``, for each worker process.
+ENV_RATE_LIMIT = "SEMSEARCH_RATE_LIMIT"
+ENV_RATE_BURST = "SEMSEARCH_RATE_BURST"
 #: The address the parent binds (a specific one is an allowed Host name).
 ENV_SERVE_HOST = "SEMSEARCH_SERVE_HOST"
 
@@ -49,7 +52,8 @@ def single_threaded_blas() -> None:
 
 def state_from_env() -> ServerState:
     """The state of one worker process: the store at ``SEMSEARCH_SERVE_LOCATION``, the API keys
-    of ``SEMSEARCH_API_KEYS`` / ``SEMSEARCH_API_KEYS_FILE``, the model of ``SEMSEARCH_MODEL``.
+    of ``SEMSEARCH_API_KEYS`` / ``SEMSEARCH_API_KEYS_FILE``, the model of ``SEMSEARCH_MODEL``,
+    the rate limit of ``SEMSEARCH_RATE_LIMIT`` / ``SEMSEARCH_RATE_BURST``.
 
     Raises:
         BackendUnavailable: ``SEMSEARCH_SERVE_LOCATION`` is not set.
@@ -58,7 +62,7 @@ def state_from_env() -> ServerState:
     import semsearch
     from semsearch.errors import BackendUnavailable
     from semsearch.server.http_auth import ENV_API_KEYS, ENV_API_KEYS_FILE, KeyRing
-    from semsearch.server.http_state import ServerState
+    from semsearch.server.http_state import Limits, ServerState
 
     location = os.environ.get(ENV_SERVE_LOCATION)
     if not location:
@@ -68,8 +72,13 @@ def state_from_env() -> ServerState:
         )
     keys = KeyRing.load(os.environ.get(ENV_API_KEYS), os.environ.get(ENV_API_KEYS_FILE))
     single_threaded_blas()
+    rate = os.environ.get(ENV_RATE_LIMIT)
+    limits = Limits(
+        rate_per_minute=float(rate) if rate else None,
+        rate_burst=int(os.environ.get(ENV_RATE_BURST) or 60),
+    )
     db = semsearch.connect(location)
-    return ServerState(db, keys, embedder=os.environ.get(settings.ENV_MODEL))
+    return ServerState(db, keys, embedder=os.environ.get(settings.ENV_MODEL), limits=limits)
 
 
 def app_from_env() -> FastAPI:

@@ -22,6 +22,7 @@ from semsearch.results import UpsertReport
 from semsearch.schema import Schema
 from semsearch.server.http_auth import KeyRing
 from semsearch.server.http_models import CollectionIn, CollectionOut
+from semsearch.server.http_rate import DEFAULT_BURST, DEFAULT_PER_MINUTE, RateLimiter
 from semsearch.worker import EmbeddingWorker
 
 __all__ = ["MEMORY_COLLECTION", "Limits", "ServerState", "describe"]
@@ -34,10 +35,16 @@ class Limits:
     Attributes:
         max_body_bytes: largest request body accepted (413 above it); default 8 MiB.
         max_batch: most records per upsert call (413 above it); default 1000.
+        rate_per_minute: requests per minute per API key (429 above it, see
+            :mod:`semsearch.server.http_rate`); 0 turns it off; None: 600 with API keys, off
+            in local mode (no keys).
+        rate_burst: requests a key may send at once before the per-minute rate applies.
     """
 
     max_body_bytes: int = 8 * 1024 * 1024
     max_batch: int = 1000
+    rate_per_minute: float | None = None
+    rate_burst: int = DEFAULT_BURST
 
 
 @dataclass
@@ -68,6 +75,13 @@ class ServerState:
     _collections: dict[str, Collection] = field(default_factory=dict, init=False, repr=False)
     _embedders: dict[str, Embedder] = field(default_factory=dict, init=False, repr=False)
     _lock: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
+    rate: RateLimiter = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        per_minute = self.limits.rate_per_minute
+        if per_minute is None:
+            per_minute = 0.0 if self.keys.empty else DEFAULT_PER_MINUTE
+        self.rate = RateLimiter(per_minute, self.limits.rate_burst)
 
     def _embedder(self, stored_model: str | None) -> Embedder:
         """The shared embedder for a collection stored with ``stored_model`` (None: a new one).
