@@ -85,6 +85,9 @@ def test_semsearch_debug_prints_the_traceback(monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_every_command_maps_its_errors() -> None:
-    for command in app.registered_commands:
+    groups = [g.typer_instance for g in app.registered_groups if g.typer_instance is not None]
+    commands = [c for t in (app, *groups) for c in t.registered_commands]
+    assert len(commands) > 10
+    for command in commands:
         assert command.callback is not None
         assert getattr(command.callback, "__wrapped__", None) is not None, command.name
