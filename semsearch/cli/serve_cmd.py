@@ -5,13 +5,16 @@ from __future__ import annotations
 import errno
 import os
 import socket
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from semsearch import settings
 from semsearch.cli.common import cli_errors, err_console
 from semsearch.errors import BackendUnavailable
+
+if TYPE_CHECKING:
+    from semsearch.server.host_guard import HostPolicy
 
 ENV_HOST = "SEMSEARCH_HOST"
 ENV_PORT = "SEMSEARCH_PORT"
@@ -172,7 +175,7 @@ def serve(
 def _serve_workers(
     location: str,
     keys_file: str | None,
-    policy: Any,
+    policy: HostPolicy,
     port: int,
     workers: int,
     watch: str | None,

@@ -198,3 +198,17 @@ def test_host_policy_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> N
     assert policy.allowed_hosts == ("c.lan", "a.lan", "b.lan")
     assert policy.origin_allowed("https://app.example.com")
     assert policy.origin_allowed("http://b.lan:9000") and not policy.origin_allowed("http://d.lan")
+
+
+def test_serve_workers_apply_the_same_policy(index: Path, tmp_path: Path) -> None:
+    """``--workers 2``: each process gets the allowed hosts through the environment."""
+    port = _free_port()
+    proc = _start(["serve", "--index", str(index), "--workers", "2", "--allowed-host",
+                   "notes.lan"], port, tmp_path / "log.txt")  # fmt: skip
+    try:
+        for _ in range(4):  # several connections, so both processes answer some
+            assert request(port, "GET", "/collections", {"Host": f"notes.lan:{port}"})[0] == 200
+            assert request(port, "GET", "/collections", {"Host": "evil.example"})[0] == 421
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
