@@ -141,6 +141,11 @@ def serve(
     check_location(location or index)  # never start on a location that cannot be an index
     keys = KeyRing.load(os.environ.get(ENV_API_KEYS), keys_file)
     policy = HostPolicy.build(allowed_host or (), allow_origin or (), bind=host)
+    if host in ("0.0.0.0", "::") and not policy.allowed_hosts:
+        err_console.print(
+            f"note: bound to {host}, but only loopback Host names are answered (DNS rebinding); "
+            "name the ones clients use with --allowed-host or SEMSEARCH_ALLOWED_HOSTS"
+        )
     single_threaded_blas()
     check_bind(host, keys)
     check_port_free(host, port)
