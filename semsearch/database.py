@@ -20,7 +20,15 @@ from semsearch.lifecycle import Lifecycle
 from semsearch.schema import Schema
 from semsearch.stores.base import CollectionInfo, Store
 
-__all__ = ["Database", "connect"]
+__all__ = ["MEMORY_COLLECTION", "Database", "check_location", "connect"]
+
+#: The collection of conversation memory (:class:`semsearch.memory.ConversationMemory`). It holds
+#: every user's messages, so only the memory API, which scopes each read to one user, opens it:
+#: ``Database.collection`` refuses it and ``Database.collections`` leaves it out, and every face
+#: (CLI, HTTP, MCP) goes through those two. A memory kept under another name is marked with the
+#: option :data:`MEMORY_OPTION` when the memory opens it, and is private from then on.
+MEMORY_COLLECTION = "messages"
+MEMORY_OPTION = "conversation_memory"
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _SCHEMES = (
@@ -46,27 +54,53 @@ def connect(location: str | os.PathLike[str]) -> Database:
             PostgreSQL server that refuses the connection or the credentials.
         NotAnIndex: the path exists but is not a semsearch index (the file is left unchanged).
     """
+    loc, backend = check_location(location)
+    if backend == "sqlite":
+        from semsearch.stores.sqlite import SQLiteStore
+
+        return Database(SQLiteStore(loc if loc == ":memory:" else os.path.expanduser(loc)))
+    if backend == "postgres":
+        from semsearch.stores.postgres import PostgresStore
+
+        return Database(PostgresStore(loc))
+    from semsearch.stores.milvus import MilvusStore
+
+    return Database(MilvusStore(loc))
+
+
+def check_location(location: object) -> tuple[str, str]:
+    """Check a location's form without touching it: (location as text, backend name).
+
+    Every face checks the form before the existence (``semsearch mcp --index notes.db`` says
+    "unsupported location", not "no index at notes.db" with a hint that cannot work), and the
+    servers refuse to start on a location that can never be an index.
+
+    Returns:
+        The location as a string and ``"sqlite"``, ``"postgres"`` or ``"milvus"``.
+    Raises:
+        BackendUnavailable: not a path or URL, or a form no backend takes (the message lists
+            the supported ones).
+    """
     if not isinstance(location, str | os.PathLike):
         raise BackendUnavailable(
             f"a location must be a path or URL, got {type(location).__name__}",
             hint=f"supported locations: {_SCHEMES}",
         )
     loc = os.fspath(location)
+    if isinstance(loc, bytes):
+        loc = os.fsdecode(loc)
     if loc == ":memory:" or loc.endswith(".embed.db"):
-        from semsearch.stores.sqlite import SQLiteStore
-
-        return Database(SQLiteStore(loc if loc == ":memory:" else os.path.expanduser(loc)))
+        return loc, "sqlite"
     if loc.startswith(("postgresql://", "postgres://")):
-        from semsearch.stores.postgres import PostgresStore
-
-        return Database(PostgresStore(loc))
+        return loc, "postgres"
     if loc.startswith(("milvus-lite://", "http://", "https://")):
-        from semsearch.stores.milvus import MilvusStore
-
-        return Database(MilvusStore(loc))
-    raise BackendUnavailable(
-        f"unsupported location {_redact(loc)!r}", hint=f"supported locations: {_SCHEMES}"
-    )
+        return loc, "milvus"
+    name = _redact(loc) if "://" in loc else os.path.basename(loc) or loc
+    hint = f"supported locations: {_SCHEMES}"
+    if "://" not in loc:
+        stem = name.removesuffix(".db").removesuffix(".sqlite")
+        hint = f"an index file name ends in .embed.db, e.g. {stem}.embed.db; {hint}"
+    raise BackendUnavailable(f"unsupported location {name!r}", hint=hint)
 
 
 def _redact(location: str) -> str:
@@ -90,7 +124,22 @@ def _keyword_options(keyword_tokenizer: str | None) -> dict[str, str]:
     return {"keyword_tokenizer": keyword_tokenizer}
 
 
-def _check_options(info: CollectionInfo, options: dict[str, str]) -> None:
+def _is_memory(info: CollectionInfo) -> bool:
+    return info.name == MEMORY_COLLECTION or bool(info.options.get(MEMORY_OPTION))
+
+
+def _memory_refused(name: str) -> Exception:
+    from semsearch.errors import InvalidQuery
+
+    return InvalidQuery(
+        f"the collection {name!r} is conversation memory: it holds every user's messages and is "
+        "reachable only through the memory API",
+        hint="use semsearch.memory.ConversationMemory (HTTP: /memory/...), which reads one "
+        "user's messages at a time; pick another name for other records",
+    )
+
+
+def _check_options(info: CollectionInfo, options: dict[str, object]) -> None:
     stored = info.options.get("keyword_tokenizer", "porter")
     asked = options.get("keyword_tokenizer", stored)
     if asked != stored:
@@ -124,10 +173,18 @@ class Database:
         self._life.check_open()
         return self.store.exists()
 
-    def collections(self) -> list[str]:
-        """Names of the collections in the store, sorted."""
+    def collections(self, *, include_memory: bool = False) -> list[str]:
+        """Names of the collections in the store, sorted; conversation memory only with
+        ``include_memory`` (servers resuming its pending embeddings), see MEMORY_COLLECTION."""
         self._life.check_open()
-        return [c.name for c in self.store.list_collections()]
+        listed = self.store.list_collections()
+        return [c.name for c in listed if include_memory or not _is_memory(c)]
+
+    def is_memory(self, name: str) -> bool:
+        """True when ``name`` is conversation memory, reachable only through the memory API."""
+        self._life.check_open()
+        info = self.store.get_collection(name) if name != MEMORY_COLLECTION else None
+        return name == MEMORY_COLLECTION or (info is not None and _is_memory(info))
 
     def collection(
         self,
@@ -161,6 +218,9 @@ class Database:
                 for their configured model (``SEMSEARCH_MODEL``).
         Raises:
             IndexNotFound: the collection does not exist and ``create`` is False.
+            InvalidQuery: ``name`` is conversation memory (:data:`MEMORY_COLLECTION`, or a
+                collection a ConversationMemory opened): it holds every user's messages and
+                is reachable only through :class:`semsearch.memory.ConversationMemory`.
             SchemaConflict: ``keyword_tokenizer`` differs from the stored one.
             InvalidQuery: an unknown ``keyword_tokenizer``; ``schema`` not a Schema,
                 ``embedder`` neither a spec string nor an Embedder, or ``create`` or
@@ -177,10 +237,48 @@ class Database:
             raise InvalidQuery(
                 f"invalid collection name {name!r}", hint="e.g. 'notes' or 'spells-2024'"
             )
+        if self.is_memory(name):
+            raise _memory_refused(name)
+        return self._open(name, schema, embedder, create, keyword_tokenizer, strict_model)
+
+    def memory_collection(
+        self, name: str = MEMORY_COLLECTION, *, schema: Schema, embedder: str | Embedder | None
+    ) -> Collection:
+        """Open (or create) a conversation-memory collection, marked private (MEMORY_OPTION).
+
+        For :class:`semsearch.memory.ConversationMemory` and the servers' memory routes only:
+        the collection returned reads every user's messages. Arguments and errors as
+        :meth:`collection` (with ``create=True``, minus the memory refusal).
+        """
+        self._life.check_open()
+        if not isinstance(name, str) or not _NAME.fullmatch(name):
+            from semsearch.errors import InvalidQuery
+
+            raise InvalidQuery(f"invalid collection name {name!r}", hint="e.g. 'messages'")
+        coll = self._open(name, schema, embedder, True, None, True, {MEMORY_OPTION: True})
+        info = self.store.get_collection(name)
+        if info is not None and not _is_memory(info):  # made before the marker existed
+            self.store.update_collection(
+                dataclasses.replace(info, options={**info.options, MEMORY_OPTION: True})
+            )
+        return coll
+
+    def _open(
+        self,
+        name: str,
+        schema: Schema | None,
+        embedder: str | Embedder | None,
+        create: bool,
+        keyword_tokenizer: str | None,
+        strict_model: bool,
+        extra_options: dict[str, object] | None = None,
+    ) -> Collection:
+        """:meth:`collection` without the memory refusal; ``extra_options`` go to a new one."""
         _check_arguments(schema, embedder, create=create, strict_model=strict_model)
-        options = _keyword_options(keyword_tokenizer)
+        options: dict[str, object] = {**_keyword_options(keyword_tokenizer)}
         info = self.store.get_collection(name)
         if info is None:
+            options.update(extra_options or {})
             return self._create(name, schema, embedder, create, options)
         _check_options(info, options)
         stored = Schema.from_json(info.schema_json)
@@ -197,7 +295,7 @@ class Database:
         schema: Schema | None,
         embedder: str | Embedder | None,
         create: bool,
-        options: dict[str, str],
+        options: dict[str, object],
     ) -> Collection:
         if not create:
             existing = self.collections()

@@ -8,11 +8,13 @@ Syntax (MongoDB/chroma style), over a collection's declared fields:
     {"level_min": 2, "level_max": 4}              range suffixes (>= and <=)
     {"$and": [...]}, {"$or": [...]}, {"$not": {...}}
 
-Several keys in one object are ANDed. A filter nests at most :data:`MAX_FILTER_DEPTH` logical
-operators deep and holds at most :data:`MAX_FILTER_LEAVES` comparisons (the deepest filter
-SQLite's parser accepts with a path scope added, with margin); larger ones are InvalidFilter. ``$ne`` and ``$nin`` also match records where the field is
-absent (as in MongoDB); ``$not`` is the exact complement of its operand. Backends compile the
-AST with bound parameters only; values never reach query text.
+Several keys in one object are ANDed. An empty object ``{}`` matches every record, at the top
+and inside ``$and``, ``$or`` and ``$not`` (so ``{"$not": {}}`` matches none). A filter nests at
+most :data:`MAX_FILTER_DEPTH` logical operators deep and holds at most
+:data:`MAX_FILTER_LEAVES` comparisons (the deepest filter SQLite's parser accepts with a path
+scope added, with margin); larger ones are InvalidFilter. ``$ne`` and ``$nin`` also match
+records where the field is absent (as in MongoDB); ``$not`` is the exact complement of its
+operand. Backends compile the AST with bound parameters only; values never reach query text.
 
 Path scopes (a search's ``folder=``, ``include=`` and ``exclude=``) become the same AST through
 :func:`path_filter`, with :class:`IdMatch` leaves on the record id, so every store applies them
@@ -145,9 +147,9 @@ def parse_filter(where: Mapping[str, Any] | None, schema: Schema) -> Filter | No
             f"a filter must be a JSON object, got {type(where).__name__}",
             hint='write it like {"level": 3} or {"level": {"$gte": 2}}',
         )
-    if not where:
-        return None
     parsed = _parse_object(where, schema, 0)
+    if parsed is None:  # {} or only empty sub-filters: every record
+        return None
     leaves = _count_leaves(parsed)
     if leaves > MAX_FILTER_LEAVES:
         raise InvalidFilter(
@@ -163,12 +165,15 @@ def _count_leaves(f: Filter) -> int:
     return _count_leaves(f.item) if isinstance(f, Not) else 1
 
 
-def _parse_object(obj: Mapping[str, Any], schema: Schema, depth: int) -> Filter:
-    items = [_parse_key(key, value, schema, depth) for key, value in obj.items()]
-    return items[0] if len(items) == 1 else And(tuple(items))
+def _parse_object(obj: Mapping[str, Any], schema: Schema, depth: int) -> Filter | None:
+    """One filter object as an AST; None means "every record" (``{}``, or keys that all are)."""
+    parsed = [_parse_key(key, value, schema, depth) for key, value in obj.items()]
+    return conjoin(*parsed)
 
 
-def _parse_key(key: str, value: Any, schema: Schema, depth: int) -> Filter:
+def _parse_key(key: str, value: Any, schema: Schema, depth: int) -> Filter | None:
+    """One key of a filter object; None (every record) for a logical operator over ``{}``:
+    ``$and`` of only match-alls, ``$or`` with one. ``$not {}`` matches no record."""
     if key in _LOGICAL and depth >= MAX_FILTER_DEPTH:
         raise InvalidFilter(
             f"the filter nests $and/$or/$not more than {MAX_FILTER_DEPTH} levels deep",
@@ -184,10 +189,16 @@ def _parse_key(key: str, value: Any, schema: Schema, depth: int) -> Filter:
                 f"{key} holds {len(value)} filters; the maximum is {MAX_FILTER_LEAVES}",
                 hint='match many values of one field with $in: {"field": {"$in": [...]}}',
             )
-        parts = tuple(_parse_object(_need_object(v, key), schema, depth + 1) for v in value)
-        return And(parts) if key == "$and" else Or(parts)
+        parts = [_parse_object(_need_object(v, key), schema, depth + 1) for v in value]
+        if key == "$and":
+            return conjoin(*parts)
+        if any(p is None for p in parts):  # one branch matches every record
+            return None
+        alts = tuple(p for p in parts if p is not None)
+        return alts[0] if len(alts) == 1 else Or(alts)
     if key == "$not":
-        return Not(_parse_object(_need_object(value, key), schema, depth + 1))
+        inner = _parse_object(_need_object(value, key), schema, depth + 1)
+        return NOTHING if inner is None else Not(inner)
     if key.startswith("$"):
         raise InvalidFilter(
             f"unknown logical operator {key!r}", hint=f"use one of: {', '.join(_LOGICAL)}"
@@ -198,8 +209,8 @@ def _parse_key(key: str, value: Any, schema: Schema, depth: int) -> Filter:
     if isinstance(value, Mapping):
         if not value:
             raise InvalidFilter(f"empty operator object for field {key!r}", hint='{"$eq": ...}')
-        parts = tuple(_compare(field, op, v) for op, v in value.items())
-        return parts[0] if len(parts) == 1 else And(parts)
+        compares = tuple(_compare(field, op, v) for op, v in value.items())
+        return compares[0] if len(compares) == 1 else And(compares)
     return _compare(field, "$eq", value)
 
 

@@ -106,9 +106,9 @@ class ConversationMemory:
     ) -> None:
         self._owns_db = not isinstance(db, Database)
         self.db = db if isinstance(db, Database) else connect(db)
-        self.collection: Collection = self.db.collection(
+        self.collection: Collection = self.db.memory_collection(
             collection, schema=MESSAGE_SCHEMA, embedder=embedder
-        )
+        )  # private: Database.collection refuses it, so no face reads it but through here
         self._count_tokens = token_counter or embedder_token_counter(self.collection.embedder)
         self._tokenizer_name = "custom" if token_counter else self.collection.model_id
         self._owns_worker = background and worker is None

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import functools
+import logging
 import os
+import traceback
 from collections.abc import Callable
 from typing import Annotated, Any, ParamSpec, TypeVar
 
+import click
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -101,8 +104,22 @@ def exit_code(exc: SemsearchError) -> int:
     return 1
 
 
+#: Exit code of an exception that is not a SemsearchError: a bug (sysexits.h EX_SOFTWARE).
+EXIT_INTERNAL = 70
+#: Set to 1 to print the traceback of an internal error on stderr.
+ENV_DEBUG = "SEMSEARCH_DEBUG"
+log = logging.getLogger("semsearch.cli")
+log.addHandler(logging.NullHandler())  # no traceback on stderr unless asked (or configured)
+
+
 def cli_errors(func: Callable[P, R]) -> Callable[P, R]:
-    """Print a SemsearchError's message and hint on stderr and exit non-zero, no traceback."""
+    """Print a SemsearchError's message and hint on stderr and exit non-zero, no traceback.
+
+    Any other exception (a bug) exits :data:`EXIT_INTERNAL` with its type and a hint, never its
+    own text (it may hold absolute paths or record data); its traceback is logged (logger
+    ``semsearch.cli``), and printed on stderr when ``SEMSEARCH_DEBUG=1``. typer's and click's
+    own exits (usage errors, ``typer.Exit``, Ctrl-C) pass through.
+    """
 
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -113,16 +130,39 @@ def cli_errors(func: Callable[P, R]) -> Callable[P, R]:
             if exc.hint:
                 err_console.print(f"[bold]hint:[/] {escape(exc.hint)}")
             raise typer.Exit(exit_code(exc)) from None
+        except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
+            raise
+        except Exception as exc:
+            _internal_error(exc)
+            raise typer.Exit(EXIT_INTERNAL) from None
 
     return wrapper
 
 
+def _internal_error(exc: Exception) -> None:
+    """Report an exception that is not a SemsearchError: type and hint, traceback logged."""
+    debug = os.environ.get(ENV_DEBUG, "") not in ("", "0")
+    log.error("internal error", exc_info=exc)
+    if debug:
+        err_console.print("".join(traceback.format_exception(exc)), markup=False, highlight=False)
+    err_console.print(
+        f"[bold red]error:[/] internal error ({escape(type(exc).__name__)}); the command did not "
+        "complete"
+    )
+    more = "" if debug else f"; set {ENV_DEBUG}=1 to see the traceback"
+    err_console.print(f"[bold]hint:[/] this is a bug in semsearch, please report it{more}")
+
+
 def require_index(index: str) -> None:
-    """Raise IndexNotFound (before any model load) when the index file does not exist.
+    """Raise IndexNotFound (before any model load) when the index file does not exist, after
+    BackendUnavailable for a location no backend takes (:func:`semsearch.database.check_location`).
 
     Server locations (``postgresql://``, ``milvus-lite://``, ``http(s)://``) are checked by
     their store when opened.
     """
+    from semsearch.database import check_location
+
+    check_location(index)  # the form first: "unsupported location", not "no index at"
     if index != ":memory:" and "://" not in index and not os.path.exists(index):
         raise IndexNotFound(f"no index at {index}", hint="run `semsearch index <folder>` first")
 

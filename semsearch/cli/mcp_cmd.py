@@ -64,6 +64,14 @@ def mcp(
         list[str] | None,
         typer.Option("--allow-origin", help="HTTP: also accept this browser Origin (repeatable)."),
     ] = None,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            help="HTTP: also answer this Host name (repeatable); else loopback names and the "
+            "bound address only. Env: SEMSEARCH_ALLOWED_HOSTS (comma-separated).",
+        ),
+    ] = None,
     watch: Annotated[
         str | None,
         typer.Option("--watch", help="Keep the collection in step with this markdown folder."),
@@ -94,6 +102,7 @@ def mcp(
             port=port,
             token=token or None,
             allowed_origins=tuple(allow_origin or ()),
+            allowed_hosts=tuple(allowed_host or ()),
         )
     finally:
         if watcher is not None:

@@ -5,13 +5,16 @@ from __future__ import annotations
 import errno
 import os
 import socket
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from semsearch import settings
 from semsearch.cli.common import cli_errors, err_console
 from semsearch.errors import BackendUnavailable
+
+if TYPE_CHECKING:
+    from semsearch.server.host_guard import HostPolicy
 
 ENV_HOST = "SEMSEARCH_HOST"
 ENV_PORT = "SEMSEARCH_PORT"
@@ -70,6 +73,44 @@ def serve(
             help="Keep the `notes` collection in step with this markdown folder while serving.",
         ),
     ] = None,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            help="Also answer this Host name (repeatable; *.example.com for subdomains); "
+            "else loopback names only, against DNS rebinding. Env: SEMSEARCH_ALLOWED_HOSTS "
+            "(comma-separated).",
+        ),
+    ] = None,
+    allow_origin: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-origin",
+            help="Also accept writes and searches from this browser Origin (repeatable). "
+            "Env: SEMSEARCH_ALLOWED_ORIGINS (comma-separated).",
+        ),
+    ] = None,
+    rate_limit: Annotated[
+        float | None,
+        typer.Option(
+            "--rate-limit",
+            min=0,
+            envvar="SEMSEARCH_RATE_LIMIT",
+            show_envvar=True,
+            help="Requests per minute per API key (429 above it); 0 turns it off. "
+            "Default: 600 with API keys, off without.",
+        ),
+    ] = None,
+    rate_burst: Annotated[
+        int,
+        typer.Option(
+            "--rate-burst",
+            min=1,
+            envvar="SEMSEARCH_RATE_BURST",
+            show_envvar=True,
+            help="Requests a key may send at once before --rate-limit applies.",
+        ),
+    ] = 60,
     workers: Annotated[
         int,
         typer.Option(
@@ -86,27 +127,47 @@ def serve(
     import uvicorn
 
     import semsearch
+    from semsearch.database import check_location
+    from semsearch.server.host_guard import HostPolicy
     from semsearch.server.http import create_app
     from semsearch.server.http_auth import ENV_API_KEYS, KeyRing, check_bind
-    from semsearch.server.http_process import single_threaded_blas
-    from semsearch.server.http_state import ServerState
+    from semsearch.server.http_process import (
+        ENV_RATE_BURST,
+        ENV_RATE_LIMIT,
+        single_threaded_blas,
+    )
+    from semsearch.server.http_state import Limits, ServerState
 
+    check_location(location or index)  # never start on a location that cannot be an index
     keys = KeyRing.load(os.environ.get(ENV_API_KEYS), keys_file)
+    policy = HostPolicy.build(allowed_host or (), allow_origin or (), bind=host)
+    if host in ("0.0.0.0", "::") and not policy.allowed_hosts:
+        err_console.print(
+            f"note: bound to {host}, but only loopback Host names are answered (DNS rebinding); "
+            "name the ones clients use with --allowed-host or SEMSEARCH_ALLOWED_HOSTS"
+        )
     single_threaded_blas()
     check_bind(host, keys)
     check_port_free(host, port)
+    limits = Limits(rate_per_minute=rate_limit, rate_burst=rate_burst)
     if workers > 1:
-        _serve_workers(location or index, keys_file, host, port, workers, watch)
+        if rate_limit is not None:  # read by each worker process (http_process.py)
+            os.environ[ENV_RATE_LIMIT] = str(rate_limit)
+        os.environ[ENV_RATE_BURST] = str(rate_burst)
+        _serve_workers(location or index, keys_file, policy, port, workers, watch)
         return
     watcher = _start_watch(watch, location or index)  # semsearch/sources/watch.py
     db = semsearch.connect(location or index)
-    state = ServerState(db, keys, embedder=os.environ.get(settings.ENV_MODEL))
+    state = ServerState(db, keys, embedder=os.environ.get(settings.ENV_MODEL), limits=limits)
     mode = "local mode: no API keys, loopback only" if keys.empty else f"{len(keys.keys)} API keys"
     err_console.print(f"semsearch serving {db.location} on http://{host}:{port} ({mode})")
     try:
         _run(
             lambda: uvicorn.run(
-                create_app(state, warm_up=True), host=host, port=port, log_level="warning"
+                create_app(state, warm_up=True, host_policy=policy),
+                host=host,
+                port=port,
+                log_level="warning",
             )
         )
     finally:
@@ -117,14 +178,23 @@ def serve(
 
 
 def _serve_workers(
-    location: str, keys_file: str | None, host: str, port: int, workers: int, watch: str | None
+    location: str,
+    keys_file: str | None,
+    policy: HostPolicy,
+    port: int,
+    workers: int,
+    watch: str | None,
 ) -> None:
-    """`--workers N`: N uvicorn processes, each opening the store itself (http_process.py)."""
+    """`--workers N`: N uvicorn processes, each opening the store itself (http_process.py);
+    the Host policy reaches them through the environment."""
     import uvicorn
 
     from semsearch.errors import InvalidQuery
+    from semsearch.server.host_guard import ENV_ALLOWED_HOSTS, ENV_ALLOWED_ORIGINS
     from semsearch.server.http_auth import ENV_API_KEYS_FILE
-    from semsearch.server.http_process import ENV_SERVE_LOCATION
+    from semsearch.server.http_process import ENV_SERVE_HOST, ENV_SERVE_LOCATION
+
+    host = policy.bind
 
     if str(location).startswith("milvus-lite://"):
         raise InvalidQuery(
@@ -132,6 +202,9 @@ def _serve_workers(
             hint="drop --workers, or move the collection to a Milvus server (http://host:19530)",
         )
     os.environ[ENV_SERVE_LOCATION] = str(location)
+    os.environ[ENV_SERVE_HOST] = host
+    os.environ[ENV_ALLOWED_HOSTS] = ",".join(policy.allowed_hosts)
+    os.environ[ENV_ALLOWED_ORIGINS] = ",".join(policy.allowed_origins)
     if keys_file is not None:
         os.environ[ENV_API_KEYS_FILE] = keys_file
     watcher = _start_watch(watch, location)

@@ -29,6 +29,7 @@ from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 
 from semsearch import __version__
+from semsearch.server.host_guard import HostGuard, HostPolicy
 from semsearch.server.http_auth import Role, request_key, requires
 from semsearch.server.http_errors import ApiError, error_responses, install_error_handlers
 from semsearch.server.http_limits import BodyLimit
@@ -56,8 +57,8 @@ __all__ = ["create_app"]
 Reader = Annotated[Role, Depends(requires(Role.read))]
 Writer = Annotated[Role, Depends(requires(Role.write))]
 Admin = Annotated[Role, Depends(requires(Role.admin))]
-#: Errors any collection route can answer (auth, unknown collection, validation).
-_COMMON = (400, 401, 403, 404, 422)
+#: Errors any collection route can answer (auth, unknown collection, validation, rate limit).
+_COMMON = (400, 401, 403, 404, 422, 429)
 
 
 async def _state(request: Request) -> ServerState:
@@ -76,8 +77,14 @@ def _need_admin_for_vectors(role: Role, include_vectors: bool) -> None:
         )  # fmt: skip
 
 
-def create_app(state: ServerState, owns_db: bool = False, warm_up: bool = False) -> FastAPI:
-    """Build the app around ``state``. The embedding worker starts with the app and first queues
+def create_app(
+    state: ServerState,
+    owns_db: bool = False,
+    warm_up: bool = False,
+    host_policy: HostPolicy | None = None,
+) -> FastAPI:
+    """Build the app around ``state``. Every request first passes the Host and Origin check
+    of ``host_policy`` (default: loopback names only; :mod:`semsearch.server.host_guard`). The embedding worker starts with the app and first queues
     the collections that still have pending chunks (:meth:`ServerState.resume_pending`); it
     stops when the app shuts down, and
     with ``owns_db`` the database is closed too (a worker process of ``serve --workers N``).
@@ -106,6 +113,7 @@ def create_app(state: ServerState, owns_db: bool = False, warm_up: bool = False)
     app.state.semsearch = state
     install_error_handlers(app)
     app.add_middleware(BodyLimit, max_bytes=state.limits.max_body_bytes)
+    app.add_middleware(HostGuard, policy=host_policy or HostPolicy())  # outermost: runs first
     _add_collection_routes(app)
     _add_record_routes(app)
     app.include_router(memory_router())  # /memory/... (semsearch/server/http_memory.py)
@@ -139,7 +147,7 @@ def _add_collection_routes(app: FastAPI) -> None:
     @app.get(
         "/collections",
         response_model=list[CollectionOut],
-        responses=error_responses(401, 403, 503),
+        responses=error_responses(401, 403, 429, 503),
         tags=["collections"],
     )
     def list_collections(state: State, role: Reader) -> list[CollectionOut]:
@@ -152,7 +160,7 @@ def _add_collection_routes(app: FastAPI) -> None:
         status_code=201,
         responses={
             200: {"model": CollectionOut, "description": "already existed"},
-            **error_responses(400, 401, 403, 409, 422, 503),
+            **error_responses(400, 401, 403, 409, 422, 429, 503),
         },
         tags=["collections"],
     )

@@ -10,6 +10,9 @@ the server then refuses to bind anything but 127.0.0.1 (:func:`check_bind`).
 from __future__ import annotations
 
 import hmac
+import math
+import os
+import stat
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from enum import IntEnum
@@ -28,6 +31,7 @@ __all__ = [
     "KeyRing",
     "Role",
     "check_bind",
+    "check_keys_file_mode",
     "requires",
 ]
 
@@ -85,12 +89,14 @@ class KeyRing:
         """Keys from the environment value and/or a keys file (both are merged).
 
         Raises:
-            SemsearchError: the file cannot be read, or an entry is invalid.
+            SemsearchError: the file cannot be read, is writable by its group or by others (see
+                :func:`check_keys_file_mode`), or an entry is invalid.
         """
         keys: dict[str, Role] = {}
         if env_value:
             keys.update(cls.parse(env_value, source=ENV_API_KEYS).keys)
         if keys_file:
+            check_keys_file_mode(keys_file)
             try:
                 text = Path(keys_file).read_text(encoding="utf-8")
             except OSError as exc:
@@ -113,6 +119,32 @@ class KeyRing:
             if hmac.compare_digest(known.encode(), key.encode()):
                 found = role
         return found
+
+
+def check_keys_file_mode(keys_file: str | Path) -> None:
+    """Refuse a keys file that its group or other users may write, as ssh refuses a loose key
+    file: any local user could add a ``key:admin`` line. No check on Windows (no mode bits).
+
+    Raises:
+        SemsearchError: the file is group- or world-writable (hint: ``chmod 600``), or it
+            cannot be read.
+    """
+    if os.name == "nt":
+        return
+    try:
+        mode = os.stat(keys_file).st_mode
+    except OSError as exc:
+        raise SemsearchError(
+            f"cannot read the API keys file: {exc.strerror}",
+            hint="pass a readable file with one key:role per line",
+        ) from exc
+    if mode & (stat.S_IWGRP | stat.S_IWOTH):
+        who = "everyone" if mode & stat.S_IWOTH else "its group"
+        raise SemsearchError(
+            f"the API keys file can be changed by {who} (mode {stat.S_IMODE(mode):o}): anyone "
+            "who can write it could add an admin key",
+            hint=f"make it private to its owner: chmod 600 {Path(keys_file).name}",
+        )
 
 
 def request_key(request: Request) -> str | None:
@@ -143,10 +175,11 @@ _header = APIKeyHeader(name="X-API-Key", auto_error=False, description="or `X-AP
 
 
 def requires(role: Role) -> Callable[..., Awaitable[Role]]:
-    """A FastAPI dependency that returns the caller's role, or raises 401/403.
+    """A FastAPI dependency that returns the caller's role, or raises 401/403/429.
 
     401 when keys are configured and the request carries none or an unknown one; 403 when the
-    key's role is below ``role``. In local mode (no keys) every caller is admin.
+    key's role is below ``role``; 429 when the key is over its rate limit (local mode: all
+    callers share one bucket, off unless asked). In local mode (no keys) every caller is admin.
     """
 
     async def dependency(  # async: cheap, so it runs on the event loop, not in a thread
@@ -156,6 +189,7 @@ def requires(role: Role) -> Callable[..., Awaitable[Role]]:
     ) -> Role:
         ring: KeyRing = request.app.state.semsearch.keys
         if ring.empty:
+            _check_rate(request, "local")
             return Role.admin
         key = header_key or (bearer.credentials if bearer else None)
         if not key:
@@ -171,6 +205,23 @@ def requires(role: Role) -> Callable[..., Awaitable[Role]]:
                 403, "forbidden", f"this needs {'an' if role.name[0] in 'aeiou' else 'a'} {role.name} key; yours is {found.name}",
                 "ask an administrator for a key with that role",
             )  # fmt: skip
+        _check_rate(request, key)
         return found
 
     return dependency
+
+
+def _check_rate(request: Request, caller: str) -> None:
+    """Raise 429 with ``Retry-After`` when ``caller`` is over the server's rate limit."""
+    limiter = request.app.state.semsearch.rate
+    wait = limiter.retry_after(caller)
+    if wait > 0:
+        seconds = max(1, math.ceil(wait))
+        raise ApiError(
+            429, "rate_limited",
+            f"too many requests for this key: the limit is {limiter.per_minute:g} per minute "
+            f"(bursts of {limiter.burst})",
+            f"retry after {seconds} s (Retry-After); an administrator sets the limit with "
+            "--rate-limit / SEMSEARCH_RATE_LIMIT",
+            headers={"Retry-After": str(seconds)},
+        )  # fmt: skip

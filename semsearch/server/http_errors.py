@@ -2,7 +2,8 @@
 
 Status codes: 400 bad input, 401 no or unknown API key, 403 the key's role is too low, 404 unknown
 collection, record or route, 405 wrong method, 409 model or schema mismatch, 413 body or batch too
-large, 422 request validation, 503 embedder or backend unavailable, 500 anything unexpected (logged
+large, 421 a Host this server does not answer (DNS rebinding), 422 request validation, 429 the
+key's rate limit (with ``Retry-After``), 503 embedder or backend unavailable, 500 anything unexpected (logged
 server-side; the client sees no stack trace). Messages never carry absolute paths.
 """
 
@@ -57,12 +58,20 @@ class ErrorBody(BaseModel):
 class ApiError(Exception):
     """An HTTP-level error raised by the server itself (auth, limits, unknown record)."""
 
-    def __init__(self, status: int, error: str, message: str, hint: str | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        error: str,
+        message: str,
+        hint: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.error = error
         self.message = message
         self.hint = hint
+        self.headers = headers
 
 
 #: Status per library error class; the first match along the class's MRO wins; otherwise 400.
@@ -87,6 +96,7 @@ _STATUS_CODES = {
     413: "payload_too_large",
     415: "unsupported_media_type",
     422: "validation_error",
+    429: "rate_limited",
     500: "internal_error",
     503: "unavailable",
 }
@@ -207,7 +217,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(ApiError)
     async def _api(request: Request, exc: ApiError) -> JSONResponse:
-        return _body(exc.status, exc.error, exc.message, exc.hint)
+        return _body(exc.status, exc.error, exc.message, exc.hint, exc.headers)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -44,7 +44,7 @@ __all__ = ["MEMORY_COLLECTION", "caller_user_id", "memory_router"]
 
 #: Longest message content accepted, in characters.
 MAX_CONTENT = 100_000
-_COMMON = (400, 401, 403, 422)
+_COMMON = (400, 401, 403, 422, 429)
 _lock = threading.Lock()
 
 

@@ -19,9 +19,20 @@ if TYPE_CHECKING:
 
     from semsearch.server.http_state import ServerState
 
-__all__ = ["ENV_SERVE_LOCATION", "app_from_env", "single_threaded_blas", "state_from_env"]
+__all__ = [
+    "ENV_SERVE_HOST",
+    "ENV_SERVE_LOCATION",
+    "app_from_env",
+    "single_threaded_blas",
+    "state_from_env",
+]
 
 ENV_SERVE_LOCATION = "SEMSEARCH_SERVE_LOCATION"
+#: The rate limit of ``serve --rate-limit`` / ``--rate-burst``, for each worker process.
+ENV_RATE_LIMIT = "SEMSEARCH_RATE_LIMIT"
+ENV_RATE_BURST = "SEMSEARCH_RATE_BURST"
+#: The address the parent binds (a specific one is an allowed Host name).
+ENV_SERVE_HOST = "SEMSEARCH_SERVE_HOST"
 
 
 def single_threaded_blas() -> None:
@@ -41,7 +52,8 @@ def single_threaded_blas() -> None:
 
 def state_from_env() -> ServerState:
     """The state of one worker process: the store at ``SEMSEARCH_SERVE_LOCATION``, the API keys
-    of ``SEMSEARCH_API_KEYS`` / ``SEMSEARCH_API_KEYS_FILE``, the model of ``SEMSEARCH_MODEL``.
+    of ``SEMSEARCH_API_KEYS`` / ``SEMSEARCH_API_KEYS_FILE``, the model of ``SEMSEARCH_MODEL``,
+    the rate limit of ``SEMSEARCH_RATE_LIMIT`` / ``SEMSEARCH_RATE_BURST``.
 
     Raises:
         BackendUnavailable: ``SEMSEARCH_SERVE_LOCATION`` is not set.
@@ -50,7 +62,7 @@ def state_from_env() -> ServerState:
     import semsearch
     from semsearch.errors import BackendUnavailable
     from semsearch.server.http_auth import ENV_API_KEYS, ENV_API_KEYS_FILE, KeyRing
-    from semsearch.server.http_state import ServerState
+    from semsearch.server.http_state import Limits, ServerState
 
     location = os.environ.get(ENV_SERVE_LOCATION)
     if not location:
@@ -60,13 +72,21 @@ def state_from_env() -> ServerState:
         )
     keys = KeyRing.load(os.environ.get(ENV_API_KEYS), os.environ.get(ENV_API_KEYS_FILE))
     single_threaded_blas()
+    rate = os.environ.get(ENV_RATE_LIMIT)
+    limits = Limits(
+        rate_per_minute=float(rate) if rate else None,
+        rate_burst=int(os.environ.get(ENV_RATE_BURST) or 60),
+    )
     db = semsearch.connect(location)
-    return ServerState(db, keys, embedder=os.environ.get(settings.ENV_MODEL))
+    return ServerState(db, keys, embedder=os.environ.get(settings.ENV_MODEL), limits=limits)
 
 
 def app_from_env() -> FastAPI:
     """The uvicorn factory of a worker process (``uvicorn.run(..., factory=True)``); the app
-    closes its store when it shuts down."""
+    closes its store when it shuts down. Its Host policy: ``SEMSEARCH_SERVE_HOST`` and
+    ``SEMSEARCH_ALLOWED_HOSTS`` / ``SEMSEARCH_ALLOWED_ORIGINS`` (set by the parent)."""
+    from semsearch.server.host_guard import HostPolicy
     from semsearch.server.http import create_app
 
-    return create_app(state_from_env(), owns_db=True, warm_up=True)
+    policy = HostPolicy.build(bind=os.environ.get(ENV_SERVE_HOST, "127.0.0.1"))
+    return create_app(state_from_env(), owns_db=True, warm_up=True, host_policy=policy)

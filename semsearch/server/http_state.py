@@ -15,20 +15,17 @@ from dataclasses import dataclass, field
 from anyio import CapacityLimiter
 
 from semsearch.collection import Collection
-from semsearch.database import Database
+from semsearch.database import MEMORY_COLLECTION, MEMORY_OPTION, Database
 from semsearch.embedders.base import Embedder, resolve_embedder
 from semsearch.errors import BackendUnavailable, IndexNotFound, InvalidQuery, SemsearchError
 from semsearch.results import UpsertReport
 from semsearch.schema import Schema
 from semsearch.server.http_auth import KeyRing
 from semsearch.server.http_models import CollectionIn, CollectionOut
+from semsearch.server.http_rate import DEFAULT_BURST, DEFAULT_PER_MINUTE, RateLimiter
 from semsearch.worker import EmbeddingWorker
 
 __all__ = ["MEMORY_COLLECTION", "Limits", "ServerState", "describe"]
-
-#: The collection behind the ``/memory`` routes (semsearch/server/http_memory.py). It holds every
-#: user's messages, so only those routes, which scope each call to the caller, may touch it.
-MEMORY_COLLECTION = "messages"
 
 
 @dataclass(frozen=True)
@@ -38,10 +35,16 @@ class Limits:
     Attributes:
         max_body_bytes: largest request body accepted (413 above it); default 8 MiB.
         max_batch: most records per upsert call (413 above it); default 1000.
+        rate_per_minute: requests per minute per API key (429 above it, see
+            :mod:`semsearch.server.http_rate`); 0 turns it off; None: 600 with API keys, off
+            in local mode (no keys).
+        rate_burst: requests a key may send at once before the per-minute rate applies.
     """
 
     max_body_bytes: int = 8 * 1024 * 1024
     max_batch: int = 1000
+    rate_per_minute: float | None = None
+    rate_burst: int = DEFAULT_BURST
 
 
 @dataclass
@@ -72,6 +75,13 @@ class ServerState:
     _collections: dict[str, Collection] = field(default_factory=dict, init=False, repr=False)
     _embedders: dict[str, Embedder] = field(default_factory=dict, init=False, repr=False)
     _lock: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
+    rate: RateLimiter = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        per_minute = self.limits.rate_per_minute
+        if per_minute is None:
+            per_minute = 0.0 if self.keys.empty else DEFAULT_PER_MINUTE
+        self.rate = RateLimiter(per_minute, self.limits.rate_burst)
 
     def _embedder(self, stored_model: str | None) -> Embedder:
         """The shared embedder for a collection stored with ``stored_model`` (None: a new one).
@@ -100,7 +110,7 @@ class ServerState:
         """
         from semsearch.embedders.local import LocalEmbedder
 
-        for name in self.db.collections():
+        for name in self.db.collections(include_memory=True):
             try:
                 embedder = self._open(name).embedder
                 if isinstance(embedder, LocalEmbedder):
@@ -123,7 +133,7 @@ class ServerState:
             The names queued.
         """
         queued: list[str] = []
-        for name in self.db.collections():
+        for name in self.db.collections(include_memory=True):
             try:
                 coll = self._open(name)
                 if coll.stats().pending and self.worker.submit(coll):
@@ -134,7 +144,7 @@ class ServerState:
 
     def collections(self) -> list[str]:
         """The names of the collections the generic routes serve (``private`` ones left out)."""
-        return [name for name in self.db.collections() if name not in self.private]
+        return [name for name in self.db.collections() if name not in self.private]  # memory: never
 
     def collection(self, name: str) -> Collection:
         """An existing, non-private collection, opened once and cached.
@@ -145,7 +155,10 @@ class ServerState:
         """
         if name in self.private:
             raise self._not_found(name)
-        return self._open(name)
+        coll = self._open(name)
+        if coll.info.options.get(MEMORY_OPTION):  # a memory kept under another name
+            raise self._not_found(name)
+        return coll
 
     def _not_found(self, name: str) -> IndexNotFound:
         existing = ", ".join(self.collections()) or "none yet"
@@ -163,9 +176,14 @@ class ServerState:
             info = self.db.store.get_collection(name)
             if info is None:
                 raise self._not_found(name)
-            coll = self.db.collection(
-                name, embedder=self._embedder(info.model_id), create=False, strict_model=False
-            )  # another model: keyword search and reads work, semantic search answers 409
+            embedder = self._embedder(info.model_id)
+            if self.db.is_memory(name):  # warm-up and resume only: routes never reach it
+                from semsearch.memory_types import MESSAGE_SCHEMA
+
+                coll = self.db.memory_collection(name, schema=MESSAGE_SCHEMA, embedder=embedder)
+            else:
+                coll = self.db.collection(name, embedder=embedder, create=False, strict_model=False)
+            # another model: keyword search and reads work, semantic search answers 409
             self._collections[name] = coll
             return coll
 

@@ -4,9 +4,10 @@ Built on the official ``mcp`` Python SDK (2.x, ``mcp.server.mcpserver.MCPServer`
 in :mod:`semsearch.server.mcp_tools`, their logic in :mod:`semsearch.server.mcp_service`.
 
 HTTP security (the MCP spec's transport advice): the server binds 127.0.0.1 by default; the
-Host and Origin headers are checked against DNS rebinding (a foreign Origin gets 403, a foreign
-Host 421); with a token, every request needs ``Authorization: Bearer <token>`` (else 401).
-Binding another address without a token is refused.
+Host and Origin headers are checked against DNS rebinding by the same check as ``semsearch
+serve`` (:mod:`semsearch.server.host_guard`: a foreign Host gets 421, a foreign Origin 403);
+with a token, every request needs ``Authorization: Bearer <token>`` (else 401). Binding
+another address without a token is refused.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 
 from semsearch import __version__
 from semsearch.errors import SemsearchError
+from semsearch.server.host_guard import HostGuard, HostPolicy
 from semsearch.server.mcp_service import McpConfig, McpService
 
 __all__ = [
@@ -39,7 +41,6 @@ DEFAULT_PORT = 8765
 #: Shorter tokens are refused at start-up (they are guessable).
 MIN_TOKEN_LENGTH = 16
 MCP_PATH = "/mcp"
-_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
 INSTRUCTIONS = """semsearch searches the user's own notes and records.
 Start with `search` (hybrid by default); call `get` with a hit's id to read the whole record.
@@ -76,21 +77,12 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-def transport_security(host: str, allowed_origins: Sequence[str] = ()) -> Any:
-    """DNS-rebinding protection: loopback names, the bound host, and ``allowed_origins``."""
+def transport_security() -> Any:
+    """The SDK's own DNS-rebinding check, turned off: :class:`HostGuard` does it, once for both
+    servers (the SDK would otherwise apply its own allowlist behind ours)."""
     from mcp.server.transport_security import TransportSecuritySettings
 
-    names = list(_LOOPBACK_NAMES)
-    if host not in ("0.0.0.0", "::", "") and host not in names:
-        names.append(f"[{host}]" if ":" in host else host)
-    hosts = [h for n in names for h in (n, f"{n}:*")]
-    origins = [f"{scheme}://{n}{port}" for n in names for scheme in ("http", "https")
-               for port in ("", ":*")]  # fmt: skip
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=hosts,
-        allowed_origins=[*origins, *allowed_origins],
-    )
+    return TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 
 class BearerToken:
@@ -136,15 +128,17 @@ def http_app(
     host: str = "127.0.0.1",
     token: str | None = None,
     allowed_origins: Sequence[str] = (),
+    allowed_hosts: Sequence[str] = (),
 ) -> Any:
-    """The streamable-HTTP ASGI app at ``/mcp``, with Host/Origin checks and the bearer token."""
+    """The streamable-HTTP ASGI app at ``/mcp``: the Host/Origin check first (loopback names,
+    ``host`` when specific, ``allowed_hosts`` and ``SEMSEARCH_ALLOWED_HOSTS``; origins of
+    those and ``allowed_origins``), then the bearer token."""
     server = build_server(service)
     app = server.streamable_http_app(
-        streamable_http_path=MCP_PATH,
-        transport_security=transport_security(host, allowed_origins),
-        host=host,
+        streamable_http_path=MCP_PATH, transport_security=transport_security(), host=host
     )
-    return BearerToken(app, token) if token else app
+    policy = HostPolicy.build(allowed_hosts, allowed_origins, bind=host)
+    return HostGuard(BearerToken(app, token) if token else app, policy)
 
 
 def serve(
@@ -155,6 +149,7 @@ def serve(
     port: int = DEFAULT_PORT,
     token: str | None = None,
     allowed_origins: Sequence[str] = (),
+    allowed_hosts: Sequence[str] = (),
 ) -> None:
     """Run the server until the client disconnects (stdio) or the process is stopped (http).
 
@@ -184,8 +179,9 @@ def serve(
                     f"refusing to serve MCP on {host} without a token",
                     hint=f"set --token or {ENV_TOKEN}, or bind 127.0.0.1",
                 )
-            _run_http(http_app(service, host=host, token=token, allowed_origins=allowed_origins),
-                      host, port)  # fmt: skip
+            app = http_app(service, host=host, token=token, allowed_origins=allowed_origins,
+                           allowed_hosts=allowed_hosts)  # fmt: skip
+            _run_http(app, host, port)
         else:
             raise SemsearchError(f"unknown transport {transport!r}", hint="use stdio or http")
     finally:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from semsearch.collection import Collection
-from semsearch.database import Database, connect
+from semsearch.database import Database, check_location, connect
 from semsearch.errors import IndexNotFound, InvalidQuery, InvalidRecord, SemsearchError
 from semsearch.health import read_health
 from semsearch.results import Hit, SearchResult
@@ -66,6 +66,11 @@ class McpConfig:
     read_paths: tuple[str, ...] = ()
     allow_writes: bool = False
     model: str | None = None
+
+    def __post_init__(self) -> None:
+        """Raises BackendUnavailable for a location that can never be an index (its form is
+        checked before its existence, so no tool hints a command that cannot work)."""
+        check_location(self.location)
 
     @property
     def is_file(self) -> bool:
@@ -200,11 +205,15 @@ class McpService:
             return out
 
     def list_collections(self) -> dict[str, Any]:
-        """Every collection: schema, counts, model and pending embeddings (no model load)."""
+        """Every collection but conversation memory: schema, counts, model and pending
+        embeddings (no model load)."""
         with self._lock:
             db = self._database()
             rows = []
+            visible = set(db.collections())  # conversation memory is left out (database.py)
             for info in db.store.list_collections():
+                if info.name not in visible:
+                    continue
                 schema = Schema.from_json(info.schema_json)
                 st = db.store.stats(info.name)
                 rows.append(

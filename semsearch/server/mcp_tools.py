@@ -8,7 +8,8 @@ says what went wrong and how to fix it, without absolute paths.
 
 # No `from __future__ import annotations`: the SDK reads these annotations at registration.
 
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal, NotRequired, TypeVar, cast
 
 from mcp.server.mcpserver import MCPServer
@@ -20,7 +21,15 @@ from typing_extensions import TypedDict  # pydantic needs this one on Python < 3
 from semsearch.errors import SemsearchError
 from semsearch.server.mcp_service import MAX_HITS, SNIPPET_CHARS, McpService, safe_message
 
-__all__ = ["ArgumentErrors", "argument_errors", "register_tools"]
+__all__ = [
+    "ArgumentErrors",
+    "argument_errors",
+    "register_tools",
+    "unexpected_error",
+    "unknown_arguments",
+]
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -125,18 +134,64 @@ def argument_errors(tool: str, exc: ValidationError) -> str:
     return f"Error executing tool {tool}: {'; '.join(lines)}\nhint: {hint}"
 
 
+def unknown_arguments(tool: str, given: Mapping[str, Any], schema: Mapping[str, Any]) -> str | None:
+    """The tool error text for arguments the tool's input schema does not declare, or None.
+
+    The SDK would drop them silently, so ``search {"query": "x", "model": "other"}`` answered
+    as if ``model`` were absent; the HTTP API refuses unknown keys (422), and so does MCP.
+    """
+    known = schema.get("properties") or {}
+    unknown = sorted(str(k) for k in given if k not in known)
+    if not unknown:
+        return None
+    names = ", ".join(f"`{k}`" for k in unknown)
+    valid = ", ".join(f"`{k}`" for k in known) or "none"
+    return (
+        f"Error executing tool {tool}: unknown argument{'s' if len(unknown) > 1 else ''} {names}"
+        f"\nhint: {tool} takes: {valid} (see tools/list)"
+    )
+
+
+def unexpected_error(tool: str, exc: BaseException) -> str:
+    """The tool error text for an exception that is not a SemsearchError (a bug): what failed
+    and what to do, never the exception's own text (it may hold paths or record data)."""
+    return (
+        f"Error executing tool {tool}: internal error ({type(exc).__name__}); the tool did not "
+        "complete\nhint: this is a bug in semsearch, not in the arguments; the server log has "
+        "the traceback. Retry, or report it with that log"
+    )
+
+
 class ArgumentErrors:
-    """Mixin for ``MCPServer``: schema failures of a tool's arguments become
-    :func:`argument_errors` text (a ToolError, still caused by the ValidationError)."""
+    """Mixin for ``MCPServer``, the one place tool errors are shaped: an argument the input
+    schema does not declare is refused (:func:`unknown_arguments`); schema failures of a tool's
+    arguments become :func:`argument_errors` text (a ToolError, still caused by the
+    ValidationError); an exception that is not a SemsearchError is logged with its traceback
+    and answered with :func:`unexpected_error` text."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        schema = await self._input_schema(name)
+        refused = unknown_arguments(name, arguments, schema) if schema is not None else None
+        if refused is not None:
+            raise ToolError(refused)
         try:
             return await super().call_tool(name, arguments, context)  # type: ignore[misc]
+        except UnexpectedToolError as exc:
+            crash = exc.__cause__ or exc
+            log.error("tool %r raised an unexpected exception", name, exc_info=crash)
+            raise ToolError(unexpected_error(name, crash)) from crash
         except ToolError as exc:
             cause = exc.__cause__
-            if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
+            if not isinstance(cause, ValidationError):
                 raise
             raise ToolError(argument_errors(name, cause)) from cause
+
+    async def _input_schema(self, name: str) -> Mapping[str, Any] | None:
+        """The tool's JSON input schema as ``tools/list`` gives it, or None for an unknown tool
+        (the SDK answers that one)."""
+        tools = await self.list_tools()  # type: ignore[attr-defined]
+        found = next((t for t in tools if t.name == name), None)
+        return None if found is None else cast(Mapping[str, Any], found.input_schema)
 
 
 def register_tools(server: MCPServer, service: McpService) -> None:

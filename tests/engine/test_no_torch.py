@@ -50,7 +50,7 @@ out["api_hybrid"] = [h.id for h in notes.search("lighthouse key", mode="hybrid",
 from fastapi.testclient import TestClient
 from semsearch.server.http import create_app
 from semsearch.server.http_state import ServerState
-with TestClient(create_app(ServerState(db))) as client:
+with TestClient(create_app(ServerState(db)), base_url="http://127.0.0.1") as client:
     reply = client.post("/collections/notes/search",
                         json={"query": "where is the lighthouse key", "mode": "semantic", "limit": 1})
     out["http"] = [h["id"] for h in reply.json()["hits"]]

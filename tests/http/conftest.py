@@ -76,7 +76,9 @@ def make_client(tmp_path: Path) -> Iterator[Callable[..., tuple[TestClient, Serv
             worker=worker or EmbeddingWorker(backoff=0.01, max_backoff=0.05, attempts=2),
             limits=limits or Limits(),
         )
-        client = TestClient(create_app(state), raise_server_exceptions=False)
+        client = TestClient(
+            create_app(state), base_url="http://localhost", raise_server_exceptions=False
+        )  # a loopback Host: the app answers no other (DNS rebinding)
         client.__enter__()
         opened.append((client, state))
         return client, state

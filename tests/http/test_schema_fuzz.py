@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, settings
 
 import semsearch
 from semsearch.embedders.fake import FakeEmbedder
+from semsearch.server.host_guard import HostPolicy
 from semsearch.server.http import create_app
 from semsearch.server.http_auth import KeyRing
 from semsearch.server.http_state import Limits, ServerState
@@ -39,9 +40,11 @@ def _build_app():
     worker = EmbeddingWorker(attempts=1, backoff=0.01)
     worker.start()
     state = ServerState(
-        db, KeyRing.load(KEYS), embedder=FakeEmbedder(), worker=worker, limits=Limits(max_batch=50)
-    )
-    return create_app(state), state, folder
+        db, KeyRing.load(KEYS), embedder=FakeEmbedder(), worker=worker,
+        limits=Limits(max_batch=50, rate_per_minute=0),  # fuzzing sends more than a client
+    )  # fmt: skip
+    # schemathesis' ASGI client sends Host: testserver (the Host check has its own tests)
+    return create_app(state, host_policy=HostPolicy(("testserver",))), state, folder
 
 
 APP, STATE, FOLDER = _build_app()

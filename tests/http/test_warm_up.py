@@ -31,7 +31,7 @@ def test_warm_up_loads_the_local_model_before_any_request_and_freezes_the_heap(
     db = semsearch.connect(path)
     state = ServerState(db)
     gc.unfreeze()
-    with TestClient(create_app(state, warm_up=True)):
+    with TestClient(create_app(state, warm_up=True), base_url="http://127.0.0.1"):
         embedder = state.collection("notes").embedder
         assert embedder._runner is not None  # loaded at start-up, not by a search
         assert gc.get_freeze_count() > 0
@@ -48,7 +48,7 @@ def test_fake_embedder_warm_up_with_a_collection_of_another_model_still_starts(
         db.collection("old", embedder="fake:8").upsert([{"id": "x", "text": "x"}])
     db = semsearch.connect(path)
     state = ServerState(db, embedder="fake:16")
-    with TestClient(create_app(state, warm_up=True)) as client:
+    with TestClient(create_app(state, warm_up=True), base_url="http://127.0.0.1") as client:
         assert client.get("/health").status_code == 200
         semantic = client.post("/collections/old/search", json={"query": "x", "mode": "semantic"})
         assert semantic.status_code == 409

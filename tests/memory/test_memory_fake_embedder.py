@@ -250,8 +250,10 @@ def test_memory_reuses_an_existing_database_and_leaves_it_open(tmp_path: Path):
     memory = ConversationMemory(db, embedder="fake:32", background=False, collection="chat")
     memory.add_message("u", "c", "user", "x")
     memory.close()
-    assert db.collections() == ["chat"]
-    assert db.collection("chat").count() == 1
+    assert db.collections(include_memory=True) == ["chat"]  # still open: db works
+    assert db.collections() == []  # memory is private (issue 19)
+    again = ConversationMemory(db, embedder="fake:32", background=False, collection="chat")
+    assert [m.content for m in again.recent("u", "c")] == ["x"]
     db.close()
 
 

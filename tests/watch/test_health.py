@@ -185,7 +185,7 @@ def test_http_answers_503_for_semantic_while_quarantined_fake_embedder(
     sync_folder(db.collection("notes", schema=VAULT_SCHEMA, embedder=FailsFromThirdBatch()), vault)
     state = ServerState(db, embedder=QuickFake())
     try:
-        with TestClient(create_app(state)) as client:
+        with TestClient(create_app(state), base_url="http://127.0.0.1") as client:
             semantic = client.post(
                 "/collections/notes/search", json={"query": "wikilinks", "mode": "semantic"}
             )
@@ -239,7 +239,7 @@ def test_failed_paths_respect_each_face_privacy_fake_embedder(
 
     state = ServerState(db, embedder=QuickFake())
     try:
-        with TestClient(create_app(state)) as client:
+        with TestClient(create_app(state), base_url="http://127.0.0.1") as client:
             public = client.get("/health").json()["index_health"]["notes"]
     finally:
         state.worker.stop()

@@ -1,0 +1,178 @@
+"""One Host and Origin check for both local servers (``semsearch serve`` and ``semsearch mcp
+--transport http``), against DNS rebinding.
+
+A web page the user visits can make its own domain resolve to 127.0.0.1 and then send requests
+to a local server; the browser then sends that domain as ``Host``. So the servers answer only
+Host names they know: the loopback names (``127.0.0.1``, ``localhost``, ``[::1]``, any port),
+the address they are bound to when it is a specific one, and the names given with
+``--allowed-host`` or ``SEMSEARCH_ALLOWED_HOSTS`` (comma-separated; ``*.example.com`` matches
+subdomains, ``*`` any name, as Starlette's ``TrustedHostMiddleware`` takes them). Any other Host
+gets **421** ``misdirected_request``. A state-changing request (any method but GET, HEAD and
+OPTIONS) whose ``Origin`` is not ``http(s)://`` one of those hosts, nor one given with
+``--allow-origin`` / ``SEMSEARCH_ALLOWED_ORIGINS``, gets **403** ``forbidden_origin``; requests
+without an ``Origin`` (curl, scripts, agents) are not affected. Both answers use the HTTP API's
+error shape ``{error, message, hint}``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+__all__ = [
+    "ENV_ALLOWED_HOSTS",
+    "ENV_ALLOWED_ORIGINS",
+    "LOOPBACK_NAMES",
+    "HostGuard",
+    "HostPolicy",
+    "names_from_env",
+]
+
+ENV_ALLOWED_HOSTS = "SEMSEARCH_ALLOWED_HOSTS"
+ENV_ALLOWED_ORIGINS = "SEMSEARCH_ALLOWED_ORIGINS"
+#: Host names always answered (any port).
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+_WILDCARD_BINDS = ("", "0.0.0.0", "::")
+
+
+def names_from_env(given: Iterable[str] = (), env: str = ENV_ALLOWED_HOSTS) -> tuple[str, ...]:
+    """``given`` (repeated options) plus the comma-separated names of ``env``, blanks dropped."""
+    names = [*given, *os.environ.get(env, "").split(",")]
+    return tuple(n.strip() for n in names if n.strip())
+
+
+def _host_name(host: str) -> str:
+    """The name of a ``Host`` value without its port, lower-cased; IPv6 without brackets."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1 : host.find("]")] if "]" in host else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+@dataclass(frozen=True)
+class HostPolicy:
+    """Which Host names and browser Origins a server answers.
+
+    Args:
+        allowed_hosts: names beyond the loopback ones (``name``, ``*.domain`` or ``*``); a
+            port is ignored.
+        allowed_origins: full origins beyond ``http(s)://<allowed host>[:port]``, e.g.
+            ``https://app.example.com``.
+        bind: the address the server listens on; a specific one is allowed as a Host name.
+    """
+
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+    bind: str = "127.0.0.1"
+
+    @classmethod
+    def build(
+        cls, hosts: Sequence[str] = (), origins: Sequence[str] = (), bind: str = "127.0.0.1"
+    ) -> HostPolicy:
+        """A policy from options plus ``SEMSEARCH_ALLOWED_HOSTS`` / ``..._ORIGINS``."""
+        return cls(
+            allowed_hosts=names_from_env(hosts, ENV_ALLOWED_HOSTS),
+            allowed_origins=tuple(o.rstrip("/").lower()
+                                  for o in names_from_env(origins, ENV_ALLOWED_ORIGINS)),
+            bind=bind,
+        )  # fmt: skip
+
+    def host_allowed(self, host: str) -> bool:
+        """True when a ``Host`` header value (with or without port) names this server."""
+        name = _host_name(host)
+        if not name:
+            return False
+        if name in LOOPBACK_NAMES or _is_loopback_ip(name):
+            return True
+        if self.bind not in _WILDCARD_BINDS and name == _host_name(self.bind):
+            return True
+        for allowed in self.allowed_hosts:
+            pattern = _host_name(allowed)
+            if pattern == "*" or pattern == name:
+                return True
+            if pattern.startswith("*.") and name.endswith(pattern[1:]):
+                return True
+        return False
+
+    def origin_allowed(self, origin: str) -> bool:
+        """True when a browser ``Origin`` is this server's own or one allowed explicitly."""
+        origin = origin.strip().rstrip("/").lower()
+        if origin in self.allowed_origins:
+            return True
+        parts = urlsplit(origin)
+        if parts.scheme not in ("http", "https") or not parts.netloc or parts.path:
+            return False  # "null" (sandboxed frames, file://) and anything malformed
+        return self.host_allowed(parts.netloc)
+
+    def refusal(self, method: str, headers: dict[bytes, bytes]) -> tuple[int, str, str, str] | None:
+        """(status, code, message, hint) when a request must be refused, else None."""
+        host = headers.get(b"host", b"").decode("latin-1")
+        if not self.host_allowed(host):
+            return (
+                421, "misdirected_request",
+                f"this server does not answer to the Host {host[:100]!r}",
+                "use http://127.0.0.1:<port>, or allow the name with --allowed-host NAME or "
+                f"{ENV_ALLOWED_HOSTS} (protection against DNS rebinding)",
+            )  # fmt: skip
+        origin = headers.get(b"origin")
+        if origin is not None and method.upper() not in _SAFE_METHODS:
+            text = origin.decode("latin-1")
+            if not self.origin_allowed(text):
+                return (
+                    403, "forbidden_origin",
+                    f"requests that change or query data are not accepted from the web page "
+                    f"at {text[:100]!r}",
+                    "open the page this server serves, or allow the origin with --allow-origin "
+                    f"ORIGIN or {ENV_ALLOWED_ORIGINS}",
+                )  # fmt: skip
+        return None
+
+
+def _is_loopback_ip(name: str) -> bool:
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+class HostGuard:
+    """ASGI middleware applying a :class:`HostPolicy` before anything else runs.
+
+    Args:
+        app: the ASGI app to wrap.
+        policy: the allowed hosts and origins.
+    """
+
+    def __init__(self, app: Any, policy: HostPolicy) -> None:
+        self.app = app
+        self.policy = policy
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = dict(scope.get("headers") or [])
+            refused = self.policy.refusal(scope.get("method", "GET"), headers)
+            if refused is not None:
+                await _send_error(send, *refused)
+                return
+        await self.app(scope, receive, send)
+
+
+async def _send_error(send: Any, status: int, code: str, message: str, hint: str) -> None:
+    body = json.dumps({"error": code, "message": message, "hint": hint}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
