@@ -1,1 +1,1 @@
-"""Embedding models behind one protocol: local sentence-transformers, API providers, a test fake."""
+"""Embedding models behind one protocol: local model folders (ONNX Runtime, or torch), API providers, a test fake."""

@@ -101,7 +101,7 @@ class ServerState:
         """Load the local embedding model of every existing collection, then freeze the heap.
 
         Loading at startup spares the first semantic search the model load (1-3 s). Freezing
-        (``gc.freeze()``, Python 3.7+) moves every object alive so far, torch's and the model's
+        (``gc.freeze()``, Python 3.7+) moves every object alive so far, the model's
         included, out of the cyclic garbage collector's view, so a full collection no longer
         walks millions of long-lived objects in the middle of a request: on this project's
         machine the p99 of 50 clients searching fell from 120 to 87 ms (docs/benchmarks.md).
