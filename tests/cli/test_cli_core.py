@@ -151,7 +151,9 @@ def test_stats_on_a_default_model_index_does_not_import_torch(tmp_path: Path) ->
         "print(c.model_id, 'torch' in sys.modules)\n"
     )
     made = _run(["-c", setup], tmp_path)
-    assert made.stdout.strip() == "sentence-transformers/all-MiniLM-L6-v2 False", made.stderr
+    assert made.stdout.strip() == "sentence-transformers/all-MiniLM-L6-v2?precision=int8 False", (
+        made.stderr
+    )
     probe = (
         "import sys\n"
         "from semsearch.cli.app import app\n"

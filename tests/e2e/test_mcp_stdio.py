@@ -167,7 +167,10 @@ def test_list_collections_and_stats(server: McpProcess, spells_json: list[dict])
     assert listed["spells"]["records"] == len(spells_json) == 319
     assert listed["spells"]["fields"] == {"level": "int", "school": "str"}
     assert listed["spells"]["text_template"] == ["name", "desc", "higher_level"]
-    assert all(c["model"] == "sentence-transformers/all-MiniLM-L6-v2" for c in listed.values())
+    assert all(
+        c["model"] == "sentence-transformers/all-MiniLM-L6-v2?precision=int8"
+        for c in listed.values()
+    )
     assert all(c["pending_embeddings"] == 0 and c["dim"] == 384 for c in listed.values())
     stats = server.ok("stats")
     assert stats["index"] == "vault.embed.db" and stats["bytes"] > 0
