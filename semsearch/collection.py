@@ -240,11 +240,14 @@ class Collection:
     def reindex(self, *, progress: ingest.Progress | None = None) -> UpsertReport:
         """Embed every chunk that is pending or failed (e.g. after an embedder outage).
 
-        When it ends with every chunk embedded, a quarantine of the index is lifted (see
-        :func:`semsearch.health.clear_after_reindex`).
+        Each chunk is tried once per call: a text the model still cannot embed (NaN, Inf or a
+        zero vector) stays failed and is named in ``report.failed``, and the others are
+        embedded. When it ends with every other chunk embedded, a quarantine of the index is
+        lifted (see :func:`semsearch.health.clear_after_reindex`).
 
         Returns:
-            UpsertReport whose ``chunks_embedded`` counts the newly embedded chunks.
+            UpsertReport whose ``chunks_embedded`` counts the newly embedded chunks and
+            ``chunks_failed``/``failed`` the texts that failed alone.
         Raises:
             EmbedderUnavailable: the embedder still fails (the chunks stay pending).
         """
@@ -254,12 +257,19 @@ class Collection:
         self._require_model()
         self._stored()
         report = UpsertReport()
-        while pending := self.store.pending_chunks(self.name, ingest.EMBED_GROUP):
+        tried: set[int] = set()
+        while True:
+            # chunks that failed alone in this call stay in the store's list: look past them
+            window = self.store.pending_chunks(self.name, ingest.EMBED_GROUP + report.chunks_failed)
+            pending = [p for p in window if p.chunk_id not in tried]
+            if not pending:
+                break
+            tried.update(p.chunk_id for p in pending)
             if not ingest.embed_chunks(self, pending, report, progress):
                 raise EmbedderUnavailable(
                     report.errors[-1], hint="fix the embedder, then run reindex again"
                 )
-        clear_after_reindex(self.store, self.name)
+        clear_after_reindex(self.store, self.name, report.failed)
         return report
 
     def embed_pending(

@@ -48,6 +48,7 @@ from semsearch.stores.ann_rows import (
     load_rows,
     state_from_sidecar,
 )
+from semsearch.stores.exact import clamp_cosine
 
 __all__ = ["AnnIndex", "AnnState", "configure_ann"]
 
@@ -287,7 +288,8 @@ class AnnIndex:
                 called at most once per snapshot and key (stores/ann_filter.py).
             exact: force an exact scan.
         Returns:
-            (rows int64[m], scores float32[m]) with m == min(k, live rows that pass); map rows
+            (rows int64[m], scores float32[m], cosine similarity clamped to [-1, 1]) with
+            m == min(k, live rows that pass); map rows
             to chunks with ``state.chunk_ids`` / ``state.record_rowids``.
         """
         if where is None:
@@ -304,8 +306,10 @@ class AnnIndex:
             allowed.count, state.graph_rows, exact, state.graph is not None, state.options
         )
         if plan == "exact":
-            return self._exact(state, vector, want, allowed)
-        return self._graph_search(state, vector, want, allowed)
+            rows, scores = self._exact(state, vector, want, allowed)
+        else:
+            rows, scores = self._graph_search(state, vector, want, allowed)
+        return rows, clamp_cosine(scores)  # the one place SQLite's cosine scores are made
 
     def _graph_search(
         self, state: AnnState, vector: NDArray[np.float32], want: int, allowed: AllowedSet

@@ -387,19 +387,21 @@ class SQLiteStore:
     def pending_chunks(
         self, collection: str, limit: int, where: Filter | None = None
     ) -> list[PendingChunk]:
-        """Up to ``limit`` chunks without a vector (pending or failed), oldest first; ``where``
-        limits them to chunks of matching records."""
+        """Up to ``limit`` chunks without a vector, pending before failed, oldest first within
+        each; ``where`` limits them to chunks of matching records."""
         from semsearch.chunking import embedding_text
 
         filter_sql, params = compile_filter(where) if where is not None else ("1", [])
         rows = self._rows(
-            "SELECT k.id, k.text, k.heading_path FROM chunks k JOIN collections c "
+            "SELECT k.id, k.text, k.heading_path, r.id FROM chunks k JOIN collections c "
             "ON c.id = k.collection_id JOIN records r ON r.rowid = k.record_rowid "
-            f"WHERE c.name = ? AND k.status != 'embedded' AND ({filter_sql}) "
-            "ORDER BY k.id LIMIT ?",
+            f"WHERE c.name = ? AND k.status IN ('pending', 'failed') AND ({filter_sql}) "
+            "ORDER BY k.status = 'failed', k.id LIMIT ?",  # IN: the status index applies
             (collection, *params, limit),
         )
-        return [PendingChunk(r[0], embedding_text(r[1], tuple(json.loads(r[2])))) for r in rows]
+        return [
+            PendingChunk(r[0], embedding_text(r[1], tuple(json.loads(r[2]))), r[3]) for r in rows
+        ]
 
     def get_records(self, collection: str, ids: Sequence[str]) -> list[Record]:
         """The records that exist among ``ids``, in the order asked."""
