@@ -115,6 +115,8 @@ class AnnIndex:
             return self.state
 
     def _open(self, read: Reader, identity: dict[str, Any], opts: AnnOptions) -> AnnState:
+        if self._persistent(opts):  # leftovers of a writer killed mid-write (any process)
+            ann_file.remove_dead_temps(self.db_path, self.collection_id)
         state = self._load_sidecar(read, identity, opts) if self._persistent(opts) else None
         if state is None:
             state = read(lambda conn: load_rows(conn, self.collection_id, identity, opts))
