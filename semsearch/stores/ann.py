@@ -41,6 +41,7 @@ from semsearch.stores.ann_filter import AllowedSet, FilterCache
 from semsearch.stores.ann_policy import AnnOptions, graph_ef, plan_search
 from semsearch.stores.ann_rows import (
     AnnState,
+    LogPruned,
     catch_up,
     collection_meta,
     configure_ann,
@@ -108,7 +109,10 @@ class AnnIndex:
                 state = self._open(read, identity, opts)
             elif state.version != version:
                 current = state
-                state = read(lambda conn: catch_up(conn, self.collection_id, current))
+                try:
+                    state = read(lambda conn: catch_up(conn, self.collection_id, current))
+                except LogPruned:  # another writer pruned what this cache had not read
+                    state = self._open(read, identity, opts)
             if state.options != opts:
                 state = replace(state, options=opts)
             self.state = self._upkeep(state) if upkeep else state
@@ -143,6 +147,11 @@ class AnnIndex:
                     f"holds {state.live()} live vectors, the file {embedded}"
                 )
             return state
+        except LogPruned as exc:  # the sidecar is older than the pruned log
+            log.warning(
+                "ANN sidecar for %r is behind the change log (%s); rebuilding",
+                identity["collection"], exc,
+            )  # fmt: skip
         except ann_file.SidecarInvalid as exc:
             level = logging.DEBUG if str(exc) == "missing" else logging.WARNING
             log.log(

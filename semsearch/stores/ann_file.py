@@ -44,6 +44,7 @@ __all__ = [
     "ann_path",
     "graph_path",
     "new_token",
+    "read_header",
     "read_sidecar",
     "remove_dead_temps",
     "remove_stale",
@@ -150,16 +151,11 @@ def _crc(arr: NDArray[Any]) -> int:
     return zlib.crc32(flat.data.cast("B")) if flat.size else 0
 
 
-def read_sidecar(path: str, expect: dict[str, Any]) -> Sidecar:
-    """Memory-map a ``.ann`` file and check it against ``expect``.
+def read_header(path: str) -> tuple[dict[str, Any], int, int]:
+    """A ``.ann`` file's JSON header, its length in bytes and the file's size (no arrays read).
 
-    Args:
-        path: the ``.ann`` path.
-        expect: header values that must match (collection, created_at, model_id, dim).
     Raises:
-        SidecarInvalid: missing, truncated, not a sidecar, another format, a header value
-            that differs from ``expect``, or damaged contents: an array whose layout does not
-            fit the file or whose CRC-32 differs from the header's (the message says which).
+        SidecarInvalid: missing, not a sidecar, another format, or truncated.
     """
     try:
         with open(path, "rb") as f:
@@ -177,6 +173,21 @@ def read_sidecar(path: str, expect: dict[str, Any]) -> Sidecar:
         raise SidecarInvalid("another sidecar format")
     if header.get("file_size") != size:
         raise SidecarInvalid(f"truncated: {size} bytes, header says {header.get('file_size')}")
+    return header, length, size
+
+
+def read_sidecar(path: str, expect: dict[str, Any]) -> Sidecar:
+    """Memory-map a ``.ann`` file and check it against ``expect``.
+
+    Args:
+        path: the ``.ann`` path.
+        expect: header values that must match (collection, created_at, model_id, dim).
+    Raises:
+        SidecarInvalid: missing, truncated, not a sidecar, another format, a header value
+            that differs from ``expect``, or damaged contents: an array whose layout does not
+            fit the file or whose CRC-32 differs from the header's (the message says which).
+    """
+    header, length, size = read_header(path)
     for key, value in expect.items():
         if header.get(key) != value:
             raise SidecarInvalid(f"foreign: {key} is {header.get(key)!r}, expected {value!r}")

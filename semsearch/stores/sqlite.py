@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 from semsearch.errors import DimensionMismatch, IndexNotFound, StoreCorrupted
 from semsearch.filters import Filter
 from semsearch.results import Chunk, Record
-from semsearch.stores import sqlite_file, sqlite_keyword, sqlite_vectors
+from semsearch.stores import sqlite_changes, sqlite_file, sqlite_keyword, sqlite_vectors
 from semsearch.stores import sqlite_schema as ddl
 from semsearch.stores.ann import AnnIndex, AnnState
 from semsearch.stores.base import (
@@ -360,6 +360,7 @@ class SQLiteStore:
                 "INSERT INTO changes (collection_id, chunk_id, op) VALUES (?, ?, 'add')",
                 [(cid, int(c)) for c in chunk_ids],
             )
+            sqlite_changes.maybe_prune(conn, self.location, cid)
 
     def mark_failed(self, collection: str, chunk_ids: Sequence[int], error: str) -> None:
         """Record that embedding these chunks failed (they stay keyword-searchable)."""
@@ -375,7 +376,34 @@ class SQLiteStore:
             return 0
         with self._write(collection) as conn:
             cid = self._collection_id(conn, collection)
-            return sum(delete_record_rows(conn, cid, batch) for batch in batches(list(ids)))
+            deleted = sum(delete_record_rows(conn, cid, batch) for batch in batches(list(ids)))
+            sqlite_changes.maybe_prune(conn, self.location, cid)
+            return deleted
+
+    def compact(self) -> tuple[int, int]:
+        """Prune the change log as far as every reader allows, then VACUUM the file and
+        truncate its WAL (``semsearch compact``).
+
+        Pruning is safe for other processes (stores/sqlite_changes.py). VACUUM rewrites the
+        whole file: it needs free disk space about the file's size and holds the write lock
+        while it runs; searches of other processes go on reading.
+
+        Returns:
+            (bytes before, bytes after), main file plus WAL.
+        Raises:
+            BackendUnavailable: the file cannot be written.
+        """
+        before = self.file_size()
+        if self._read() is None:
+            return before, before
+        with self._write() as conn:
+            sqlite_changes.prune_all(conn, self.location)
+        with self._lock, sqlite_file.unwritable(self.location):
+            writer = self._conn
+            if writer is not None and self.location != ":memory:":
+                writer.execute("VACUUM")
+                writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return before, self.file_size()
 
     # -- reads --------------------------------------------------------------------------------
 
