@@ -88,6 +88,18 @@ def test_poison_texts_never_hold_back_pending_chunks_fake_embedder(
     assert (coll.stats().embedded, coll.stats().failed) == (3, 1)
 
 
+def test_a_batch_of_only_poison_texts_does_not_end_the_backlog_fake_embedder(
+    database: semsearch.Database,
+) -> None:
+    coll = database.collection("notes", embedder=PoisonEmbedder("zero"))
+    coll.upsert([{"id": f"p{i}", "text": f"poison {i}"} for i in range(3)], embed=False)
+    coll.upsert([{"id": f"q{i}", "text": f"fine {i}"} for i in range(2)], embed=False)
+    # the first batch of 3 holds only poison texts; the two fine ones come after
+    assert coll.embed_pending(3) == 2
+    assert coll.embed_pending(3) == 0  # only the poison texts are left, tried once more
+    assert (coll.stats().embedded, coll.stats().failed) == (2, 3)
+
+
 class ShiftingEmbedder(FakeEmbedder):
     """Fake embedder whose output turns 16-d in the middle of a call, once ``armed``.
 
