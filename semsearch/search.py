@@ -315,9 +315,13 @@ def _hits(
     strict: bool,
 ) -> list[Hit]:
     """Hits with their chunk and fields. A row whose chunk or record is gone (deleted or
-    rewritten since it was ranked) raises _StateMoved when ``strict``, else is dropped."""
-    chunks = coll.store.get_chunks(coll.name, [c.chunk_id for c, _, _ in rows])
+    rewritten since it was ranked) raises _StateMoved when ``strict``, else is dropped.
+
+    Fields are read before chunks, so a record rewritten in between shows as a missing chunk
+    (its old chunks are gone) rather than as old fields beside a new chunk.
+    """
     fields = coll.store.record_fields(coll.name, [c.record_id for c, _, _ in rows])
+    chunks = coll.store.get_chunks(coll.name, [c.chunk_id for c, _, _ in rows])
     live = [row for row in rows if row[0].chunk_id in chunks and row[0].record_id in fields]
     if strict and len(live) < len(rows):
         raise _StateMoved
