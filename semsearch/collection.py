@@ -181,8 +181,12 @@ class Collection:
         Each record is a JSON object with an ``id`` (str or int); ``text`` (if present) is the
         document text, the rest are its fields. The whole input is validated before anything is
         written. Unchanged records are skipped; unchanged chunks (same content hash, same model)
-        are never re-embedded. If the embedder fails, the records stay stored, keyword-searchable
-        and counted as pending; :meth:`reindex` embeds them later.
+        are never re-embedded, but chunks of unchanged records still without a vector (left by
+        a crash or an outage) are embedded now. If the embedder fails, or changes its output
+        dimension part-way, the records stay stored, keyword-searchable and counted as pending,
+        ``errors`` says why, and :meth:`reindex` embeds them later. A text the model cannot
+        embed (NaN, Inf or a zero vector) fails alone: it is named in ``failed`` and the rest
+        of the call is embedded.
 
         Args:
             records: JSON objects.
@@ -191,15 +195,17 @@ class Collection:
                 at once.
             progress: called with the number of chunks embedded after each embedding group.
         Returns:
-            UpsertReport with record counts (added/updated/unchanged) and chunk counts.
+            UpsertReport with record counts (added/updated/unchanged), chunk counts
+            (embedded/reused/pending/failed), ``failed`` ({record id: why}) and ``errors``.
         Raises:
             InvalidRecord: a record has no id, a duplicate id, a non-JSON value, a field of the
                 wrong type, text that is not a str (or list of str) or not valid Unicode (a lone
                 surrogate); nothing from the call is written.
             InvalidQuery: ``embed`` is not a bool.
             ModelMismatch: opened with ``strict_model=False`` and another model; nothing written.
-            DimensionMismatch: the embedder's dimension differs from the stored vectors';
-                nothing written.
+            DimensionMismatch: the embedder's declared dimension differs from the stored
+                vectors' before the call; nothing written (a change during the call is
+                reported in ``errors`` instead).
             BackendUnavailable / IndexNotFound: the Database was closed / the collection was
                 dropped (here, or by another connection: then also when it was created again).
         """
@@ -240,11 +246,14 @@ class Collection:
     def reindex(self, *, progress: ingest.Progress | None = None) -> UpsertReport:
         """Embed every chunk that is pending or failed (e.g. after an embedder outage).
 
-        When it ends with every chunk embedded, a quarantine of the index is lifted (see
-        :func:`semsearch.health.clear_after_reindex`).
+        Each chunk is tried once per call: a text the model still cannot embed (NaN, Inf or a
+        zero vector) stays failed and is named in ``report.failed``, and the others are
+        embedded. When it ends with every other chunk embedded, a quarantine of the index is
+        lifted (see :func:`semsearch.health.clear_after_reindex`).
 
         Returns:
-            UpsertReport whose ``chunks_embedded`` counts the newly embedded chunks.
+            UpsertReport whose ``chunks_embedded`` counts the newly embedded chunks and
+            ``chunks_failed``/``failed`` the texts that failed alone.
         Raises:
             EmbedderUnavailable: the embedder still fails (the chunks stay pending).
         """
@@ -254,27 +263,37 @@ class Collection:
         self._require_model()
         self._stored()
         report = UpsertReport()
-        while pending := self.store.pending_chunks(self.name, ingest.EMBED_GROUP):
+        tried: set[int] = set()
+        while True:
+            # chunks that failed alone in this call stay in the store's list: look past them
+            window = self.store.pending_chunks(self.name, ingest.EMBED_GROUP + report.chunks_failed)
+            pending = [p for p in window if p.chunk_id not in tried]
+            if not pending:
+                break
+            tried.update(p.chunk_id for p in pending)
             if not ingest.embed_chunks(self, pending, report, progress):
                 raise EmbedderUnavailable(
                     report.errors[-1], hint="fix the embedder, then run reindex again"
                 )
-        clear_after_reindex(self.store, self.name)
+        clear_after_reindex(self.store, self.name, report.failed)
         return report
 
     def embed_pending(
         self, limit: int = ingest.EMBED_GROUP, *, where: Mapping[str, Any] | None = None
     ) -> int:
-        """Embed up to ``limit`` chunks that have no vector yet (pending or failed), oldest first.
+        """Embed up to ``limit`` chunks that have no vector yet, never-tried (pending) ones
+        first, then failed ones, oldest first within each.
 
         One step of :meth:`reindex`, for background workers (:mod:`semsearch.worker`) that embed
-        records stored with ``upsert(..., embed=False)`` in small batches.
+        records stored with ``upsert(..., embed=False)`` in small batches. A batch whose texts
+        all fail alone (NaN, Inf or zero vectors) does not end the backlog: the next chunks are
+        tried, so 0 means nothing is left that this call has not tried.
 
         Args:
-            limit: at most this many chunks, >= 1.
+            limit: at most this many chunks per batch, >= 1.
             where: only chunks of records matching this filter (a scoped backfill); None for all.
         Returns:
-            The number of chunks newly embedded (0 when nothing is pending).
+            The number of chunks newly embedded (0 when nothing embeddable is pending).
         Raises:
             EmbedderUnavailable: the embedder failed; those chunks are marked failed and stay
                 stored and keyword-searchable.
@@ -285,15 +304,21 @@ class Collection:
         self._stored()
         report = UpsertReport()
         ast = parse_filter(where, self.schema)
-        pending = (
-            self.store.pending_chunks(self.name, max(1, limit), ast)
-            if ast is not None
-            else self.store.pending_chunks(self.name, max(1, limit))
-        )
-        if pending and not ingest.embed_chunks(self, pending, report, None):
-            raise EmbedderUnavailable(
-                report.errors[-1], hint="fix the embedder, then run reindex again"
+        size, tried = max(1, limit), set[int]()
+        while not report.chunks_embedded:
+            window = (
+                self.store.pending_chunks(self.name, size + report.chunks_failed, ast)
+                if ast is not None
+                else self.store.pending_chunks(self.name, size + report.chunks_failed)
             )
+            pending = [p for p in window if p.chunk_id not in tried][:size]
+            if not pending:
+                break
+            tried.update(p.chunk_id for p in pending)
+            if not ingest.embed_chunks(self, pending, report, None):
+                raise EmbedderUnavailable(
+                    report.errors[-1], hint="fix the embedder, then run reindex again"
+                )
         return report.chunks_embedded
 
     def vectors(self, ids: str | Sequence[str]) -> dict[str, list[NDArray[np.float32] | None]]:

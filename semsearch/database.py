@@ -356,6 +356,29 @@ class Database:
         self._life.dropped(name)
         return dropped
 
+    def compact(self) -> tuple[int, int]:
+        """Reclaim space: prune what every reader has consumed and rewrite the file (SQLite:
+        the change log, then VACUUM; see docs/storage.md). Safe while other processes read.
+
+        Returns:
+            (bytes before, bytes after) of the index file and its WAL.
+        Raises:
+            BackendUnavailable: the Database was closed, the file is not writable, or the
+                backend compacts itself (PostgreSQL: autovacuum or ``VACUUM``; Milvus:
+                its own compaction).
+        """
+        from semsearch.errors import BackendUnavailable
+
+        self._life.check_open()
+        compact = getattr(self.store, "compact", None)
+        if compact is None:
+            raise BackendUnavailable(
+                f"{type(self.store).__name__} has no compact step",
+                hint="PostgreSQL: autovacuum (or VACUUM) reclaims space; Milvus compacts itself",
+            )
+        before, after = compact()
+        return int(before), int(after)
+
     def close(self) -> None:
         """Close the store; closing twice is harmless. Handles raise BackendUnavailable after."""
         self._life.closed = True

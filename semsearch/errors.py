@@ -12,6 +12,7 @@ HTTP and MCP faces print both and map the class to an exit or status code in one
     ├── InvalidQuery           a query (or its arguments) cannot be run as given
     ├── InvalidRecord          a record is malformed (no id, wrong field type, ...)
     ├── EmbedderUnavailable    the embedding model cannot be loaded or fails
+    │   └── BadVectors         the model gave NaN, Inf or zero vectors for some texts
     ├── BackendUnavailable     the storage backend cannot be reached, is unsupported or closed
     ├── StoreCorrupted         the store's contents are inconsistent or unreadable
     └── IndexUnhealthy         semantic search is refused: the index is quarantined
@@ -19,8 +20,11 @@ HTTP and MCP faces print both and map the class to an exit or status code in one
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "BackendUnavailable",
+    "BadVectors",
     "DimensionMismatch",
     "EmbedderUnavailable",
     "IndexNotFound",
@@ -86,6 +90,24 @@ class InvalidRecord(SemsearchError):
 
 class EmbedderUnavailable(SemsearchError):
     """Raised when the embedding model cannot be found or loaded, or it returns bad vectors."""
+
+
+class BadVectors(EmbedderUnavailable):
+    """Raised by ``embed_documents`` when the model returned unusable vectors (NaN, Inf or a
+    zero vector) for some of the texts: a poison text, not an outage.
+
+    Attributes:
+        vectors: float32[n, dim], the unit-normalised vectors of every text (rows listed in
+            ``bad`` are zeros and must not be stored).
+        bad: ``{row index: why}`` for the texts whose vector is unusable.
+    """
+
+    def __init__(
+        self, message: str, vectors: Any, bad: dict[int, str], hint: str | None = None
+    ) -> None:
+        super().__init__(message, hint)
+        self.vectors = vectors
+        self.bad = bad
 
 
 class BackendUnavailable(SemsearchError):

@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -205,20 +205,28 @@ def begin_sync(store: Store, name: str, what: str = "sync") -> Health:
     return found
 
 
-def end_sync(store: Store, name: str, *, errors: Sequence[str], failed: Sequence[str]) -> Health:
+def end_sync(
+    store: Store,
+    name: str,
+    *,
+    errors: Sequence[str],
+    failed: Sequence[str],
+    reasons: Mapping[str, str] | None = None,
+) -> Health:
     """Record how a sync ended and return the stored health.
 
     Args:
-        errors: reasons the vectors are untrustworthy (embedder failed mid-batch, store
-            raised); any gives ``quarantined``.
-        failed: relative paths of files that could not be indexed; any gives ``degraded``.
+        errors: reasons the vectors are untrustworthy (the embedder failed or was down, the
+            store raised); any gives ``quarantined``.
+        failed: relative paths of files that could not be indexed (unreadable, or a text the
+            model could not embed); any gives ``degraded``.
+        reasons: ``{path: why}`` for some of ``failed``; the first one is named in the reason.
     """
     paths = tuple(sorted(set(failed)))
     if errors:
         health = Health("quarantined", errors[0], paths[:MAX_LISTED], len(paths))
     elif paths:
-        reason = f"{len(paths)} file(s) could not be indexed"
-        health = Health("degraded", reason, paths[:MAX_LISTED], len(paths))
+        health = failed_health({p: (reasons or {}).get(p, "") for p in paths})
     else:
         health = Health()
     return write_health(store, name, health)
@@ -233,18 +241,36 @@ def quarantine(store: Store, name: str, reason: str) -> Health | None:
         return None
 
 
-def clear_after_reindex(store: Store, name: str) -> Health:
+def clear_after_reindex(store: Store, name: str, failed: Mapping[str, str] | None = None) -> Health:
     """After a reindex that left no chunk without a vector, lift a quarantine.
 
     A quarantine says the stored vectors cannot be trusted to match the stored text. Once every
     chunk's vector has been computed from its stored text, that no longer holds; whether the
     text itself is behind a watched folder is the next sync's business. A running sync
     (``syncing``) is left alone.
+
+    Args:
+        failed: ``{record id: why}`` of texts the model could not embed (a poison text, not an
+            outage): the quarantine then becomes ``degraded`` naming them.
     """
     health = read_health(store, name)
     if health.state != "quarantined":
         return health
+    if failed:
+        return write_health(store, name, failed_health(failed))
     return write_health(store, name, Health())
+
+
+def failed_health(failed: Mapping[str, str]) -> Health:
+    """``degraded``, listing the records (files) that could not be indexed and naming the first
+    one with a known reason, e.g. ``1 file(s) could not be indexed (bad.md: model fake:32
+    returned NaN or Inf values)``. Values may be empty (reason unknown)."""
+    paths = tuple(sorted(failed))
+    reason = f"{len(paths)} file(s) could not be indexed"
+    named = next((p for p in paths if failed[p]), None)
+    if named is not None:
+        reason += f" ({named}: {failed[named]})"
+    return Health("degraded", reason, paths[:MAX_LISTED], len(paths))
 
 
 def refuse_semantic(store: Store, name: str, mode: str) -> str | None:

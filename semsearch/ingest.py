@@ -3,7 +3,8 @@
 :class:`semsearch.Collection` validates its arguments and calls these; they hold the policy of
 how writes are batched (``WRITE_BATCH`` records per store transaction), which chunks are
 re-embedded (only new content hashes), and what an embedder failure leaves behind (the rest of
-the chunks stay stored, keyword-searchable and pending, marked failed).
+the chunks stay stored, keyword-searchable and pending, marked failed). A text the model cannot
+embed (NaN, Inf or zero vector) fails alone; the rest of its call is embedded.
 """
 
 from __future__ import annotations
@@ -13,8 +14,13 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+from numpy.typing import NDArray
+
 from semsearch.chunking import chunk_markdown, chunk_text, embedding_text
-from semsearch.errors import EmbedderUnavailable
+from semsearch.embedders.base import check_rows
+from semsearch.errors import BadVectors, DimensionMismatch, EmbedderUnavailable
+from semsearch.filters import Filter, IdMatch, Or
 from semsearch.results import Chunk, UpsertReport
 from semsearch.stores.base import ChunkWrite, PendingChunk, RecordWrite
 
@@ -39,13 +45,21 @@ def write(
 ) -> UpsertReport:
     """Store validated records in batches, skipping unchanged ones, then embed new chunks.
 
+    Chunks of unchanged records that still lack a vector (a crash between the record write and
+    the vector write, an earlier outage) are embedded too, or with ``embed=False`` counted in
+    ``chunks_pending``, so re-running an ingest repairs it.
+
     Args:
         coll: the collection written to.
         prepared: validated records (``validation.prepare_record``), ids unique.
         embed: False leaves new chunks pending for a background worker or ``reindex``.
         progress: called after each embedding group.
     Returns:
-        Record counts (added/updated/unchanged) and chunk counts (embedded/reused/pending).
+        Record counts (added/updated/unchanged) and chunk counts (embedded/reused/pending/
+        failed); ``failed`` names each record a text of which the model could not embed.
+        An embedder that fails or changes its dimension mid-call stops the embedding: the
+        records are all written, the rest of their chunks stay pending (marked failed) and
+        ``errors`` says why; old vectors of unchanged chunks are kept.
     """
     report = UpsertReport()
     embed_ok = embed
@@ -53,7 +67,14 @@ def write(
         batch = prepared[start : start + WRITE_BATCH]
         known = coll.store.record_hashes(coll.name, [r.id for r in batch])
         changed = [r for r in batch if known.get(r.id) != r.content_hash]
-        report.unchanged += len(batch) - len(changed)
+        same = [r.id for r in batch if known.get(r.id) == r.content_hash]
+        report.unchanged += len(same)
+        if same:  # left without vectors by a crash or an outage: embed (or count) them now
+            leftover = _leftover_chunks(coll, same)
+            if embed_ok and leftover:
+                embed_ok = embed_chunks(coll, leftover, report, progress)
+            elif leftover:
+                report.chunks_pending += len(leftover)
         if not changed:
             continue  # nothing to write: a no-change re-import never touches the file
         result = coll.store.write_records(coll.name, [_record_write(coll, r) for r in changed])
@@ -66,6 +87,26 @@ def write(
         else:
             report.chunks_pending += len(result.pending)
     return report
+
+
+def _leftover_chunks(coll: Collection, ids: list[str]) -> list[PendingChunk]:
+    """Chunks without a vector of the records ``ids`` (pending first, then failed).
+
+    The store is asked with an id filter (exact where the id has no glob character, a prefix
+    otherwise) and the answer is narrowed to ``ids`` here; the window widens until the store
+    returns fewer chunks than asked, so other records' pending chunks never hide these.
+    """
+    wanted = set(ids)
+    matches = tuple(
+        IdMatch("prefix", i) if any(ch in i for ch in "*?[") else IdMatch("glob", i) for i in ids
+    )
+    where: Filter = matches[0] if len(matches) == 1 else Or(matches)
+    limit = EMBED_GROUP
+    while True:
+        found = coll.store.pending_chunks(coll.name, limit, where)
+        if len(found) < limit:
+            return [p for p in found if p.record_id in wanted]
+        limit *= 4
 
 
 def _record_write(coll: Collection, r: PreparedRecord) -> RecordWrite:
@@ -99,23 +140,60 @@ def embed_chunks(
 ) -> bool:
     """Embed ``pending`` in groups and store the vectors; count them in ``report``.
 
+    A text whose vector is unusable (NaN, Inf or zero: :class:`~semsearch.errors.BadVectors`,
+    or such rows returned by an embedder that does not check its output) fails alone: its
+    chunks are marked failed with the reason and its record is named in ``report.failed``;
+    every other chunk of the group is stored.
+
     Returns:
-        True when every chunk was embedded. False when the embedder failed: the chunks not yet
-        embedded are marked failed (still stored and keyword-searchable), counted as pending,
-        and the failure is appended to ``report.errors``.
+        True when the embedder worked (poison texts aside). False when it failed or changed
+        its dimension: the chunks not yet embedded are marked failed (still stored and
+        keyword-searchable), counted as pending, and the failure is appended to
+        ``report.errors``.
     """
     for start in range(0, len(pending), EMBED_GROUP):
         group = pending[start : start + EMBED_GROUP]
         try:
-            vectors = coll.embedder.embed_documents([p.embed_text for p in group])
-        except EmbedderUnavailable as exc:
+            vectors, bad = _embed_group(coll, group)
+            good = [i for i in range(len(group)) if i not in bad]
+            coll.store.set_vectors(coll.name, [group[i].chunk_id for i in good], vectors[good])
+        except (EmbedderUnavailable, DimensionMismatch) as exc:
+            left = len(pending) - start
             coll.store.mark_failed(coll.name, [p.chunk_id for p in pending[start:]], exc.message)
-            report.chunks_pending += len(pending) - start
+            report.chunks_pending += left
             report.errors.append(f"embedding failed, chunks left pending: {exc.message}")
-            log.warning("embedding failed; %d chunks left pending: %s", len(pending) - start, exc)
+            log.warning("embedding failed; %d chunks left pending: %s", left, exc)
             return False
-        coll.store.set_vectors(coll.name, [p.chunk_id for p in group], vectors)
-        report.chunks_embedded += len(group)
+        if bad:
+            _fail_alone(coll, [(group[i], why) for i, why in sorted(bad.items())], report)
+        report.chunks_embedded += len(good)
         if progress is not None:
             progress(len(group))
     return True
+
+
+def _embed_group(
+    coll: Collection, group: list[PendingChunk]
+) -> tuple[NDArray[np.float32], dict[int, str]]:
+    """The group's unit vectors and ``{row: why}`` for texts the model gave no usable vector."""
+    try:
+        raw = np.asarray(coll.embedder.embed_documents([p.embed_text for p in group]))
+        bad: dict[int, str] = {}
+    except BadVectors as exc:
+        raw, bad = np.asarray(exc.vectors), dict(exc.bad)
+    dim = int(raw.shape[1]) if raw.ndim == 2 else 0
+    vectors, unusable = check_rows(raw, len(group), dim, coll.embedder.model_id)
+    return vectors, {**unusable, **bad}
+
+
+def _fail_alone(
+    coll: Collection, failed: list[tuple[PendingChunk, str]], report: UpsertReport
+) -> None:
+    """Mark chunks whose text the model could not embed failed, naming record and reason."""
+    model = coll.embedder.model_id
+    for chunk, why in failed:
+        message = f"record {chunk.record_id!r}: model {model} {why}"
+        coll.store.mark_failed(coll.name, [chunk.chunk_id], message)
+        report.failed.setdefault(chunk.record_id, f"model {model} {why}")
+        log.warning("embedding failed for one text (others stored): %s", message)
+    report.chunks_failed += len(failed)

@@ -124,7 +124,19 @@ class SearchResult:
 
 @dataclass
 class UpsertReport:
-    """What an upsert did, in records and chunks."""
+    """What an upsert (or reindex) did, in records and chunks.
+
+    Attributes:
+        added, updated, unchanged: records.
+        chunks_embedded: chunks given a vector by this call.
+        chunks_reused: chunks whose vector was reused by content hash.
+        chunks_pending: chunks left without a vector for later (``embed=False``, or the
+            embedder failed: see ``errors``); ``reindex`` embeds them.
+        chunks_failed: chunks whose text the model could not embed (NaN, Inf or a zero
+            vector) while the rest of the call was embedded; see ``failed``.
+        failed: ``{record id: why}`` for each record with such a chunk.
+        errors: why the embedder failed (an outage or a changed dimension), one line each.
+    """
 
     added: int = 0
     updated: int = 0
@@ -133,6 +145,8 @@ class UpsertReport:
     chunks_reused: int = 0
     chunks_pending: int = 0
     errors: list[str] = field(default_factory=list)
+    chunks_failed: int = 0
+    failed: dict[str, str] = field(default_factory=dict)
 
     def merge(self, other: UpsertReport) -> None:
         """Add ``other``'s counts into this report."""
@@ -143,3 +157,5 @@ class UpsertReport:
         self.chunks_reused += other.chunks_reused
         self.chunks_pending += other.chunks_pending
         self.errors.extend(other.errors)
+        self.chunks_failed += other.chunks_failed
+        self.failed.update(other.failed)

@@ -17,6 +17,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+import numpy as np
+from numpy.typing import NDArray
+
 from semsearch import fusion
 from semsearch.errors import EmbedderUnavailable, InvalidQuery
 from semsearch.filters import Filter, IdMatch, conjoin, path_filter, split_path_pattern
@@ -144,30 +147,72 @@ def collect(
         k *= 4
 
 
+#: Times a search is run again when a record it ranked was deleted or rewritten before its
+#: fields and chunk were read (a concurrent writer); the last try drops such hits.
+SNAPSHOT_TRIES = 4
+
+
+class _StateMoved(Exception):
+    """A ranked chunk or its record was gone when the hits were read: rank again."""
+
+
 def run_search(coll: Collection, req: SearchRequest) -> SearchResult:
-    """Run a validated request against a collection (semantic, keyword or hybrid)."""
+    """Run a validated request against a collection (semantic, keyword or hybrid).
+
+    Ranking and the read of each hit's fields and chunk are separate store calls, so a writer
+    may delete or rewrite a ranked record in between. Every hit is checked: its chunk and its
+    record must both still exist; if one does not, the whole search runs again (up to
+    ``SNAPSHOT_TRIES`` times; the last try drops such hits). So a hit is always a live record
+    with its fields and chunk, never ``fields == {}`` or ``chunk is None`` for a deleted one.
+    """
+    queries = _QueryVectors(coll)
+    for attempt in range(1, SNAPSHOT_TRIES + 1):
+        try:
+            return _run_once(coll, req, queries, strict=attempt < SNAPSHOT_TRIES)
+        except _StateMoved:
+            continue
+    raise AssertionError("unreachable: the last try never raises _StateMoved")
+
+
+class _QueryVectors:
+    """The query embedding, computed once per search (not once per try)."""
+
+    def __init__(self, coll: Collection) -> None:
+        self._coll = coll
+        self._vectors: dict[str, NDArray[np.float32]] = {}
+
+    def get(self, text: str) -> NDArray[np.float32]:
+        if text not in self._vectors:
+            self._vectors[text] = self._coll.embedder.embed_query(text)
+        return self._vectors[text]
+
+
+def _run_once(
+    coll: Collection, req: SearchRequest, queries: _QueryVectors, *, strict: bool
+) -> SearchResult:
+    """One try of :func:`run_search`; raises _StateMoved (when ``strict``) if a hit vanished."""
     if req.mode == "keyword":
         leg = _keyword_leg(coll, req, req.limit)
-        hits = _hits(coll, [(c, c.score, None) for c in leg.best])
+        hits = _hits(coll, [(c, c.score, None) for c in leg.best], strict)
         return SearchResult(req.query, hits, "keyword", total_candidates=leg.candidates)
     if req.mode == "semantic":
         try:
-            leg = _semantic_leg(coll, req, req.limit, req.min_score)
+            leg = _semantic_leg(coll, req, req.limit, req.min_score, queries)
         except EmbedderUnavailable as exc:
             if req.fallback != "keyword":
                 raise
             kw = _keyword_leg(coll, req, req.limit)
-            hits = _hits(coll, [(c, c.score, None) for c in kw.best])
+            hits = _hits(coll, [(c, c.score, None) for c in kw.best], strict)
             return SearchResult(
                 req.query, hits, "keyword", False, True,
                 f"semantic search unavailable ({exc.message}); keyword results instead",
                 kw.candidates,
             )  # fmt: skip
-        hits = _hits(coll, [(c, c.score, None) for c in leg.best])
+        hits = _hits(coll, [(c, c.score, None) for c in leg.best], strict)
         return SearchResult(
             req.query, hits, "semantic", _hyde(req), total_candidates=leg.candidates
         )
-    return _hybrid(coll, req)
+    return _hybrid(coll, req, queries, strict)
 
 
 def _hyde(req: SearchRequest) -> bool:
@@ -175,10 +220,14 @@ def _hyde(req: SearchRequest) -> bool:
 
 
 def _semantic_leg(
-    coll: Collection, req: SearchRequest, limit: int, min_score: float | None
+    coll: Collection,
+    req: SearchRequest,
+    limit: int,
+    min_score: float | None,
+    queries: _QueryVectors,
 ) -> _Leg:
     text = req.hypothetical_answer if _hyde(req) else req.query
-    vector = coll.embedder.embed_query(text or "")
+    vector = queries.get(text or "")
     where = store_filter(coll.store, req.where, req.scope)
     return collect(
         lambda k: coll.store.vector_search(coll.name, vector, k, where, req.exact),
@@ -205,14 +254,16 @@ HYBRID_DEPTH = 100
 HYBRID_FUSION = fusion.Fusion("rrf", weights=(1.0, 1.0), k=5)
 
 
-def _hybrid(coll: Collection, req: SearchRequest) -> SearchResult:
+def _hybrid(
+    coll: Collection, req: SearchRequest, queries: _QueryVectors, strict: bool
+) -> SearchResult:
     """Run both legs to HYBRID_DEPTH records each, fuse them, keep ``limit``; see module doc."""
     depth = max(req.limit, HYBRID_DEPTH)
     keyword = _keyword_leg(coll, req, depth)
     embedded = True
     reason = None
     try:
-        semantic = _semantic_leg(coll, req, depth, None)
+        semantic = _semantic_leg(coll, req, depth, None, queries)
     except EmbedderUnavailable as exc:
         semantic, embedded = _Leg([], 0), False
         reason = f"semantic leg missing: {exc.message}; keyword results only"
@@ -230,7 +281,7 @@ def _hybrid(coll: Collection, req: SearchRequest) -> SearchResult:
     fused = (req.fusion or HYBRID_FUSION).fuse(
         *[[(c.record_id, c.score) for c in leg] for leg in legs.values()]
     )
-    hits = _hits(coll, _fused_rows(legs, fused[: req.limit]))
+    hits = _hits(coll, _fused_rows(legs, fused[: req.limit]), strict)
     return SearchResult(
         req.query, hits, "hybrid", _hyde(req) and embedded,
         reason is not None, reason, semantic.candidates + keyword.candidates,
@@ -261,12 +312,22 @@ def _fused_rows(
 def _hits(
     coll: Collection,
     rows: Sequence[tuple[ScoredChunk, float, dict[str, LegScore] | None]],
+    strict: bool,
 ) -> list[Hit]:
-    chunks = coll.store.get_chunks(coll.name, [c.chunk_id for c, _, _ in rows])
+    """Hits with their chunk and fields. A row whose chunk or record is gone (deleted or
+    rewritten since it was ranked) raises _StateMoved when ``strict``, else is dropped.
+
+    Fields are read before chunks, so a record rewritten in between shows as a missing chunk
+    (its old chunks are gone) rather than as old fields beside a new chunk.
+    """
     fields = coll.store.record_fields(coll.name, [c.record_id for c, _, _ in rows])
+    chunks = coll.store.get_chunks(coll.name, [c.chunk_id for c, _, _ in rows])
+    live = [row for row in rows if row[0].chunk_id in chunks and row[0].record_id in fields]
+    if strict and len(live) < len(rows):
+        raise _StateMoved
     return [
-        Hit(c.record_id, score, chunks.get(c.chunk_id), fields.get(c.record_id, {}), comps)
-        for c, score, comps in rows
+        Hit(c.record_id, score, chunks[c.chunk_id], fields[c.record_id], comps)
+        for c, score, comps in live
     ]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from semsearch.cli import (
+    compact_cmd,
     eval_cmd,
     import_cmd,
     index_cmd,
@@ -34,6 +35,7 @@ app.command("mcp")(mcp_cmd.mcp)
 app.command("serve")(serve_cmd.serve)
 app.command("eval")(eval_cmd.eval_beir)
 app.command("watch")(watch_cmd.watch)
+app.command("compact")(compact_cmd.compact)
 app.add_typer(models_cmd.models_app, name="models")
 
 

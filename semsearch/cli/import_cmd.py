@@ -77,6 +77,8 @@ def import_records(
             progress=lambda done, total: bar.update(task, completed=done, total=total),
         )
     deleted = delete_gone(coll, records) if delete_missing else 0
+    for rid, reason in report.failed.items():
+        err_console.print(f"[yellow]not embedded[/] {escape(rid)}: {escape(reason)}")
     for message in dict.fromkeys(report.errors):
         err_console.print(f"[yellow]warning:[/] {escape(message)}")
     gone = f", {deleted} deleted" if delete_missing else ""

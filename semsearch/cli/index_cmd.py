@@ -55,6 +55,8 @@ def index(
         )
     for rel, reason in report.skipped:
         err_console.print(f"[yellow]skipped[/] {escape(rel)}: {escape(reason)}")
+    for rel, reason in report.failed:
+        err_console.print(f"[yellow]not embedded[/] {escape(rel)}: {escape(reason)}")
     for message in dict.fromkeys(report.errors):
         err_console.print(f"[yellow]warning:[/] {escape(message)}")
     out.print(

@@ -1,7 +1,8 @@
 """The Embedder protocol, a base class that does the shared work, and the registry of providers.
 
 Implementers subclass :class:`BaseEmbedder` and write ``_embed_batch(texts, kind)`` plus
-``_load()``; batching, shape checks, NaN/Inf/zero rejection and unit-normalisation live here once.
+``_load()``; batching, shape checks, NaN/Inf/zero rejection (per text: see :class:`BadVectors`)
+and unit-normalisation live here once.
 Providers register a spec prefix (``local``, ``fake``, ...) with :func:`register_provider`.
 """
 
@@ -15,12 +16,13 @@ from typing import Literal, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
-from semsearch.errors import DimensionMismatch, EmbedderUnavailable
+from semsearch.errors import BadVectors, DimensionMismatch, EmbedderUnavailable
 
 __all__ = [
     "BaseEmbedder",
     "EmbedKind",
     "Embedder",
+    "check_rows",
     "register_provider",
     "resolve_embedder",
 ]
@@ -96,12 +98,30 @@ class BaseEmbedder(ABC):
         Returns:
             float32[len(texts), dim], every row unit-normalised (L2 norm 1).
         Raises:
-            EmbedderUnavailable: the model returned NaN, Inf, a zero vector or a wrong shape.
+            BadVectors: the model returned NaN, Inf or a zero vector for some texts; the
+                exception carries every other text's vector (all batches are embedded).
+            EmbedderUnavailable: the model failed or returned a wrong shape.
         """
         out = np.empty((len(texts), self.dim), dtype=np.float32)
+        bad: dict[int, str] = {}
+        poison: BadVectors | None = None
         for start in range(0, len(texts), self.batch_size):
             batch = list(texts[start : start + self.batch_size])
-            out[start : start + len(batch)] = self._checked(batch, "document")
+            try:
+                out[start : start + len(batch)] = self._checked(batch, "document")
+            except BadVectors as exc:  # the other texts (and batches) still count
+                out[start : start + len(batch)] = exc.vectors
+                bad |= {start + i: why for i, why in exc.bad.items()}
+                poison = exc
+        if poison is not None:
+            first = min(bad)
+            raise BadVectors(
+                f"model {self.model_id} {bad[first]} for {len(bad)} of {len(texts)} texts; "
+                "those were not stored",
+                out,
+                bad,
+                hint=poison.hint,
+            )
         return out
 
     def embed_query(self, text: str) -> NDArray[np.float32]:
@@ -119,7 +139,35 @@ def validate_vectors(raw: NDArray[np.floating], n: int, dim: int, model_id: str)
 
     Raises:
         DimensionMismatch: the model returned another dimension than ``dim``.
-        EmbedderUnavailable: wrong row count, or any row with NaN, Inf or zero norm.
+        EmbedderUnavailable: wrong row count.
+        BadVectors: some rows have NaN, Inf or zero norm; it carries the good rows
+            (normalised) and why each bad row was refused, so callers can store the rest.
+    """
+    vectors, bad = check_rows(raw, n, dim, model_id)
+    if bad:
+        first = min(bad)
+        raise BadVectors(
+            f"model {model_id} {bad[first]} for {len(bad)} of {n} texts; those were not stored",
+            vectors,
+            bad,
+            hint="a corrupted model gives non-finite output; a text the model cannot embed "
+            "fails alone and is listed as failed",
+        )
+    return vectors
+
+
+def check_rows(
+    raw: NDArray[np.floating], n: int, dim: int, model_id: str
+) -> tuple[Vectors, dict[int, str]]:
+    """Per-row check of a model's output: the usable rows unit-normalised, and why the others
+    are not.
+
+    Returns:
+        (float32[n, dim] with unusable rows set to zero, ``{row: reason}`` for each row that
+        has NaN or Inf values or zero norm; empty when every row is usable).
+    Raises:
+        DimensionMismatch: another dimension than ``dim``.
+        EmbedderUnavailable: not one row per text.
     """
     if raw.ndim != 2 or raw.shape[0] != n:
         raise EmbedderUnavailable(
@@ -132,19 +180,16 @@ def validate_vectors(raw: NDArray[np.floating], n: int, dim: int, model_id: str)
             hint="the collection was built with another dimension; use the same model",
         )
     vectors = raw.astype(np.float32, copy=True)
-    if not np.isfinite(vectors).all():
-        raise EmbedderUnavailable(
-            f"model {model_id} returned NaN or Inf values; nothing was stored",
-            hint="check the model files; a corrupted model gives non-finite output",
-        )
+    finite = np.isfinite(vectors).all(axis=1)
+    vectors[~finite] = 0.0
     norms = np.linalg.norm(vectors, axis=1)
-    if (norms < 1e-12).any():
-        raise EmbedderUnavailable(
-            f"model {model_id} returned a zero vector; nothing was stored",
-            hint="a zero vector has no direction, so cosine similarity is undefined",
-        )
-    vectors /= norms[:, None]
-    return vectors
+    zero = finite & (norms < 1e-12)
+    bad = {int(i): "returned NaN or Inf values" for i in np.flatnonzero(~finite)}
+    bad |= {int(i): "returned a zero vector (no direction)" for i in np.flatnonzero(zero)}
+    good = ~(zero | ~finite)
+    vectors[good] /= norms[good, None]
+    vectors[~good] = 0.0
+    return vectors, bad
 
 
 ProviderFactory = Callable[[str], Embedder]

@@ -87,6 +87,11 @@ class SyncReport:
     chunks_pending: int = 0
     errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    #: (relative path, why) of notes stored (keyword-searchable) whose text the model could
+    #: not embed (NaN, Inf or a zero vector); the other notes are embedded.
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    #: chunks of those notes left failed
+    chunks_failed: int = 0
 
 
 def scan_folder(
@@ -223,6 +228,8 @@ def index_folder(
         report.chunks_reused += result.chunks_reused
         report.chunks_pending += result.chunks_pending
         report.errors += result.errors
+        report.failed += list(result.failed.items())
+        report.chunks_failed += result.chunks_failed
         if progress is not None:
             progress(offset + len(batch), len(paths))
     kept = set(paths) - {rel for rel, _ in report.skipped}

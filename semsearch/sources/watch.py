@@ -86,23 +86,32 @@ def sync_folder(
         report = index_folder(collection, root, include=include, exclude=exclude, progress=progress)
         errors = list(dict.fromkeys(report.errors))
         if not errors:
-            errors = _embed_pending(collection)
+            errors = _embed_pending(collection, report)
     except BaseException as exc:
         quarantine(collection.store, name, f"the sync failed: {_message(exc)}")
         raise
-    failed = [rel for rel, _ in report.skipped if rel not in report.links]
-    return report, end_sync(collection.store, name, errors=errors, failed=failed)
+    reasons = dict([*report.skipped, *report.failed])
+    failed = [rel for rel in reasons if rel not in report.links]
+    health = end_sync(collection.store, name, errors=errors, failed=failed, reasons=reasons)
+    return report, health
 
 
-def _embed_pending(collection: Collection) -> list[str]:
-    """Embed chunks left pending by an earlier failure; the errors (empty when all went well)."""
+def _embed_pending(collection: Collection, report: SyncReport) -> list[str]:
+    """Embed chunks left pending by an earlier failure; the errors (empty when all went well).
+
+    Texts the model cannot embed (a poison note, not an outage) are appended to
+    ``report.failed`` as (record id, why), once each. When the only chunks without a vector
+    are those this sync just tried and saw fail alone, nothing is retried.
+    """
     stats = collection.store.stats(collection.name)
-    if stats.pending + stats.failed == 0:
+    if stats.pending == 0 and stats.failed <= report.chunks_failed:
         return []
     try:
-        collection.reindex()
+        result = collection.reindex()
     except EmbedderUnavailable as exc:
         return [f"embedding failed, chunks left pending: {exc.message}"]
+    known = {rel for rel, _ in report.failed}
+    report.failed += [(rel, why) for rel, why in result.failed.items() if rel not in known]
     return []
 
 
@@ -189,11 +198,13 @@ class FolderWatcher:
             for rel in todo:
                 errors += self._apply_one(rel, report)
             if not errors:
-                errors = _embed_pending(self.collection)
+                errors = _embed_pending(self.collection, report)
         except BaseException as exc:  # the store raised: vectors can no longer be trusted
             quarantine(store, name, f"the watcher failed to apply a change: {_message(exc)}")
             raise
-        health = end_sync(store, name, errors=errors, failed=sorted(self.failed))
+        self.failed.update(rel for rel, _ in report.failed)
+        reasons = dict([*report.skipped, *report.failed])
+        health = end_sync(store, name, errors=errors, failed=sorted(self.failed), reasons=reasons)
         report.seconds = time.perf_counter() - start
         self.batches += 1
         self.echo(
@@ -249,6 +260,8 @@ class FolderWatcher:
         report.unchanged += result.unchanged
         report.chunks_embedded += result.chunks_embedded
         report.chunks_pending += result.chunks_pending
+        report.failed += list(result.failed.items())
+        report.chunks_failed += result.chunks_failed
         return list(result.errors)
 
     def _stored(self, rel: str) -> bool:

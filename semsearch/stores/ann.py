@@ -41,6 +41,7 @@ from semsearch.stores.ann_filter import AllowedSet, FilterCache
 from semsearch.stores.ann_policy import AnnOptions, graph_ef, plan_search
 from semsearch.stores.ann_rows import (
     AnnState,
+    LogPruned,
     catch_up,
     collection_meta,
     configure_ann,
@@ -48,6 +49,7 @@ from semsearch.stores.ann_rows import (
     load_rows,
     state_from_sidecar,
 )
+from semsearch.stores.exact import clamp_cosine
 
 __all__ = ["AnnIndex", "AnnState", "configure_ann"]
 
@@ -107,13 +109,18 @@ class AnnIndex:
                 state = self._open(read, identity, opts)
             elif state.version != version:
                 current = state
-                state = read(lambda conn: catch_up(conn, self.collection_id, current))
+                try:
+                    state = read(lambda conn: catch_up(conn, self.collection_id, current))
+                except LogPruned:  # another writer pruned what this cache had not read
+                    state = self._open(read, identity, opts)
             if state.options != opts:
                 state = replace(state, options=opts)
             self.state = self._upkeep(state) if upkeep else state
             return self.state
 
     def _open(self, read: Reader, identity: dict[str, Any], opts: AnnOptions) -> AnnState:
+        if self._persistent(opts):  # leftovers of a writer killed mid-write (any process)
+            ann_file.remove_dead_temps(self.db_path, self.collection_id)
         state = self._load_sidecar(read, identity, opts) if self._persistent(opts) else None
         if state is None:
             state = read(lambda conn: load_rows(conn, self.collection_id, identity, opts))
@@ -140,6 +147,11 @@ class AnnIndex:
                     f"holds {state.live()} live vectors, the file {embedded}"
                 )
             return state
+        except LogPruned as exc:  # the sidecar is older than the pruned log
+            log.warning(
+                "ANN sidecar for %r is behind the change log (%s); rebuilding",
+                identity["collection"], exc,
+            )  # fmt: skip
         except ann_file.SidecarInvalid as exc:
             level = logging.DEBUG if str(exc) == "missing" else logging.WARNING
             log.log(
@@ -287,7 +299,8 @@ class AnnIndex:
                 called at most once per snapshot and key (stores/ann_filter.py).
             exact: force an exact scan.
         Returns:
-            (rows int64[m], scores float32[m]) with m == min(k, live rows that pass); map rows
+            (rows int64[m], scores float32[m], cosine similarity clamped to [-1, 1]) with
+            m == min(k, live rows that pass); map rows
             to chunks with ``state.chunk_ids`` / ``state.record_rowids``.
         """
         if where is None:
@@ -304,8 +317,10 @@ class AnnIndex:
             allowed.count, state.graph_rows, exact, state.graph is not None, state.options
         )
         if plan == "exact":
-            return self._exact(state, vector, want, allowed)
-        return self._graph_search(state, vector, want, allowed)
+            rows, scores = self._exact(state, vector, want, allowed)
+        else:
+            rows, scores = self._graph_search(state, vector, want, allowed)
+        return rows, clamp_cosine(scores)  # the one place SQLite's cosine scores are made
 
     def _graph_search(
         self, state: AnnState, vector: NDArray[np.float32], want: int, allowed: AllowedSet

@@ -8,14 +8,18 @@ Layout, for collection id ``C`` of ``notes.embed.db``:
   float32 vectors itself, ``vectors`` float32[n, dim]. The header records the collection's
   identity (name, created_at), the model id, dim, n, the change counter (``version``) and the
   last change-log sequence number (``last_seq``) the file reflects, the graph file's token,
-  size and parameters, and the file's own total size.
+  size and parameters, the file's own total size, and a CRC-32 of each integer array
+  (``crc32``: chunk ids, record rowids, live flags), checked on every open: damaged bytes in
+  them would route hits to the wrong chunks or blow up the row-id lookup table.
 - ``notes.embed.db.c<C>.<token>.hnsw``: a faiss ``IndexHNSWFlat``/``IndexHNSWSQ`` written by
   ``faiss.write_index``; graph id ``i`` is row ``i`` of the ``.ann`` arrays.
 
 Both are written to a temporary name in the same folder and renamed into place (graph first,
 then the ``.ann`` that names it), so a reader sees an old complete pair or a new complete pair.
-Any mismatch (bad magic, wrong size, another model or collection) raises :class:`SidecarInvalid`
-and the caller rebuilds from the SQLite file, which stays the source of truth.
+Any mismatch (bad magic, wrong size, another model or collection, a checksum that fails)
+raises :class:`SidecarInvalid` and the caller rebuilds from the SQLite file, which stays the
+source of truth. Temporary files are named ``<final name>.tmp-<pid>[-<hex>]``; those whose
+writing process is gone (killed mid-write) are removed by :func:`remove_dead_temps`.
 """
 
 from __future__ import annotations
@@ -23,9 +27,11 @@ from __future__ import annotations
 import glob
 import json
 import os
+import re
 import struct
 import time
 import uuid
+import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,14 +44,21 @@ __all__ = [
     "ann_path",
     "graph_path",
     "new_token",
+    "read_header",
     "read_sidecar",
+    "remove_dead_temps",
     "remove_stale",
     "write_sidecar",
 ]
 
 MAGIC = b"SEMSANN1"
-FORMAT = 1
+FORMAT = 2  # 2: per-array CRC-32 in the header (format 1 files are rebuilt once)
 _ALIGN = 64
+#: Arrays whose CRC-32 is stored and checked. The float32 ``vectors`` copy (only present with
+#: float16/int8 graph storage) is left out: checking it would read up to GBs on every open,
+#: and damage there changes scores of the damaged rows only.
+CHECKED = ("chunk_ids", "record_rowids", "alive")
+_TEMP = re.compile(r"\.tmp-(\d+)(?:-[0-9a-f]+)?$")
 
 
 class SidecarInvalid(Exception):
@@ -105,7 +118,8 @@ def write_sidecar(path: str, header: dict[str, Any], arrays: dict[str, NDArray[A
     for name, arr in arrays.items():
         layout[name] = [offset, arr.dtype.str, list(arr.shape)]
         offset += _aligned(arr.nbytes)
-    head = dict(header, format=FORMAT, arrays=layout)
+    crcs = {name: _crc(arrays[name]) for name in CHECKED if name in arrays}
+    head = dict(header, format=FORMAT, arrays=layout, crc32=crcs)
     for _ in range(2):  # file_size depends on the header's own length
         blob = json.dumps(dict(head, file_size=head.get("file_size", 0))).encode()
         start = _aligned(len(MAGIC) + 4 + len(blob))
@@ -131,15 +145,17 @@ def _aligned(n: int) -> int:
     return (n + _ALIGN - 1) // _ALIGN * _ALIGN
 
 
-def read_sidecar(path: str, expect: dict[str, Any]) -> Sidecar:
-    """Memory-map a ``.ann`` file and check it against ``expect``.
+def _crc(arr: NDArray[Any]) -> int:
+    """CRC-32 of an array's bytes (C order), read in place (a memory map is not copied)."""
+    flat = np.ascontiguousarray(arr)
+    return zlib.crc32(flat.data.cast("B")) if flat.size else 0
 
-    Args:
-        path: the ``.ann`` path.
-        expect: header values that must match (collection, created_at, model_id, dim).
+
+def read_header(path: str) -> tuple[dict[str, Any], int, int]:
+    """A ``.ann`` file's JSON header, its length in bytes and the file's size (no arrays read).
+
     Raises:
-        SidecarInvalid: missing, truncated, not a sidecar, another format, or a header value
-            that differs from ``expect`` (the message says which).
+        SidecarInvalid: missing, not a sidecar, another format, or truncated.
     """
     try:
         with open(path, "rb") as f:
@@ -157,16 +173,29 @@ def read_sidecar(path: str, expect: dict[str, Any]) -> Sidecar:
         raise SidecarInvalid("another sidecar format")
     if header.get("file_size") != size:
         raise SidecarInvalid(f"truncated: {size} bytes, header says {header.get('file_size')}")
+    return header, length, size
+
+
+def read_sidecar(path: str, expect: dict[str, Any]) -> Sidecar:
+    """Memory-map a ``.ann`` file and check it against ``expect``.
+
+    Args:
+        path: the ``.ann`` path.
+        expect: header values that must match (collection, created_at, model_id, dim).
+    Raises:
+        SidecarInvalid: missing, truncated, not a sidecar, another format, a header value
+            that differs from ``expect``, or damaged contents: an array whose layout does not
+            fit the file or whose CRC-32 differs from the header's (the message says which).
+    """
+    header, length, size = read_header(path)
     for key, value in expect.items():
         if header.get(key) != value:
             raise SidecarInvalid(f"foreign: {key} is {header.get(key)!r}, expected {value!r}")
     start = _aligned(len(MAGIC) + 4 + length)
-    arrays = {
-        name: np.memmap(path, np.dtype(dtype), "r", start + off, tuple(shape))
-        if int(np.prod(shape)) > 0
-        else np.empty(tuple(shape), np.dtype(dtype))
-        for name, (off, dtype, shape) in header["arrays"].items()
-    }
+    arrays = _map_arrays(path, start, size, header)
+    for name in CHECKED:
+        if _crc(arrays[name]) != (header.get("crc32") or {}).get(name):
+            raise SidecarInvalid(f"damaged: the {name} array fails its checksum")
     vectors = arrays.get("vectors")
     return Sidecar(
         header,
@@ -177,6 +206,63 @@ def read_sidecar(path: str, expect: dict[str, Any]) -> Sidecar:
     )
 
 
+def _map_arrays(path: str, start: int, size: int, header: dict[str, Any]) -> dict[str, Any]:
+    """Memory-map each array the header lays out, after checking it lies inside the file."""
+    arrays: dict[str, Any] = {}
+    try:
+        for name, (off, dtype, shape) in header["arrays"].items():
+            kind, dims = np.dtype(dtype), tuple(int(d) for d in shape)
+            count = int(np.prod(dims))
+            if off < 0 or min(dims, default=0) < 0 or start + off + count * kind.itemsize > size:
+                raise SidecarInvalid(f"damaged: the {name} array lies outside the file")
+            arrays[name] = (
+                np.memmap(path, kind, "r", start + off, dims) if count else np.empty(dims, kind)
+            )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise SidecarInvalid(f"damaged array layout ({exc})") from exc
+    if any(name not in arrays for name in CHECKED):
+        raise SidecarInvalid("damaged: an array is missing")
+    return arrays
+
+
+def remove_dead_temps(db_path: str, collection_id: int) -> int:
+    """Delete this collection's temporary files whose writing process is gone.
+
+    A process killed while writing a graph or a ``.ann`` file leaves ``….tmp-<pid>``
+    behind (at 1M vectors, gigabytes). A temporary file of a process that no longer runs on
+    this machine can never be renamed into place, so it is removed; files of running
+    processes (this one included) are left alone.
+
+    Returns:
+        How many files were removed.
+    """
+    removed = 0
+    prefix = f"{db_path}.c{int(collection_id)}."
+    for path in glob.glob(glob.escape(prefix) + "*.tmp-*"):
+        found = _TEMP.search(path)
+        if found is None or _running(int(found.group(1))):
+            continue
+        try:
+            os.unlink(path)
+            removed += 1
+        except OSError:
+            pass
+    return removed
+
+
+def _running(pid: int) -> bool:
+    """True when ``pid`` is a live process on this machine (or we cannot tell)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True
+    return True
+
+
 def remove_stale(
     db_path: str, collection_id: int, keep_token: str | None, tmp_age: float = 3600.0
 ) -> None:
@@ -185,8 +271,10 @@ def remove_stale(
     Another process may still have an old graph memory-mapped; on POSIX its mapping stays valid.
     If another process was between writing its graph and renaming the ``.ann`` naming it, the
     next reader finds that graph missing and rebuilds (logged), so the race only costs time.
-    Temporary files younger than ``tmp_age`` seconds may be writes in progress and are kept.
+    Temporary files of processes that are gone are removed at once (:func:`remove_dead_temps`);
+    others younger than ``tmp_age`` seconds may be writes in progress and are kept.
     """
+    remove_dead_temps(db_path, collection_id)
     prefix = f"{db_path}.c{int(collection_id)}."
     keep = graph_path(db_path, collection_id, keep_token) if keep_token else None
     for path in glob.glob(glob.escape(prefix) + "*"):

@@ -18,13 +18,18 @@ from numpy.typing import NDArray
 
 from semsearch.stores import ann_file, ann_graph
 from semsearch.stores.ann_policy import AnnOptions
+from semsearch.stores.sqlite_changes import high_water, pruned_to
 
 if TYPE_CHECKING:
     from semsearch.collection import Collection
 
-__all__ = ["AnnState", "configure_ann"]
+__all__ = ["AnnState", "LogPruned", "configure_ann"]
 
 _FETCH = 4096
+
+
+class LogPruned(Exception):
+    """The change log was pruned past a cache's position: it cannot catch up, only reload."""
 
 
 @dataclass(frozen=True)
@@ -89,8 +94,7 @@ def collection_meta(
 
 def _position(conn: sqlite3.Connection, cid: int) -> tuple[int, int]:
     version = conn.execute("SELECT version FROM collections WHERE id = ?", (cid,)).fetchone()
-    last = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM changes").fetchone()[0]
-    return int(version[0] if version else 0), int(last)
+    return int(version[0] if version else 0), high_water(conn)
 
 
 def embedded_count(conn: sqlite3.Connection, cid: int) -> int:
@@ -145,7 +149,13 @@ def catch_up(conn: sqlite3.Connection, cid: int, state: AnnState) -> AnnState:
 
     A chunk touched by any number of adds and deletes ends as its current row in ``chunks``
     (appended if still embedded), so the order of operations in the log does not matter.
+
+    Raises:
+        LogPruned: the log rows after ``state.last_seq`` were pruned (stores/sqlite_changes.py):
+            the caller reloads the cache instead.
     """
+    if state.last_seq < pruned_to(conn, cid):
+        raise LogPruned(f"change log pruned past seq {state.last_seq}")
     version, last_seq = _position(conn, cid)
     touched = [
         r[0]

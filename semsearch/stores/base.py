@@ -83,10 +83,12 @@ class RecordWrite:
 
 @dataclass(frozen=True)
 class PendingChunk:
-    """A chunk that still needs a vector: its store id and the text to embed."""
+    """A chunk that still needs a vector: its store id, the text to embed, and its record's id
+    (named in the report and the chunk's error when that text fails alone)."""
 
     chunk_id: int
     embed_text: str
+    record_id: str = ""
 
 
 @dataclass
@@ -161,7 +163,9 @@ class Store(Protocol):
     def pending_chunks(
         self, collection: str, limit: int, where: Filter | None = None
     ) -> list[PendingChunk]:
-        """Up to ``limit`` chunks without a vector (pending or failed), oldest first.
+        """Up to ``limit`` chunks without a vector: every ``pending`` chunk before any
+        ``failed`` one, oldest (lowest id) first within each, so chunks that failed alone
+        (a poison text) never hold back chunks that were never tried.
 
         ``where`` limits them to chunks of records matching the filter (e.g. one user's
         messages, for a scoped backfill); None means every record.

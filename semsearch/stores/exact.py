@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["VectorMatrix", "top_k"]
+__all__ = ["VectorMatrix", "clamp_cosine", "top_k"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,16 @@ class VectorMatrix:
     matrix: NDArray[np.float32]
 
 
+def clamp_cosine(scores: NDArray[np.floating]) -> NDArray[np.float32]:
+    """Dot products of unit vectors as cosine similarities: float32, clipped to [-1, 1].
+
+    float32 rounding lets the dot product of two unit vectors pointing the same way come out
+    as 1.0000007 (and -1.0000007 for opposite ones); every cosine score the exact scan and the
+    HNSW graph make passes through here, once, so the documented range holds.
+    """
+    return np.clip(np.asarray(scores, dtype=np.float32), -1.0, 1.0)
+
+
 def top_k(
     matrix: NDArray[np.float32],
     vector: NDArray[np.float32],
@@ -47,7 +57,7 @@ def top_k(
         k: how many rows to return (fewer if fewer rows, or fewer pass ``mask``).
         mask: bool[n]; rows where it is False are never returned.
     Returns:
-        (indices int64[m], scores float32[m]) with m <= k, best first (order among equal scores
+        (indices int64[m], scores float32[m] in [-1, 1]) with m <= k, best first (order among equal scores
         is settled by the caller, which breaks ties by record id).
     """
     if matrix.shape[0] == 0 or k <= 0:
@@ -64,4 +74,4 @@ def top_k(
     part = np.argpartition(-scores, m - 1)[:m] if m < scores.shape[0] else np.arange(m)
     order = part[np.argsort(-scores[part], kind="stable")]
     rows = order if candidates is None else candidates[order]
-    return rows.astype(np.int64), scores[order].astype(np.float32)
+    return rows.astype(np.int64), clamp_cosine(scores[order])

@@ -188,28 +188,36 @@ class MilvusStore(MilvusAccess):
     def pending_chunks(
         self, collection: str, limit: int, where: Filter | None = None
     ) -> list[PendingChunk]:
-        """Up to ``limit`` chunks without a vector (pending or failed), of records matching
-        ``where`` (None: all), lowest chunk id first."""
+        """Up to ``limit`` chunks without a vector, of records matching ``where`` (None:
+        all): pending before failed, lowest chunk id first within each."""
         from semsearch.chunking import embedding_text
 
         found = self._coll(collection, "chunks")
         if found is None:
             return []
         client, name = found
-        expr = 'status != "embedded"'
-        if where is not None:
-            expr += f" and {compile_filter(where)}"
-        with translated("reading pending chunks"):
-            rows = client.query(
-                name,
-                filter=expr,
-                limit=min(limit, MAX_TOPK),
-                output_fields=["chunk_id", "text", "loc"],
-            )
-        rows.sort(key=lambda r: r["chunk_id"])
+        rows: list[dict[str, Any]] = []
+        for status in ("pending", "failed"):
+            expr = f'status == "{status}"'
+            if where is not None:
+                expr += f" and {compile_filter(where)}"
+            with translated("reading pending chunks"):
+                got = client.query(
+                    name,
+                    filter=expr,
+                    limit=min(limit, MAX_TOPK),
+                    output_fields=["chunk_id", "text", "loc", "record_id"],
+                )
+            rows += sorted(got, key=lambda r: int(r["chunk_id"]))
+            if len(rows) >= limit:
+                break
         return [
-            PendingChunk(r["chunk_id"], embedding_text(r["text"], tuple(json.loads(r["loc"])[2])))
-            for r in rows
+            PendingChunk(
+                r["chunk_id"],
+                embedding_text(r["text"], tuple(json.loads(r["loc"])[2])),
+                r["record_id"],
+            )
+            for r in rows[:limit]
         ]
 
     def get_records(self, collection: str, ids: Sequence[str]) -> list[Record]:

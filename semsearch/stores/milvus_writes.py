@@ -128,7 +128,7 @@ def write_records(
             }
         )
         if vec is None:
-            result.pending.append(PendingChunk(cid, c.embed_text))
+            result.pending.append(PendingChunk(cid, c.embed_text, r.id))
         else:
             if old.get(cid) != "embedded":
                 result.reused += 1

@@ -46,18 +46,19 @@ class PostgresReads:
     def pending_chunks(
         self, collection: str, limit: int, where: Filter | None = None
     ) -> list[PendingChunk]:
-        """Up to ``limit`` chunks without a vector (pending or failed), oldest first; ``where``
-        limits them to chunks of matching records."""
+        """Up to ``limit`` chunks without a vector, pending before failed, oldest first within
+        each; ``where`` limits them to chunks of matching records."""
         from semsearch.chunking import embedding_text
 
         sql, params = _where(where)
         rows = self._on(
             collection,
-            "SELECT k.id, k.text, k.heading_path FROM {K} k JOIN {R} r ON r.rid = k.record_rid "
-            f"WHERE k.status <> 'embedded' AND ({sql}) ORDER BY k.id LIMIT %s",
+            "SELECT k.id, k.text, k.heading_path, r.id FROM {K} k JOIN {R} r "
+            f"ON r.rid = k.record_rid WHERE k.status <> 'embedded' AND ({sql}) "
+            "ORDER BY k.status = 'failed', k.id LIMIT %s",
             (*params, limit),
         )
-        return [PendingChunk(int(r[0]), embedding_text(r[1], tuple(r[2]))) for r in rows]
+        return [PendingChunk(int(r[0]), embedding_text(r[1], tuple(r[2])), r[3]) for r in rows]
 
     def get_records(self, collection: str, ids: Sequence[str]) -> list[Record]:
         """The records that exist among ``ids``, in the order asked."""
@@ -122,7 +123,7 @@ class PostgresReads:
         out: dict[str, list[NDArray[np.float32] | None]] = {}
         for rid, vector in self._on(collection, sql, (list(ids),)) if ids else []:
             out.setdefault(rid, []).append(
-                None if vector is None else np.asarray(vector, np.float32)
+                None if vector is None else np.asarray(_plain(vector), np.float32)
             )
         return out
 
@@ -143,3 +144,10 @@ class PostgresReads:
             (*params, limit, offset),
         )
         return [Record(r[0], r[1], r[2]) for r in rows]
+
+
+def _plain(vector: Any) -> Any:
+    """A pgvector ``Vector`` (psycopg with the pgvector adapter) as a numpy array; text and
+    lists as they are."""
+    to_numpy = getattr(vector, "to_numpy", None)
+    return to_numpy() if callable(to_numpy) else vector

@@ -127,9 +127,10 @@ def _replace_chunks(
         new_ids = _returned_ids(cur)
         reused = _reuse_vectors(cur, t, new_ids, sorted({c.content_hash for _, c in items}))
         out.reused += len(reused)
+        owners = [r.id for r in records for _ in r.chunks]
         out.pending += [
-            PendingChunk(cid, c.embed_text)
-            for cid, (_, c) in zip(new_ids, items, strict=True)
+            PendingChunk(cid, c.embed_text, owner)
+            for cid, (_, c), owner in zip(new_ids, items, owners, strict=True)
             if cid not in reused
         ]
     else:

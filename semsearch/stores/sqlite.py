@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 from semsearch.errors import DimensionMismatch, IndexNotFound, StoreCorrupted
 from semsearch.filters import Filter
 from semsearch.results import Chunk, Record
-from semsearch.stores import sqlite_file, sqlite_keyword, sqlite_vectors
+from semsearch.stores import sqlite_changes, sqlite_file, sqlite_keyword, sqlite_vectors
 from semsearch.stores import sqlite_schema as ddl
 from semsearch.stores.ann import AnnIndex, AnnState
 from semsearch.stores.base import (
@@ -360,6 +360,7 @@ class SQLiteStore:
                 "INSERT INTO changes (collection_id, chunk_id, op) VALUES (?, ?, 'add')",
                 [(cid, int(c)) for c in chunk_ids],
             )
+            sqlite_changes.maybe_prune(conn, self.location, cid)
 
     def mark_failed(self, collection: str, chunk_ids: Sequence[int], error: str) -> None:
         """Record that embedding these chunks failed (they stay keyword-searchable)."""
@@ -375,7 +376,34 @@ class SQLiteStore:
             return 0
         with self._write(collection) as conn:
             cid = self._collection_id(conn, collection)
-            return sum(delete_record_rows(conn, cid, batch) for batch in batches(list(ids)))
+            deleted = sum(delete_record_rows(conn, cid, batch) for batch in batches(list(ids)))
+            sqlite_changes.maybe_prune(conn, self.location, cid)
+            return deleted
+
+    def compact(self) -> tuple[int, int]:
+        """Prune the change log as far as every reader allows, then VACUUM the file and
+        truncate its WAL (``semsearch compact``).
+
+        Pruning is safe for other processes (stores/sqlite_changes.py). VACUUM rewrites the
+        whole file: it needs free disk space about the file's size and holds the write lock
+        while it runs; searches of other processes go on reading.
+
+        Returns:
+            (bytes before, bytes after), main file plus WAL.
+        Raises:
+            BackendUnavailable: the file cannot be written.
+        """
+        before = self.file_size()
+        if self._read() is None:
+            return before, before
+        with self._write() as conn:
+            sqlite_changes.prune_all(conn, self.location)
+        with self._lock, sqlite_file.unwritable(self.location):
+            writer = self._conn
+            if writer is not None and self.location != ":memory:":
+                writer.execute("VACUUM")
+                writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return before, self.file_size()
 
     # -- reads --------------------------------------------------------------------------------
 
@@ -387,19 +415,21 @@ class SQLiteStore:
     def pending_chunks(
         self, collection: str, limit: int, where: Filter | None = None
     ) -> list[PendingChunk]:
-        """Up to ``limit`` chunks without a vector (pending or failed), oldest first; ``where``
-        limits them to chunks of matching records."""
+        """Up to ``limit`` chunks without a vector, pending before failed, oldest first within
+        each; ``where`` limits them to chunks of matching records."""
         from semsearch.chunking import embedding_text
 
         filter_sql, params = compile_filter(where) if where is not None else ("1", [])
         rows = self._rows(
-            "SELECT k.id, k.text, k.heading_path FROM chunks k JOIN collections c "
+            "SELECT k.id, k.text, k.heading_path, r.id FROM chunks k JOIN collections c "
             "ON c.id = k.collection_id JOIN records r ON r.rowid = k.record_rowid "
-            f"WHERE c.name = ? AND k.status != 'embedded' AND ({filter_sql}) "
-            "ORDER BY k.id LIMIT ?",
+            f"WHERE c.name = ? AND k.status IN ('pending', 'failed') AND ({filter_sql}) "
+            "ORDER BY k.status = 'failed', k.id LIMIT ?",  # IN: the status index applies
             (collection, *params, limit),
         )
-        return [PendingChunk(r[0], embedding_text(r[1], tuple(json.loads(r[2])))) for r in rows]
+        return [
+            PendingChunk(r[0], embedding_text(r[1], tuple(json.loads(r[2]))), r[3]) for r in rows
+        ]
 
     def get_records(self, collection: str, ids: Sequence[str]) -> list[Record]:
         """The records that exist among ``ids``, in the order asked."""

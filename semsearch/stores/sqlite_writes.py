@@ -99,7 +99,7 @@ def _replace_chunks(
         chunk_id = int(cur.lastrowid or 0)
         conn.execute(f"INSERT INTO {table} (rowid, text) VALUES (?, ?)", (chunk_id, chunk.text))
         if vector is None:
-            out.pending.append(PendingChunk(chunk_id, item.embed_text))
+            out.pending.append(PendingChunk(chunk_id, item.embed_text, record.id))
         else:
             out.reused += 1
             conn.execute(

@@ -1,0 +1,17 @@
+"""`semsearch compact`: reclaim the space that deletes and re-embeds left in an index file."""
+
+from __future__ import annotations
+
+from semsearch import settings
+from semsearch.cli.common import IndexOpt, cli_errors, out, require_index
+
+
+@cli_errors
+def compact(index: IndexOpt = settings.DEFAULT_INDEX) -> None:
+    """Prune the change log and VACUUM the index file (safe while others search)."""
+    import semsearch
+
+    require_index(index)
+    with semsearch.connect(index) as db:
+        before, after = db.compact()
+    out.print(f"compacted: {before / 1e6:.2f} MB -> {after / 1e6:.2f} MB")
