@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -542,10 +543,13 @@ class SQLiteStore:
         looked up again when its collection is gone by the time the cache reads it: a swap
         (:meth:`replace_collection`) gave the name to another collection meanwhile.
         """
-        for _ in range(3):
+        for attempt in range(10):  # a swap in between each look-up and read: look again
             rows = self._rows("SELECT id FROM collections WHERE name = ?", (collection,))
             if not rows:
-                return None
+                if attempt >= 2:
+                    return None
+                time.sleep(0.002 * (attempt + 1))  # a swap's commit may be landing: look again
+                continue
             cid = int(rows[0][0])
             index = self._cache.get(cid)
             if index is None:

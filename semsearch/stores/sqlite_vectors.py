@@ -86,16 +86,17 @@ def vector_search(
         )
     allowed = None if where is None else filter_key(store, cid, where)
     query = np.ascontiguousarray(vector, dtype=np.float32)
-    for _ in range(3):  # a record deleted after the snapshot: search the fresh snapshot
+    for attempt in range(4):  # a record deleted (or swapped out) after the snapshot
         rows, scores = index.search(state, query, k, allowed, exact)
-        names = record_names(store, state.record_rowids[rows].tolist())
         rowids = state.record_rowids[rows]
-        if all(int(r) in names for r in rowids):
+        names = record_names(store, rowids.tolist())
+        if attempt == 3 or all(int(r) in names for r in rowids):
             break
-        found = store._matrix(collection, upkeep=not exact)
+        found = store._matrix(collection, upkeep=not exact)  # the fresh snapshot, searched next
         if found is None:
             return []
-        index, state = found[1], found[2]
+        cid, index, state = found
+        allowed = None if where is None else filter_key(store, cid, where)
     hits = [
         ScoredChunk(int(state.chunk_ids[r]), names[int(rid)], float(s))
         for r, rid, s in zip(rows, rowids, scores, strict=True)
