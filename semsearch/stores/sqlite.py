@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 import os
-import time
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
