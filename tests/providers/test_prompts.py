@@ -54,7 +54,7 @@ def test_local_e5_folder_gets_prefixes(tmp_path, minilm):
     folder.mkdir()
     for item in minilm.path.iterdir():
         (folder / item.name).symlink_to(item)
-    emb = LocalEmbedder(str(folder))
+    emb = LocalEmbedder(str(folder), precision=minilm.precision)  # the same weights' graph
     assert emb.prompts.query == "query: " and emb.has_modes and not minilm.has_modes
     longest = max(len(minilm.token_spans(p)) for p in ("query: ", "passage: "))
     assert emb.max_tokens == minilm.max_tokens - longest
