@@ -38,6 +38,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from semsearch.processes import pid_alive
+
 __all__ = [
     "Sidecar",
     "SidecarInvalid",
@@ -240,7 +242,7 @@ def remove_dead_temps(db_path: str, collection_id: int) -> int:
     prefix = f"{db_path}.c{int(collection_id)}."
     for path in glob.glob(glob.escape(prefix) + "*.tmp-*"):
         found = _TEMP.search(path)
-        if found is None or _running(int(found.group(1))):
+        if found is None or pid_alive(int(found.group(1))):
             continue
         try:
             os.unlink(path)
@@ -248,19 +250,6 @@ def remove_dead_temps(db_path: str, collection_id: int) -> int:
         except OSError:
             pass
     return removed
-
-
-def _running(pid: int) -> bool:
-    """True when ``pid`` is a live process on this machine (or we cannot tell)."""
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError, OSError):
-        return True
-    return True
 
 
 def remove_stale(

@@ -32,6 +32,7 @@ from typing import Any
 
 from semsearch.embedders.model_folder import ModelFolder
 from semsearch.errors import EmbedderUnavailable
+from semsearch.processes import pid_alive
 
 __all__ = [
     "ENGINE_VERSION",
@@ -234,19 +235,7 @@ def remove_stale_temps(folder: Path) -> list[Path]:
         pid_text = temp.name.rsplit(".tmp-", 1)[-1].split("-", 1)[0]
         with contextlib.suppress(OSError, ValueError):
             age = time.time() - temp.stat().st_mtime
-            if age > _STALE_TEMP_SECONDS or not _alive(int(pid_text)):
+            if age > _STALE_TEMP_SECONDS or not pid_alive(int(pid_text)):
                 temp.unlink()
                 removed.append(temp)
     return removed
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
