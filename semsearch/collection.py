@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, cast
@@ -488,6 +489,9 @@ class Collection:
                 )
             return self._read(lambda: structured_search(self, query, ast, scope, limit))
         checked_mode = cast(Literal["semantic", "keyword", "hybrid"], mode)
+        query = unicodedata.normalize("NFC", query)  # as record text (validation.prepare_record)
+        if hypothetical_answer is not None:
+            hypothetical_answer = unicodedata.normalize("NFC", hypothetical_answer)
         if checked_mode != "keyword":
             self._require_model()
         unhealthy = health_check(self, checked_mode, fallback)
