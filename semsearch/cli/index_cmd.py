@@ -57,12 +57,15 @@ def index(
         err_console.print(f"[yellow]skipped[/] {escape(rel)}: {escape(reason)}")
     for rel, reason in report.failed:
         err_console.print(f"[yellow]not embedded[/] {escape(rel)}: {escape(reason)}")
+    for rel, reason in report.warnings:
+        err_console.print(f"[yellow]warning:[/] {escape(rel)}: {escape(reason)}")
     for message in dict.fromkeys(report.errors):
         err_console.print(f"[yellow]warning:[/] {escape(message)}")
     out.print(
         f"files: {report.new} new, {report.changed} changed, {report.unchanged} unchanged, "
-        f"{report.removed} removed, {len(report.skipped)} skipped; "
-        f"chunks embedded: {report.chunks_embedded} (reused {report.chunks_reused}, "
+        f"{report.removed} removed, {len(report.skipped)} skipped, "
+        f"{len(report.warnings)} warnings; chunks embedded: {report.chunks_embedded} "
+        f"(reused {report.chunks_reused}, "
         f"pending {report.chunks_pending}); time: {report.seconds:.1f} s; health: {health.state}"
     )
     db.close()
