@@ -93,6 +93,11 @@ class SearchResult:
         degraded: True when part of the search could not run (e.g. embedder down).
         degraded_reason: why, in one sentence, or None.
         total_candidates: chunks or records the store considered before limit/min_score.
+        min_score: the cosine threshold applied (semantic mode), None when none was: the value
+            given, or the model's calibrated default when the search gave ``"default"``.
+        notes: what the search did that the caller may not expect, one sentence each, e.g. a
+            ``min_score`` ignored because the mode has no cosine, or a long query embedded in
+            windows.
     """
 
     query: str
@@ -102,6 +107,8 @@ class SearchResult:
     degraded: bool = False
     degraded_reason: str | None = None
     total_candidates: int = 0
+    min_score: float | None = None
+    notes: tuple[str, ...] = ()
 
     def __iter__(self) -> Iterator[Hit]:
         return iter(self.hits)

@@ -30,17 +30,22 @@ if TYPE_CHECKING:
     from semsearch.collection import Collection
 
 __all__ = [
+    "DEFAULT_MIN_SCORE",
     "MODES",
     "PathScope",
     "SearchRequest",
     "health_check",
     "path_matches",
+    "resolve_min_score",
     "run_search",
     "store_filter",
     "structured_search",
 ]
 
 MODES = ("semantic", "keyword", "hybrid")
+#: ``min_score="default"``: the embedder's calibrated threshold (semantic mode only); see
+#: :func:`resolve_min_score`.
+DEFAULT_MIN_SCORE = "default"
 MAX_LIMIT = 1000
 
 
@@ -331,6 +336,30 @@ def _hits(
     ]
 
 
+def resolve_min_score(
+    min_score: float | str | None, mode: str, embedder: object
+) -> tuple[float | None, str | None]:
+    """The one threshold rule of every face: (threshold to apply, note for the result).
+
+    Semantic mode applies ``min_score``, and ``"default"`` means the embedder's calibrated value
+    (:func:`semsearch.embedders.thresholds.default_min_score`). Keyword and hybrid scores are not
+    cosine similarities, so no threshold applies there; a number given anyway is reported in
+    the note instead of being dropped silently (``"default"`` and None are not).
+    """
+    from semsearch.embedders.thresholds import default_min_score
+
+    if mode == "semantic":
+        if min_score == DEFAULT_MIN_SCORE:
+            return default_min_score(embedder), None
+        return (None if min_score is None else float(min_score)), None
+    if min_score is None or min_score == DEFAULT_MIN_SCORE:
+        return None, None
+    return None, (
+        f"min_score={float(min_score):g} ignored: {mode} scores are not cosine similarities "
+        "(min_score applies to semantic mode only)"
+    )
+
+
 def validate_request(
     query: object,
     mode: object,
@@ -364,15 +393,19 @@ def validate_request(
             f"limit must be an int in [1, {MAX_LIMIT}], got {limit!r} ({type_name(limit)})",
             hint="e.g. limit=10",
         )
-    if min_score is not None and (
-        isinstance(min_score, bool)
-        or not isinstance(min_score, numbers.Real)
-        or not -1.0 <= float(min_score) <= 1.0
+    if (
+        min_score is not None
+        and min_score != DEFAULT_MIN_SCORE
+        and (
+            isinstance(min_score, bool)
+            or not isinstance(min_score, numbers.Real)
+            or not -1.0 <= float(min_score) <= 1.0
+        )
     ):
         raise InvalidQuery(
-            "min_score must be a number (cosine similarity) in [-1, 1] or None, "
-            f"got {min_score!r} ({type_name(min_score)})",
-            hint="e.g. min_score=0.3",
+            "min_score must be a number (cosine similarity) in [-1, 1], None or "
+            f'"default", got {min_score!r} ({type_name(min_score)})',
+            hint='e.g. min_score=0.3; "default" uses the model\'s calibrated default',
         )
     check_text("folder", folder, optional=True)
     for name, globs in (("exclude", exclude), ("include", include)):

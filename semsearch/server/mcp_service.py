@@ -13,7 +13,7 @@ import re
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from semsearch.collection import Collection
 from semsearch.database import Database, check_location, connect
@@ -137,7 +137,7 @@ class McpService:
         *,
         mode: str = "hybrid",
         limit: int = 10,
-        min_score: float = 0.3,
+        min_score: float | Literal["default"] | None = "default",
         folder: str | None = None,
         collection: str | None = None,
         where: Mapping[str, Any] | None = None,
@@ -390,6 +390,8 @@ def result_view(collection: str, result: SearchResult) -> dict[str, Any]:
         "hyde": result.hyde,
         "degraded": result.degraded,
         "degraded_reason": scrub_paths(result.degraded_reason) if result.degraded_reason else None,
+        "min_score": result.min_score,
+        "notes": list(result.notes),
         "count": len(result.hits),
         "hits": [hit_view(h) for h in result.hits],
     }
