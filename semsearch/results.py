@@ -98,6 +98,9 @@ class SearchResult:
         notes: what the search did that the caller may not expect, one sentence each, e.g. a
             ``min_score`` ignored because the mode has no cosine, or a long query embedded in
             windows.
+        query_windows: how many windows the query (or HyDE text) was embedded in: 1 when it
+            fits the model's window, more for a longer one (the windows' vectors are combined,
+            see :mod:`semsearch.long_query`), 0 when nothing was embedded (keyword, structured).
     """
 
     query: str
@@ -109,6 +112,7 @@ class SearchResult:
     total_candidates: int = 0
     min_score: float | None = None
     notes: tuple[str, ...] = ()
+    query_windows: int = 0
 
     def __iter__(self) -> Iterator[Hit]:
         return iter(self.hits)

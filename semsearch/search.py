@@ -11,18 +11,17 @@ for the parts of a scope a store cannot compile (see ``PartialIdFilters``).
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-import numpy as np
-from numpy.typing import NDArray
-
 from semsearch import fusion
 from semsearch.errors import EmbedderUnavailable, InvalidQuery
 from semsearch.filters import Filter, IdMatch, conjoin, path_filter, split_path_pattern
+from semsearch.long_query import QueryVector, embed_query_windows
 from semsearch.results import Hit, LegScore, SearchResult
 from semsearch.stores.base import PartialIdFilters, ScoredChunk, Store
 
@@ -125,6 +124,7 @@ class SearchRequest:
 class _Leg:
     best: list[ScoredChunk]  # one per record, best first
     candidates: int
+    query: QueryVector | None = None  # the semantic leg's query vector
 
 
 def collect(
@@ -184,11 +184,12 @@ class _QueryVectors:
 
     def __init__(self, coll: Collection) -> None:
         self._coll = coll
-        self._vectors: dict[str, NDArray[np.float32]] = {}
+        self._vectors: dict[str, QueryVector] = {}
 
-    def get(self, text: str) -> NDArray[np.float32]:
+    def get(self, text: str) -> QueryVector:
+        """The query vector of ``text``, in windows when it is longer than the model's."""
         if text not in self._vectors:
-            self._vectors[text] = self._coll.embedder.embed_query(text)
+            self._vectors[text] = embed_query_windows(self._coll.embedder, text)
         return self._vectors[text]
 
 
@@ -214,9 +215,10 @@ def _run_once(
                 kw.candidates,
             )  # fmt: skip
         hits = _hits(coll, [(c, c.score, None) for c in leg.best], strict)
-        return SearchResult(
+        result = SearchResult(
             req.query, hits, "semantic", _hyde(req), total_candidates=leg.candidates
         )
+        return _windowed(coll, leg, result)
     return _hybrid(coll, req, queries, strict)
 
 
@@ -232,14 +234,24 @@ def _semantic_leg(
     queries: _QueryVectors,
 ) -> _Leg:
     text = req.hypothetical_answer if _hyde(req) else req.query
-    vector = queries.get(text or "")
+    query = queries.get(text or "")
     where = store_filter(coll.store, req.where, req.scope)
-    return collect(
-        lambda k: coll.store.vector_search(coll.name, vector, k, where, req.exact),
+    leg = collect(
+        lambda k: coll.store.vector_search(coll.name, query.vector, k, where, req.exact),
         limit,
         req.scope,
         min_score,
     )
+    return dataclasses.replace(leg, query=query)
+
+
+def _windowed(coll: Collection, leg: _Leg, result: SearchResult) -> SearchResult:
+    """``result`` with ``query_windows`` and, for a windowed query, a note."""
+    if leg.query is None:
+        return result
+    note = leg.query.note(coll.embedder.max_tokens)
+    notes = result.notes + ((note,) if note else ())
+    return dataclasses.replace(result, query_windows=leg.query.windows, notes=notes)
 
 
 def _keyword_leg(coll: Collection, req: SearchRequest, limit: int) -> _Leg:
@@ -287,10 +299,11 @@ def _hybrid(
         *[[(c.record_id, c.score) for c in leg] for leg in legs.values()]
     )
     hits = _hits(coll, _fused_rows(legs, fused[: req.limit]), strict)
-    return SearchResult(
+    result = SearchResult(
         req.query, hits, "hybrid", _hyde(req) and embedded,
         reason is not None, reason, semantic.candidates + keyword.candidates,
     )  # fmt: skip
+    return _windowed(coll, semantic, result)
 
 
 def _fused_rows(

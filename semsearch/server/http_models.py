@@ -216,6 +216,9 @@ class SearchOut(BaseModel):
         default_factory=list,
         description="what the search did that may surprise, e.g. an ignored min_score",
     )
+    query_windows: int = Field(
+        default=0, description="windows the query was embedded in (>1: longer than the model's)"
+    )
     hits: list[HitOut]
 
 

@@ -392,6 +392,7 @@ def result_view(collection: str, result: SearchResult) -> dict[str, Any]:
         "degraded_reason": scrub_paths(result.degraded_reason) if result.degraded_reason else None,
         "min_score": result.min_score,
         "notes": list(result.notes),
+        "query_windows": result.query_windows,
         "count": len(result.hits),
         "hits": [hit_view(h) for h in result.hits],
     }

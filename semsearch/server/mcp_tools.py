@@ -77,6 +77,7 @@ class SearchOut(TypedDict):
     degraded_reason: str | None
     min_score: float | None
     notes: list[str]
+    query_windows: int
     count: int
     hits: list[HitOut]
 
