@@ -15,6 +15,7 @@ from semsearch.cli.common import (
     FileExcludeOpt,
     FileIncludeOpt,
     IndexOpt,
+    KeywordTokenizerOpt,
     cli_errors,
     err_console,
     out,
@@ -29,6 +30,7 @@ def index(
     collection: CollectionOpt = settings.DEFAULT_COLLECTION,
     include: FileIncludeOpt = None,
     exclude: FileExcludeOpt = None,
+    keyword_tokenizer: KeywordTokenizerOpt = None,
 ) -> None:
     """Index (or re-index) a folder of markdown notes. Unchanged notes are not re-embedded."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
@@ -41,7 +43,10 @@ def index(
         raise SemsearchError(f"{path} is not a folder", hint="give the path of a folder of notes")
     db = semsearch.connect(index)
     coll = db.collection(
-        collection, schema=VAULT_SCHEMA, embedder=os.environ.get(settings.ENV_MODEL)
+        collection,
+        schema=VAULT_SCHEMA,
+        embedder=os.environ.get(settings.ENV_MODEL),
+        keyword_tokenizer=keyword_tokenizer,
     )
     columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err_console, transient=True) as bar:

@@ -69,6 +69,11 @@ class CollectionIn(BaseModel):
         examples=[["name", "description"]],
     )
     chunker: Literal["text", "markdown"] = "text"
+    keyword_tokenizer: Literal["porter", "trigram"] | None = Field(
+        default=None,
+        description="porter (English stemming; the default) or trigram (substrings: Chinese, "
+        "Japanese, Korean, prefixes); fixed when the collection is created",
+    )
 
 
 class CollectionOut(BaseModel):

@@ -58,6 +58,8 @@ class McpConfig:
         read_paths: when non-empty, an allowlist: only ids matching one of these globs are shown.
         allow_writes: expose ``upsert``, ``delete`` and ``reindex``.
         model: embedder spec overriding the stored one (``SEMSEARCH_MODEL``), or None.
+        keyword_tokenizer: for a collection the ``upsert`` tool creates: ``porter`` (default)
+            or ``trigram``; an existing collection must already use it.
     """
 
     location: str
@@ -66,6 +68,7 @@ class McpConfig:
     read_paths: tuple[str, ...] = ()
     allow_writes: bool = False
     model: str | None = None
+    keyword_tokenizer: str | None = None
 
     def __post_init__(self) -> None:
         """Raises BackendUnavailable for a location that can never be an index (its form is
@@ -116,8 +119,13 @@ class McpService:
         cached = self._collections.get(name)
         if cached is None or not cached.usable:  # dropped elsewhere since: open it again
             db = self._database(create=create)
+            tokenizer = self.config.keyword_tokenizer if create else None
             self._collections[name] = db.collection(
-                name, create=create, embedder=self.config.model, strict_model=False
+                name,
+                create=create,
+                embedder=self.config.model,
+                strict_model=False,
+                keyword_tokenizer=tokenizer,
             )  # another model: keyword search works, semantic search raises ModelMismatch
         return self._collections[name]
 
