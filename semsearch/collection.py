@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, cast
@@ -31,6 +32,7 @@ from semsearch.search import (
     PathScope,
     SearchRequest,
     health_check,
+    resolve_min_score,
     run_search,
     structured_search,
     validate_request,
@@ -428,7 +430,7 @@ class Collection:
         *,
         mode: str = "semantic",
         limit: int = 10,
-        min_score: float | None = 0.3,
+        min_score: float | Literal["default"] | None = "default",
         where: Mapping[str, Any] | None = None,
         folder: str | None = None,
         exclude: Sequence[str] = (),
@@ -447,8 +449,12 @@ class Collection:
                 fused score is comparable only within one query; each hit carries both legs'
                 scores and ranks in ``components``).
             limit: at most this many hits, in [1, 1000].
-            min_score: semantic mode only: drop hits whose cosine similarity is below it
-                (default 0.3; None keeps all).
+            min_score: semantic mode only: drop hits whose cosine similarity is below it.
+                ``"default"`` (the default) uses the embedder's calibrated threshold
+                (``embedder.default_min_score``: 0.30 for all-MiniLM-L6-v2, see
+                docs/embedders.md); None keeps all. Keyword and hybrid scores are not cosine
+                similarities, so a number given there is ignored and ``SearchResult.notes`` says
+                so; ``SearchResult.min_score`` is the threshold that was applied.
             where: filter on declared fields, applied before ranking.
             folder: only ids (paths) under this prefix.
             exclude: fnmatch globs on ids hidden from every result; the search refills so up to
@@ -488,15 +494,22 @@ class Collection:
                 )
             return self._read(lambda: structured_search(self, query, ast, scope, limit))
         checked_mode = cast(Literal["semantic", "keyword", "hybrid"], mode)
+        query = unicodedata.normalize("NFC", query)  # as record text (validation.prepare_record)
+        if hypothetical_answer is not None:
+            hypothetical_answer = unicodedata.normalize("NFC", hypothetical_answer)
         if checked_mode != "keyword":
             self._require_model()
         unhealthy = health_check(self, checked_mode, fallback)
         if unhealthy is not None:
             checked_mode = "keyword"
+        threshold, note = resolve_min_score(min_score, checked_mode, self.embedder)
         request = SearchRequest(
-            query, checked_mode, limit, min_score, scope, ast, hypothetical_answer, fallback, exact
+            query, checked_mode, limit, threshold, scope, ast, hypothetical_answer, fallback, exact
         )
         result = self._read(lambda: run_search(self, request))
+        applied = threshold if result.mode == "semantic" else None
+        notes = result.notes + ((note,) if note else ())
+        result = dataclasses.replace(result, min_score=applied, notes=notes)
         if unhealthy is not None:
             return dataclasses.replace(result, degraded=True, degraded_reason=unhealthy)
         return result

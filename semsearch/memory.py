@@ -20,9 +20,11 @@ that the backend applies before ranking (SQL ``WHERE`` on SQLite/PostgreSQL, a M
 expression), never by filtering results afterwards. There is no cross-user read API, and each
 result's ``user_id`` is checked again before it is returned.
 
-Scores are cosine similarities in [-1, 1]. ``min_score`` defaults to 0.7 (the issue's value): a
-close paraphrase. With all-MiniLM-L6-v2, related turns of another conversation score about
-0.5-0.7, so pass about 0.45 for recall across conversations (see docs/memory.md).
+Scores are cosine similarities in [-1, 1]. ``min_score`` defaults to the embedder's calibrated
+threshold (``"default"``: 0.30 for all-MiniLM-L6-v2, measured on SciFact's judged pairs; see
+:mod:`semsearch.embedders.thresholds`), the same rule as :meth:`Collection.search`. A value
+copied from another model misleads: 0.7 suits ada-002, but with all-MiniLM-L6-v2 paraphrases
+such as "insomnia problems" / "I keep having sleepless nights" score about 0.6.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from contextlib import nullcontext
 from datetime import datetime
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 from semsearch.collection import Collection
 from semsearch.database import Database, connect
@@ -238,7 +240,7 @@ class ConversationMemory:
         query: str,
         *,
         limit: int = 5,
-        min_score: float | None = 0.7,
+        min_score: float | Literal["default"] | None = "default",
         topics: Iterable[str] | None = None,
         conversation_id: str | None = None,
         exclude_conversation: str | None = None,
@@ -252,7 +254,9 @@ class ConversationMemory:
             user_id: whose messages; required.
             query: the text to match by meaning.
             limit: at most this many hits, in [1, 1000].
-            min_score: drop hits whose cosine similarity (in [-1, 1]) is below it; None keeps all.
+            min_score: drop hits whose cosine similarity (in [-1, 1]) is below it; None keeps
+                all; ``"default"`` (the default) is the embedder's calibrated threshold (0.30 for
+                all-MiniLM-L6-v2; see :mod:`semsearch.embedders.thresholds`).
             topics: only messages carrying any of these topics.
             conversation_id: only this conversation.
             exclude_conversation: not this conversation (e.g. the current one).
@@ -313,7 +317,7 @@ class ConversationMemory:
         recent: int = 20,
         semantic: int = 3,
         token_budget: int = 4000,
-        min_score: float | None = 0.7,
+        min_score: float | Literal["default"] | None = "default",
     ) -> Context:
         """The context for answering ``query``: the recent window, the best matches from the
         user's other conversations, and the query, pruned to ``token_budget`` tokens.
@@ -327,7 +331,8 @@ class ConversationMemory:
             recent: at most this many latest messages of ``conversation_id`` (0 for none).
             semantic: at most this many matches from other conversations (0 for none).
             token_budget: total tokens allowed, >= 1.
-            min_score: cosine similarity floor for matches, in [-1, 1].
+            min_score: cosine similarity floor for matches, in [-1, 1], None for none, or
+                ``"default"`` (the default): the embedder's calibrated threshold.
         Returns:
             A Context whose ``tokens`` never exceed ``token_budget``. If the embedder fails, the
             matches are left out and the Context is marked ``degraded``.

@@ -93,6 +93,14 @@ class SearchResult:
         degraded: True when part of the search could not run (e.g. embedder down).
         degraded_reason: why, in one sentence, or None.
         total_candidates: chunks or records the store considered before limit/min_score.
+        min_score: the cosine threshold applied (semantic mode), None when none was: the value
+            given, or the model's calibrated default when the search gave ``"default"``.
+        notes: what the search did that the caller may not expect, one sentence each, e.g. a
+            ``min_score`` ignored because the mode has no cosine, or a long query embedded in
+            windows.
+        query_windows: how many windows the query (or HyDE text) was embedded in: 1 when it
+            fits the model's window, more for a longer one (the windows' vectors are combined,
+            see :mod:`semsearch.long_query`), 0 when nothing was embedded (keyword, structured).
     """
 
     query: str
@@ -102,6 +110,9 @@ class SearchResult:
     degraded: bool = False
     degraded_reason: str | None = None
     total_candidates: int = 0
+    min_score: float | None = None
+    notes: tuple[str, ...] = ()
+    query_windows: int = 0
 
     def __iter__(self) -> Iterator[Hit]:
         return iter(self.hits)

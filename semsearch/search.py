@@ -11,18 +11,17 @@ for the parts of a scope a store cannot compile (see ``PartialIdFilters``).
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-import numpy as np
-from numpy.typing import NDArray
-
 from semsearch import fusion
 from semsearch.errors import EmbedderUnavailable, InvalidQuery
 from semsearch.filters import Filter, IdMatch, conjoin, path_filter, split_path_pattern
+from semsearch.long_query import QueryVector, embed_query_windows
 from semsearch.results import Hit, LegScore, SearchResult
 from semsearch.stores.base import PartialIdFilters, ScoredChunk, Store
 
@@ -30,17 +29,22 @@ if TYPE_CHECKING:
     from semsearch.collection import Collection
 
 __all__ = [
+    "DEFAULT_MIN_SCORE",
     "MODES",
     "PathScope",
     "SearchRequest",
     "health_check",
     "path_matches",
+    "resolve_min_score",
     "run_search",
     "store_filter",
     "structured_search",
 ]
 
 MODES = ("semantic", "keyword", "hybrid")
+#: ``min_score="default"``: the embedder's calibrated threshold (semantic mode only); see
+#: :func:`resolve_min_score`.
+DEFAULT_MIN_SCORE = "default"
 MAX_LIMIT = 1000
 
 
@@ -120,6 +124,7 @@ class SearchRequest:
 class _Leg:
     best: list[ScoredChunk]  # one per record, best first
     candidates: int
+    query: QueryVector | None = None  # the semantic leg's query vector
 
 
 def collect(
@@ -179,11 +184,12 @@ class _QueryVectors:
 
     def __init__(self, coll: Collection) -> None:
         self._coll = coll
-        self._vectors: dict[str, NDArray[np.float32]] = {}
+        self._vectors: dict[str, QueryVector] = {}
 
-    def get(self, text: str) -> NDArray[np.float32]:
+    def get(self, text: str) -> QueryVector:
+        """The query vector of ``text``, in windows when it is longer than the model's."""
         if text not in self._vectors:
-            self._vectors[text] = self._coll.embedder.embed_query(text)
+            self._vectors[text] = embed_query_windows(self._coll.embedder, text)
         return self._vectors[text]
 
 
@@ -209,9 +215,10 @@ def _run_once(
                 kw.candidates,
             )  # fmt: skip
         hits = _hits(coll, [(c, c.score, None) for c in leg.best], strict)
-        return SearchResult(
+        result = SearchResult(
             req.query, hits, "semantic", _hyde(req), total_candidates=leg.candidates
         )
+        return _windowed(coll, leg, result)
     return _hybrid(coll, req, queries, strict)
 
 
@@ -227,14 +234,24 @@ def _semantic_leg(
     queries: _QueryVectors,
 ) -> _Leg:
     text = req.hypothetical_answer if _hyde(req) else req.query
-    vector = queries.get(text or "")
+    query = queries.get(text or "")
     where = store_filter(coll.store, req.where, req.scope)
-    return collect(
-        lambda k: coll.store.vector_search(coll.name, vector, k, where, req.exact),
+    leg = collect(
+        lambda k: coll.store.vector_search(coll.name, query.vector, k, where, req.exact),
         limit,
         req.scope,
         min_score,
     )
+    return dataclasses.replace(leg, query=query)
+
+
+def _windowed(coll: Collection, leg: _Leg, result: SearchResult) -> SearchResult:
+    """``result`` with ``query_windows`` and, for a windowed query, a note."""
+    if leg.query is None:
+        return result
+    note = leg.query.note(coll.embedder.max_tokens)
+    notes = result.notes + ((note,) if note else ())
+    return dataclasses.replace(result, query_windows=leg.query.windows, notes=notes)
 
 
 def _keyword_leg(coll: Collection, req: SearchRequest, limit: int) -> _Leg:
@@ -282,10 +299,11 @@ def _hybrid(
         *[[(c.record_id, c.score) for c in leg] for leg in legs.values()]
     )
     hits = _hits(coll, _fused_rows(legs, fused[: req.limit]), strict)
-    return SearchResult(
+    result = SearchResult(
         req.query, hits, "hybrid", _hyde(req) and embedded,
         reason is not None, reason, semantic.candidates + keyword.candidates,
     )  # fmt: skip
+    return _windowed(coll, semantic, result)
 
 
 def _fused_rows(
@@ -331,6 +349,30 @@ def _hits(
     ]
 
 
+def resolve_min_score(
+    min_score: float | str | None, mode: str, embedder: object
+) -> tuple[float | None, str | None]:
+    """The one threshold rule of every face: (threshold to apply, note for the result).
+
+    Semantic mode applies ``min_score``, and ``"default"`` means the embedder's calibrated value
+    (:func:`semsearch.embedders.thresholds.default_min_score`). Keyword and hybrid scores are not
+    cosine similarities, so no threshold applies there; a number given anyway is reported in
+    the note instead of being dropped silently (``"default"`` and None are not).
+    """
+    from semsearch.embedders.thresholds import default_min_score
+
+    if mode == "semantic":
+        if min_score == DEFAULT_MIN_SCORE:
+            return default_min_score(embedder), None
+        return (None if min_score is None else float(min_score)), None
+    if min_score is None or min_score == DEFAULT_MIN_SCORE:
+        return None, None
+    return None, (
+        f"min_score={float(min_score):g} ignored: {mode} scores are not cosine similarities "
+        "(min_score applies to semantic mode only)"
+    )
+
+
 def validate_request(
     query: object,
     mode: object,
@@ -364,15 +406,19 @@ def validate_request(
             f"limit must be an int in [1, {MAX_LIMIT}], got {limit!r} ({type_name(limit)})",
             hint="e.g. limit=10",
         )
-    if min_score is not None and (
-        isinstance(min_score, bool)
-        or not isinstance(min_score, numbers.Real)
-        or not -1.0 <= float(min_score) <= 1.0
+    if (
+        min_score is not None
+        and min_score != DEFAULT_MIN_SCORE
+        and (
+            isinstance(min_score, bool)
+            or not isinstance(min_score, numbers.Real)
+            or not -1.0 <= float(min_score) <= 1.0
+        )
     ):
         raise InvalidQuery(
-            "min_score must be a number (cosine similarity) in [-1, 1] or None, "
-            f"got {min_score!r} ({type_name(min_score)})",
-            hint="e.g. min_score=0.3",
+            "min_score must be a number (cosine similarity) in [-1, 1], None or "
+            f'"default", got {min_score!r} ({type_name(min_score)})',
+            hint='e.g. min_score=0.3; "default" uses the model\'s calibrated default',
         )
     check_text("folder", folder, optional=True)
     for name, globs in (("exclude", exclude), ("include", include)):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
@@ -130,6 +131,7 @@ def prepare_record(
     fields = {k: v for k, v in record.items() if k not in ("id", "text")}
     attrs = schema.declared_values(record_id, record)
     text, only_first = schema.render(record)
+    text = unicodedata.normalize("NFC", text)  # keyword search matches across normal forms
     if only_first and name_only is not None:
         name_only.append(record_id)
     try:  # attrs are in the hash so a newly declared field is filled in on the next upsert

@@ -36,6 +36,7 @@ __all__ = [
     "FileExcludeOpt",
     "FileIncludeOpt",
     "IndexOpt",
+    "KeywordTokenizerOpt",
     "cli_errors",
     "err_console",
     "open_collection",
@@ -72,6 +73,15 @@ CollectionOpt = Annotated[
         envvar=settings.ENV_COLLECTION,
         help="Collection name.",
         show_envvar=True,
+    ),
+]
+
+KeywordTokenizerOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--keyword-tokenizer",
+        help="New collections only: porter (English stemming, default) or trigram (substrings: "
+        "Chinese, Japanese, Korean, prefixes); fixed at creation.",
     ),
 ]
 

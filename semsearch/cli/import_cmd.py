@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 
 from semsearch import settings
-from semsearch.cli.common import IndexOpt, cli_errors, err_console, out
+from semsearch.cli.common import IndexOpt, KeywordTokenizerOpt, cli_errors, err_console, out
 from semsearch.errors import SemsearchError
 
 
@@ -52,6 +52,7 @@ def import_records(
         ),
     ] = False,
     index: IndexOpt = settings.DEFAULT_INDEX,
+    keyword_tokenizer: KeywordTokenizerOpt = None,
 ) -> None:
     """Import records; the same file imported twice changes nothing and embeds nothing.
 
@@ -67,7 +68,12 @@ def import_records(
     )
     records = load_for_import(file, schema, id_field=id_field)  # before anything is created
     db = semsearch.connect(index)
-    coll = db.collection(collection, schema=schema, embedder=os.environ.get(settings.ENV_MODEL))
+    coll = db.collection(
+        collection,
+        schema=schema,
+        embedder=os.environ.get(settings.ENV_MODEL),
+        keyword_tokenizer=keyword_tokenizer,
+    )
     columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err_console, transient=True) as bar:
         task = bar.add_task("importing records", total=None)

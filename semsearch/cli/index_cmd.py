@@ -15,6 +15,7 @@ from semsearch.cli.common import (
     FileExcludeOpt,
     FileIncludeOpt,
     IndexOpt,
+    KeywordTokenizerOpt,
     cli_errors,
     err_console,
     out,
@@ -29,6 +30,7 @@ def index(
     collection: CollectionOpt = settings.DEFAULT_COLLECTION,
     include: FileIncludeOpt = None,
     exclude: FileExcludeOpt = None,
+    keyword_tokenizer: KeywordTokenizerOpt = None,
 ) -> None:
     """Index (or re-index) a folder of markdown notes. Unchanged notes are not re-embedded."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
@@ -41,7 +43,10 @@ def index(
         raise SemsearchError(f"{path} is not a folder", hint="give the path of a folder of notes")
     db = semsearch.connect(index)
     coll = db.collection(
-        collection, schema=VAULT_SCHEMA, embedder=os.environ.get(settings.ENV_MODEL)
+        collection,
+        schema=VAULT_SCHEMA,
+        embedder=os.environ.get(settings.ENV_MODEL),
+        keyword_tokenizer=keyword_tokenizer,
     )
     columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err_console, transient=True) as bar:
@@ -57,12 +62,15 @@ def index(
         err_console.print(f"[yellow]skipped[/] {escape(rel)}: {escape(reason)}")
     for rel, reason in report.failed:
         err_console.print(f"[yellow]not embedded[/] {escape(rel)}: {escape(reason)}")
+    for rel, reason in report.warnings:
+        err_console.print(f"[yellow]warning:[/] {escape(rel)}: {escape(reason)}")
     for message in dict.fromkeys(report.errors):
         err_console.print(f"[yellow]warning:[/] {escape(message)}")
     out.print(
         f"files: {report.new} new, {report.changed} changed, {report.unchanged} unchanged, "
-        f"{report.removed} removed, {len(report.skipped)} skipped; "
-        f"chunks embedded: {report.chunks_embedded} (reused {report.chunks_reused}, "
+        f"{report.removed} removed, {len(report.skipped)} skipped, "
+        f"{len(report.warnings)} warnings; chunks embedded: {report.chunks_embedded} "
+        f"(reused {report.chunks_reused}, "
         f"pending {report.chunks_pending}); time: {report.seconds:.1f} s; health: {health.state}"
     )
     db.close()

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 import typer
 
 from semsearch import settings
-from semsearch.cli.common import CollectionOpt, cli_errors
+from semsearch.cli.common import CollectionOpt, KeywordTokenizerOpt, cli_errors
 from semsearch.errors import SemsearchError
 
 #: Kept equal to semsearch.server.mcp.ENV_TOKEN (not imported: the SDK loads only when serving).
@@ -50,6 +50,7 @@ def mcp(
     allow_writes: Annotated[
         bool, typer.Option("--allow-writes", help="Expose the upsert, delete and reindex tools.")
     ] = False,
+    keyword_tokenizer: KeywordTokenizerOpt = None,
     token: Annotated[
         str | None,
         typer.Option(
@@ -92,6 +93,7 @@ def mcp(
         read_paths=tuple(read_paths or ()),
         allow_writes=allow_writes,
         model=os.environ.get(settings.ENV_MODEL),
+        keyword_tokenizer=keyword_tokenizer,
     )
     watcher = _start_watch(watch, config.location, collection)  # semsearch/sources/watch.py
     try:

@@ -34,7 +34,8 @@ def search(
         float | None,
         typer.Option(
             "--min-score",
-            help="Semantic only: minimum cosine similarity [-1, 1] (default 0.3).",
+            help="Semantic only: minimum cosine similarity [-1, 1] (default: the model's "
+            "calibrated threshold, 0.3 for all-MiniLM-L6-v2; -1 keeps all).",
         ),
     ] = None,
     folder: Annotated[
@@ -62,9 +63,6 @@ def search(
 
     for name, value in (("QUERY", query), ("--hyde", hyde), ("--folder", folder)):
         check_argument(name, value)
-    if min_score is not None and mode in ("keyword", "hybrid"):  # as Collection.search
-        err_console.print(f"[yellow]warning:[/] --min-score is ignored in {mode} mode "
-                          "(it applies to semantic search only)")  # fmt: skip
     if hyde and mode == "keyword":
         err_console.print("[yellow]warning:[/] --hyde is ignored in keyword mode "
                           "(it changes what semantic and hybrid search embed)")  # fmt: skip
@@ -80,6 +78,8 @@ def search(
         hypothetical_answer=hyde,
         **scoring,
     )
+    for note in result.notes:  # e.g. a --min-score ignored by keyword or hybrid mode
+        err_console.print(f"[yellow]note:[/] {escape(note)}")
     if as_json:
         typer.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
     else:

@@ -41,6 +41,10 @@ class Embedder(Protocol):
         model_id: stable id stored with a collection, e.g. ``"sentence-transformers/all-MiniLM-L6-v2"``.
         dim: output dimension (e.g. 384).
         max_tokens: usable token window per text, special tokens excluded (e.g. 254).
+
+    Optional: ``default_min_score`` (a cosine similarity in [-1, 1]), the threshold used when a
+    search gives none; without it the model id's default applies
+    (:func:`semsearch.embedders.thresholds.default_min_score`).
     """
 
     @property
@@ -76,6 +80,14 @@ class BaseEmbedder(ABC):
 
     def __init__(self, batch_size: int = 32) -> None:
         self.batch_size = batch_size
+
+    @property
+    def default_min_score(self) -> float:
+        """The cosine similarity in [-1, 1] below which semantic hits are dropped by default,
+        calibrated per model (:mod:`semsearch.embedders.thresholds`); override to set your own."""
+        from semsearch.embedders.thresholds import model_default
+
+        return model_default(self.model_id)
 
     @property
     @abstractmethod

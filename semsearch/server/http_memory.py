@@ -36,7 +36,7 @@ from semsearch.memory_types import (
 )
 from semsearch.server.http_auth import Role, request_key, requires
 from semsearch.server.http_errors import error_responses
-from semsearch.server.http_models import MAX_TEXT
+from semsearch.server.http_models import MAX_TEXT, MinScore
 from semsearch.server.http_paths import refuse_unaddressable
 from semsearch.server.http_state import MEMORY_COLLECTION, ServerState
 
@@ -65,7 +65,7 @@ class SearchMemoryIn(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
     query: str = Field(min_length=1, max_length=MAX_TEXT)
     limit: int = Field(5, ge=1, le=1000)
-    min_score: float | None = Field(0.7, ge=-1.0, le=1.0)
+    min_score: MinScore = "default"
     topics: list[str] | None = Field(None, max_length=100)
     conversation_id: str | None = None
     exclude_conversation: str | None = None
@@ -80,7 +80,7 @@ class ContextIn(BaseModel):
     recent: int = Field(20, ge=0, le=10_000)
     semantic: int = Field(3, ge=0, le=1000)
     token_budget: int = Field(4000, ge=1)
-    min_score: float | None = Field(0.7, ge=-1.0, le=1.0)
+    min_score: MinScore = "default"
 
 
 class DeletedOut(BaseModel):

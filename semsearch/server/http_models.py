@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, StrictStr
 
 __all__ = [
     "ChunkOut",
@@ -27,6 +27,20 @@ __all__ = [
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 MAX_TEXT = 4000
+
+
+#: A ``min_score``: a cosine similarity in [-1, 1], ``"default"`` (the model's calibrated
+#: threshold) or null (keep all).
+def _check_min_score(value: object) -> object:
+    """One error for every bad ``min_score`` (the union would list one per branch)."""
+    if value is None or value == "default":
+        return value
+    if isinstance(value, bool) or not isinstance(value, int | float) or not -1 <= value <= 1:
+        raise ValueError('must be a number in [-1, 1], "default" or null')
+    return value
+
+
+MinScore = Annotated[float | Literal["default"] | None, BeforeValidator(_check_min_score)]
 
 
 #: Request bodies are strict (``"limit": "5"`` is refused, as the Python API refuses it) and
@@ -55,6 +69,11 @@ class CollectionIn(BaseModel):
         examples=[["name", "description"]],
     )
     chunker: Literal["text", "markdown"] = "text"
+    keyword_tokenizer: Literal["porter", "trigram"] | None = Field(
+        default=None,
+        description="porter (English stemming; the default) or trigram (substrings: Chinese, "
+        "Japanese, Korean, prefixes); fixed when the collection is created",
+    )
 
 
 class CollectionOut(BaseModel):
@@ -126,8 +145,10 @@ class SearchIn(BaseModel):
     query: str = Field(default="", max_length=MAX_TEXT, examples=["my blue jacket"])
     mode: Literal["semantic", "keyword", "hybrid"] = "semantic"
     limit: int = Field(default=10, ge=1, le=1000)
-    min_score: float | None = Field(
-        default=0.3, ge=-1.0, le=1.0, description="semantic mode: minimum cosine similarity"
+    min_score: MinScore = Field(
+        default="default",
+        description='semantic mode: minimum cosine similarity; "default" (or omitted) is the '
+        "model's calibrated threshold, null keeps all; ignored (and noted) in other modes",
     )
     where: dict[str, Any] | None = Field(
         default=None, examples=[{"price": {"$lt": 100}, "brand": "Samsung"}]
@@ -193,6 +214,16 @@ class SearchOut(BaseModel):
     degraded: bool
     degraded_reason: str | None
     total_candidates: int
+    min_score: float | None = Field(
+        default=None, description="the cosine threshold applied (semantic mode), else null"
+    )
+    notes: list[str] = Field(
+        default_factory=list,
+        description="what the search did that may surprise, e.g. an ignored min_score",
+    )
+    query_windows: int = Field(
+        default=0, description="windows the query was embedded in (>1: longer than the model's)"
+    )
     hits: list[HitOut]
 
 

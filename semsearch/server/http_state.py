@@ -206,7 +206,12 @@ class ServerState:
         with self._lock:
             info = self.db.store.get_collection(spec.name)
             embedder = self._embedder(info.model_id if info else None)
-            coll = self.db.collection(spec.name, schema=schema, embedder=embedder)
+            coll = self.db.collection(
+                spec.name,
+                schema=schema,
+                embedder=embedder,
+                keyword_tokenizer=spec.keyword_tokenizer,
+            )
             self._collections[spec.name] = coll
             return coll, info is None
 

@@ -79,6 +79,9 @@ def search_out(result: SearchResult, coll: Collection, include_vectors: bool) ->
         degraded=result.degraded,
         degraded_reason=result.degraded_reason,
         total_candidates=result.total_candidates,
+        min_score=result.min_score,
+        notes=list(result.notes),
+        query_windows=result.query_windows,
         hits=[_hit(i, h, result.mode, vectors) for i, h in enumerate(result.hits, 1)],
     )
 

@@ -13,7 +13,7 @@ import re
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from semsearch.collection import Collection
 from semsearch.database import Database, check_location, connect
@@ -58,6 +58,8 @@ class McpConfig:
         read_paths: when non-empty, an allowlist: only ids matching one of these globs are shown.
         allow_writes: expose ``upsert``, ``delete`` and ``reindex``.
         model: embedder spec overriding the stored one (``SEMSEARCH_MODEL``), or None.
+        keyword_tokenizer: for a collection the ``upsert`` tool creates: ``porter`` (default)
+            or ``trigram``; an existing collection must already use it.
     """
 
     location: str
@@ -66,6 +68,7 @@ class McpConfig:
     read_paths: tuple[str, ...] = ()
     allow_writes: bool = False
     model: str | None = None
+    keyword_tokenizer: str | None = None
 
     def __post_init__(self) -> None:
         """Raises BackendUnavailable for a location that can never be an index (its form is
@@ -116,8 +119,13 @@ class McpService:
         cached = self._collections.get(name)
         if cached is None or not cached.usable:  # dropped elsewhere since: open it again
             db = self._database(create=create)
+            tokenizer = self.config.keyword_tokenizer if create else None
             self._collections[name] = db.collection(
-                name, create=create, embedder=self.config.model, strict_model=False
+                name,
+                create=create,
+                embedder=self.config.model,
+                strict_model=False,
+                keyword_tokenizer=tokenizer,
             )  # another model: keyword search works, semantic search raises ModelMismatch
         return self._collections[name]
 
@@ -137,7 +145,7 @@ class McpService:
         *,
         mode: str = "hybrid",
         limit: int = 10,
-        min_score: float = 0.3,
+        min_score: float | Literal["default"] | None = "default",
         folder: str | None = None,
         collection: str | None = None,
         where: Mapping[str, Any] | None = None,
@@ -390,6 +398,9 @@ def result_view(collection: str, result: SearchResult) -> dict[str, Any]:
         "hyde": result.hyde,
         "degraded": result.degraded,
         "degraded_reason": scrub_paths(result.degraded_reason) if result.degraded_reason else None,
+        "min_score": result.min_score,
+        "notes": list(result.notes),
+        "query_windows": result.query_windows,
         "count": len(result.hits),
         "hits": [hit_view(h) for h in result.hits],
     }

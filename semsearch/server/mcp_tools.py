@@ -75,6 +75,9 @@ class SearchOut(TypedDict):
     hyde: bool
     degraded: bool
     degraded_reason: str | None
+    min_score: float | None
+    notes: list[str]
+    query_windows: int
     count: int
     hits: list[HitOut]
 
@@ -225,13 +228,13 @@ def _register_search(server: MCPServer, service: McpService) -> None:
             int, Field(ge=1, le=MAX_HITS, description="At most this many hits (1-100).")
         ] = 10,
         min_score: Annotated[
-            float,
+            Annotated[float, Field(ge=-1.0, le=1.0)] | Literal["default"],
             Field(
-                ge=-1.0,
-                le=1.0,
-                description="Semantic mode only: drop hits whose cosine similarity is below this.",
+                description="Semantic mode only: drop hits whose cosine similarity is below this. "
+                '"default" is the model\'s calibrated threshold; in keyword and hybrid mode a '
+                "number is ignored and the result's notes say so.",
             ),
-        ] = 0.3,
+        ] = "default",
         folder: Annotated[
             str | None,
             Field(description="Only records whose id (path) lies under this folder, e.g. 'user/'."),

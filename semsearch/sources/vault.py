@@ -50,6 +50,12 @@ VAULT_SCHEMA = Schema(
 )
 DEFAULT_INCLUDE = ("*.md", "*.markdown")
 SKIPPED_DIRS = frozenset({".git", "node_modules"})
+_OPENING = re.compile(r"\A---[ \t]*\r?\n")
+#: The warning for a file whose first line opens front matter that no ``---``/``...`` closes.
+UNCLOSED_FRONT_MATTER = (
+    "front matter opened with '---' on line 1 is never closed; the whole file was indexed as "
+    "text, with no front matter fields (close it with a '---' line, or remove the first line)"
+)
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S)
 _H1 = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.M)
 FILES_PER_BATCH = 64
@@ -74,6 +80,8 @@ def inside_root(root: Path, path: Path) -> bool:
 class SyncReport:
     """What one folder sync did. ``skipped`` lists (relative path, reason); ``links`` holds the
     relative paths of symbolic links not followed by policy (also in ``skipped``, not failures).
+    ``warnings`` lists (relative path, reason) of files indexed but probably not as meant, e.g.
+    front matter opened with ``---`` and never closed (the whole file is indexed as body).
     """
 
     new: int = 0
@@ -86,6 +94,7 @@ class SyncReport:
     chunks_reused: int = 0
     chunks_pending: int = 0
     errors: list[str] = field(default_factory=list)
+    warnings: list[tuple[str, str]] = field(default_factory=list)
     seconds: float = 0.0
     #: (relative path, why) of notes stored (keyword-searchable) whose text the model could
     #: not embed (NaN, Inf or a zero vector); the other notes are embedded.
@@ -135,9 +144,15 @@ def _skip_folder_link(root: Path, link: Path, links: list[tuple[str, str]] | Non
         links.append((rel, reason))
 
 
-def read_note(root: Path, rel: str) -> dict[str, Any]:
+def read_note(
+    root: Path, rel: str, warnings: list[tuple[str, str]] | None = None
+) -> dict[str, Any]:
     """Read one markdown file into a record (``id``, ``text`` and fields).
 
+    Args:
+        warnings: appended (and logged) when the file is indexed but probably not as meant:
+            front matter opened with ``---`` on the first line and never closed is indexed
+            whole, as body, with no front matter fields.
     Raises:
         UnicodeDecodeError: the file is not valid UTF-8. OSError: it cannot be read.
         LinkOutsideFolder: (an OSError) a symbolic link takes the path outside ``root``.
@@ -150,6 +165,11 @@ def read_note(root: Path, rel: str) -> dict[str, Any]:
         )
     raw = path.read_bytes().decode("utf-8-sig")  # a BOM must not hide the front matter
     front, body, body_line = split_front_matter(raw)
+    if body_line == 1 and _OPENING.match(raw):
+        reason = UNCLOSED_FRONT_MATTER
+        log.warning("%s: %s", rel, reason)
+        if warnings is not None:
+            warnings.append((rel, reason))
     h1 = _H1.search(body)
     title = front.get("title") or (h1.group(1).strip() if h1 else Path(rel).stem)
     folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
@@ -248,7 +268,7 @@ def index_folder(
 
 def _try_read(root: Path, rel: str, report: SyncReport) -> dict[str, Any] | None:
     try:
-        return read_note(root, rel)
+        return read_note(root, rel, report.warnings)
     except LinkOutsideFolder as exc:
         report.skipped.append((rel, str(exc.strerror)))
         report.links.append(rel)

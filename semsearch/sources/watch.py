@@ -239,7 +239,7 @@ class FolderWatcher:
                 report.removed += self.collection.delete([rel])
             return []
         try:
-            record = read_note(self.root, rel)
+            record = read_note(self.root, rel, report.warnings)
             result = self.collection.upsert([record])
         except FileNotFoundError:  # deleted between the event and the read
             if self._stored(rel):

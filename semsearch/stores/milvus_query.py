@@ -146,13 +146,59 @@ def keyword_search(
     (smaller is better) where the Milvus server reports the positive score; the absolute value
     is the BM25 score in both cases.
     """
-    from semsearch.stores.milvus import MAX_TOPK
+    from semsearch.keyword_text import has_cjk, substring_pieces
     from semsearch.stores.milvus_terms import keyword_terms
 
     found = store._coll(collection, "chunks")
     terms = keyword_terms(text)
     if found is None or not terms or k <= 0:
         return []
+    hits = [] if has_cjk(text) else _bm25(store, found, terms, k, where)
+    if hits:
+        return hits
+    pieces = [p for p in (keyword_terms(p) for p in substring_pieces(text)) if p]
+    return _substring_scan(store, found, pieces, k, where)
+
+
+def _substring_scan(
+    store: MilvusStore, found: tuple[Any, str], pieces: list[str], k: int, where: Filter | None
+) -> list[ScoredChunk]:
+    """Chunks whose analysed terms contain a piece (``LIKE "%piece%"``), scored by occurrences.
+
+    Reads at most ``MAX_TOPK`` matching chunks (Milvus' query limit) before ranking them.
+    """
+    from semsearch.stores.milvus import MAX_TOPK
+
+    if not pieces:
+        return []
+    client, name = found
+    like = " or ".join(f'terms like "%{_like_literal(p)}%"' for p in pieces)
+    expr = store.filter_expr(where)
+    expr = f"({like}) and ({expr})" if expr else like
+    with translated("scanning keywords"):
+        rows = client.query(
+            name, filter=expr, output_fields=["chunk_id", "record_id", "terms"], limit=MAX_TOPK
+        )
+    hits = [
+        ScoredChunk(
+            int(r["chunk_id"]), r["record_id"], float(sum(r["terms"].count(p) for p in pieces))
+        )
+        for r in rows
+    ]
+    return _ordered([h for h in hits if h.score > 0])[:k]
+
+
+def _like_literal(piece: str) -> str:
+    """``piece`` inside a double-quoted Milvus LIKE pattern: wildcards and quotes escaped."""
+    out = piece.replace("\\", "\\\\").replace('"', '\\"')
+    return out.replace("%", "\\%").replace("_", "\\_")
+
+
+def _bm25(
+    store: MilvusStore, found: tuple[Any, str], terms: str, k: int, where: Filter | None
+) -> list[ScoredChunk]:
+    from semsearch.stores.milvus import MAX_TOPK
+
     client, name = found
     with translated("searching keywords"):
         res = client.search(

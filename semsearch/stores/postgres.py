@@ -35,7 +35,7 @@ from semsearch.stores.base import (
 )
 from semsearch.stores.postgres_conn import PgPool
 from semsearch.stores.postgres_reads import PostgresReads
-from semsearch.stores.postgres_search import keyword_scan, vector_scan
+from semsearch.stores.postgres_search import keyword_scan, substring_scan, vector_scan
 from semsearch.stores.postgres_sql import (
     Tables,
     ef_search_for,
@@ -365,10 +365,23 @@ class PostgresStore(PostgresReads):
     def keyword_search(
         self, collection: str, text: str, k: int, where: Filter | None
     ) -> list[ScoredChunk]:
-        """Top-k chunks by ``ts_rank_cd`` (cover density, >= 0, higher is better; not BM25)."""
+        """Top-k chunks by ``ts_rank_cd`` (cover density, >= 0, higher is better; not BM25).
+
+        A query holding CJK characters, or whose words match nothing, is answered by a
+        substring scan scored by occurrences (see :mod:`semsearch.keyword_text`).
+        """
+        from semsearch.keyword_text import has_cjk, substring_pieces
+
         query = websearch_text(text)
         found = self._tables(collection)
-        if query is None or found is None:
+        if found is None:
             return []
         with self._conn() as conn:
-            return keyword_scan(conn, found[0], query, k, where)
+            hits = (
+                []
+                if query is None or has_cjk(text)
+                else keyword_scan(conn, found[0], query, k, where)
+            )
+            if hits:
+                return hits
+            return substring_scan(conn, found[0], substring_pieces(text), k, where)

@@ -27,6 +27,7 @@ __all__ = [
     "exact_scan",
     "keyword_scan",
     "set_ann_options",
+    "substring_scan",
     "vector_scan",
 ]
 
@@ -131,6 +132,28 @@ def count_matches(conn: Any, t: Tables, where: Filter | None, cap: int) -> int:
         (*params, int(cap)),
     ).fetchone()
     return int(row[0])
+
+
+def substring_scan(
+    conn: Any, t: Tables, pieces: list[str], k: int, where: Filter | None
+) -> list[ScoredChunk]:
+    """Top-k chunks containing any of ``pieces`` (casefolded), scored by occurrences (>= 1)."""
+    if not pieces:
+        return []
+    sql, params = _filter(where)
+    text = "lower(k.text)"
+    count = " + ".join(
+        f"(length({text}) - length(replace({text}, %s, ''))) / length(%s)" for _ in pieces
+    )
+    contains = " OR ".join(f"strpos({text}, %s) > 0" for _ in pieces)
+    twice = [p for piece in pieces for p in (piece, piece)]
+    rows = conn.execute(
+        f"SELECT k.id, r.id, ({count}) AS score FROM {t.chunks} k "
+        f"JOIN {t.records} r ON r.rid = k.record_rid "
+        f"WHERE ({contains}) AND ({sql}) ORDER BY score DESC, r.id, k.id LIMIT %s",
+        (*twice, *pieces, *params, k),
+    ).fetchall()
+    return [ScoredChunk(int(r[0]), r[1], float(r[2])) for r in rows]
 
 
 def keyword_scan(

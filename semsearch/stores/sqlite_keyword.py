@@ -1,7 +1,9 @@
 """Keyword search for the SQLite store: BM25 over a collection's FTS5 table.
 
-``porter`` collections (the default) match stemmed words; ``trigram`` collections match
-substrings (for Chinese, Japanese and Korean). Scores are positive and higher is better: the
+``porter`` collections (the default) match stemmed words; a query holding Chinese, Japanese or
+Korean characters, or one whose words match nothing (``blaz``, ``itgc`` glued to Chinese text),
+is answered by a substring scan instead (see :mod:`semsearch.keyword_text`). ``trigram``
+collections match substrings through the index. Scores are positive and higher is better: the
 negated FTS5 ``bm25()`` (Robertson and Zaragoza 2009, FTS5's k1 = 1.2, b = 0.75). A trigram
 query whose every word is shorter than 3 characters cannot use the trigram index; it scans the
 collection's chunk text for those substrings instead and scores each chunk by how many times
@@ -22,6 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from semsearch.filters import Filter
+from semsearch.keyword_text import has_cjk, substring_pieces
 from semsearch.stores.base import ScoredChunk
 from semsearch.stores.sqlite_schema import fts_table
 from semsearch.stores.sqlite_sql import compile_filter, fts_clauses, trigram_clauses
@@ -86,14 +89,31 @@ def keyword_search(
         counts: the snapshot's chunk counts per clause; with them, weightless words (in at
             least half of the chunks) are left out when that still finds k chunks.
     Returns:
-        ScoredChunks with score > 0 (BM25, or the substring count of a short trigram query).
+        ScoredChunks with score > 0 (BM25, or the substring count of a short trigram query
+        or of a scanned porter query, see :mod:`semsearch.keyword_text`).
     """
     if tokenizer == "trigram":
         clauses, short = trigram_clauses(text)
         if not clauses:
             return _substring_scan(rows, cid, short, k, where)
-    else:
-        clauses = fts_clauses(text)
+        return _porter(rows, cid, clauses, k, where, counts)
+    if has_cjk(text):  # no porter token holds a CJK word: see semsearch.keyword_text
+        return _substring_scan(rows, cid, substring_pieces(text), k, where)
+    found = _porter(rows, cid, fts_clauses(text), k, where, counts)
+    if found:
+        return found
+    return _substring_scan(rows, cid, substring_pieces(text), k, where)  # word parts, prefixes
+
+
+def _porter(
+    rows: Rows,
+    cid: int,
+    clauses: list[str],
+    k: int,
+    where: Filter | None,
+    counts: TermCounts | None,
+) -> list[ScoredChunk]:
+    """BM25 for ORed clauses, weightless words left out first when that still finds k chunks."""
     if not clauses:
         return []
     if counts is not None and len(clauses) > 1:

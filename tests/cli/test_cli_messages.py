@@ -70,11 +70,11 @@ def test_min_score_and_hyde_in_keyword_mode_warn_fake_embedder(index: str) -> No
          "--hyde", "honey"],
     )  # fmt: skip
     assert result.exit_code == 0
-    assert "--min-score is ignored in keyword mode" in result.output
+    assert "min_score=0.9 ignored: keyword scores are not cosine similarities" in result.output
     assert "--hyde is ignored in keyword mode" in result.output
     assert "garden/bees.md" in result.output  # min_score 0.9 did not cut the BM25 hit
     quiet = runner.invoke(app, ["search", "bees", "--index", index, "--mode", "keyword"])
-    assert "warning" not in quiet.output
+    assert "warning" not in quiet.output and "note" not in quiet.output
 
 
 def test_a_hybrid_search_whose_folder_hides_everything_says_so_fake_embedder(index: str) -> None:

@@ -77,7 +77,7 @@ def test_tools_listed_with_described_bounded_schemas(server: McpProcess) -> None
     assert (props["limit"]["minimum"], props["limit"]["maximum"]) == (1, 100)
     assert props["mode"]["default"] == "hybrid"
     assert set(props["mode"]["enum"]) == {"semantic", "keyword", "hybrid"}
-    assert props["min_score"]["default"] == 0.3
+    assert props["min_score"]["default"] == "default"  # the model's calibrated threshold
     assert {"folder", "collection", "where", "hypothetical_answer"} <= set(props)
     assert tools["get"].input_schema["required"] == ["id"]
     out = tools["search"].output_schema

@@ -300,9 +300,10 @@
     showStatus("loading", "Searching…");
     $("results").setAttribute("aria-busy", "true");
     const body = { query, mode: mode(), limit: 20, where };
-    if (body.mode === "semantic") {
-      const percent = Number($("min-score").value);
-      body.min_score = Number.isFinite(percent) ? Math.min(100, Math.max(-100, percent)) / 100 : null;
+    const typed = $("min-score").value.trim();  // empty: the model's calibrated default
+    if (body.mode === "semantic" && typed !== "") {
+      const percent = Number(typed);
+      if (Number.isFinite(percent)) body.min_score = Math.min(100, Math.max(-100, percent)) / 100;
     }
     try {
       const result = await api("POST", collPath("/search"), body, state.controller.signal);
@@ -330,8 +331,8 @@
     if (!result.hits.length) {
       const tip = result.mode === "keyword"
         ? "Try other words, or switch to semantic mode to search by meaning."
-        : result.mode === "semantic" && Number($("min-score").value) > 0
-          ? `Lower the minimum similarity (now ${Number($("min-score").value)} %), try different words or remove filters.`
+        : result.mode === "semantic" && result.min_score > 0
+          ? `Lower the minimum similarity (now ${Math.round(result.min_score * 100)} %), try different words or remove filters.`
           : "Try different words or remove filters.";
       showStatus("empty", `Nothing found for “${query || "these filters"}”.`, tip);
       return;

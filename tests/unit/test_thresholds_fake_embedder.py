@@ -1,0 +1,110 @@
+"""One threshold rule on every face: the embedder's default min_score, and no silent ignoring.
+
+Plumbing with the fake embedder. ``Strict`` carries its own ``default_min_score`` of 0.999: only
+a text identical to the query reaches it, so a face that applied any other default (the old 0.3
+of the API and MCP, 0.2 of the web page, 0.7 of the memory) would return the near misses too.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import semsearch
+from semsearch.embedders.fake import FakeEmbedder
+from semsearch.embedders.thresholds import default_min_score, model_default
+from semsearch.memory import ConversationMemory
+from semsearch.server.mcp_service import McpConfig, McpService
+
+TEXTS = {"a": "alpha owls at night", "b": "alpha owls at noon", "c": "beta bees"}
+
+
+class Strict(FakeEmbedder):
+    """The fake embedder with a model-specific default threshold."""
+
+    default_min_score = 0.999
+
+
+class Protocolish:
+    """An embedder written against the protocol only (no default_min_score attribute)."""
+
+    model_id = "sentence-transformers/all-MiniLM-L6-v2?precision=int8"
+
+
+def test_model_defaults_are_looked_up_by_model_id_fake_embedder() -> None:
+    assert model_default("sentence-transformers/all-MiniLM-L6-v2") == 0.30
+    assert model_default("sentence-transformers/all-MiniLM-L6-v2?precision=int8") == 0.30
+    assert model_default("openai:text-embedding-ada-002") == 0.70
+    assert model_default("openai:text-embedding-3-small?dimensions=256") == 0.20
+    assert model_default("ollama:nomic-embed-text") == 0.20
+    assert default_min_score(Protocolish()) == 0.30
+    assert default_min_score(Strict()) == 0.999
+    assert FakeEmbedder().default_min_score == 0.30
+
+
+@pytest.fixture
+def coll(tmp_path: Path):
+    with semsearch.connect(tmp_path / "t.embed.db") as db:
+        coll = db.collection("t", embedder=Strict(32))
+        coll.upsert([{"id": k, "text": v} for k, v in TEXTS.items()])
+        yield coll
+
+
+def _near_misses(coll) -> list[str]:
+    """Ids whose cosine with the query is below 0.999 but above 0.3, computed from vectors."""
+    emb = Strict(32)
+    q = emb.embed_query(TEXTS["a"])
+    docs = emb.embed_documents(list(TEXTS.values()))
+    scores = dict(zip(TEXTS, (docs @ q).tolist(), strict=True))
+    return [k for k, s in scores.items() if 0.3 <= s < 0.999]
+
+
+def test_collection_search_uses_the_embedders_default_fake_embedder(coll) -> None:
+    assert _near_misses(coll), "the data must have near misses for this test to mean anything"
+    result = coll.search(TEXTS["a"])
+    assert result.ids == ["a"] and result.min_score == 0.999 and result.notes == ()
+    assert set(coll.search(TEXTS["a"], min_score=0.3).ids) >= {"a", *_near_misses(coll)}
+    assert coll.search(TEXTS["a"], min_score=None).min_score is None
+
+
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+def test_a_threshold_ignored_by_a_mode_without_cosine_is_noted_fake_embedder(coll, mode) -> None:
+    result = coll.search("alpha owls", mode=mode, min_score=0.5)
+    assert result.min_score is None
+    assert result.notes == (
+        f"min_score=0.5 ignored: {mode} scores are not cosine similarities "
+        "(min_score applies to semantic mode only)",
+    )
+    assert set(result.ids) >= {"a", "b"}  # nothing was cut
+    assert coll.search("alpha owls", mode=mode).notes == ()  # the default is not a choice
+
+
+def test_memory_search_uses_the_embedders_default_fake_embedder(tmp_path) -> None:
+    memory = ConversationMemory(
+        semsearch.connect(tmp_path / "m.embed.db"), embedder=Strict(32), background=False
+    )
+    for n, text in enumerate(TEXTS.values()):
+        memory.add_message("u", f"c{n}", "user", text)
+    memory.backfill()
+    assert [h.message.content for h in memory.search("u", TEXTS["a"])] == [TEXTS["a"]]
+    loose = memory.search("u", TEXTS["a"], min_score=0.3)
+    assert len(loose) > 1
+    memory.close()
+
+
+def test_mcp_search_default_and_note_fake_embedder(tmp_path) -> None:
+    path = str(tmp_path / "n.embed.db")
+    with semsearch.connect(path) as db:
+        db.collection("notes", embedder="fake:32").upsert(
+            [{"id": k, "text": v} for k, v in TEXTS.items()]
+        )
+    service = McpService(McpConfig(location=path, model="fake:32"))
+    try:
+        hybrid = service.search("alpha owls", min_score=0.5)  # hybrid is the MCP default
+        assert "min_score=0.5 ignored: hybrid" in hybrid["notes"][0]
+        semantic = service.search(TEXTS["a"], mode="semantic")
+        assert semantic["min_score"] == FakeEmbedder(32).default_min_score
+        assert service.search("alpha owls")["notes"] == []
+    finally:
+        service.close()
