@@ -70,3 +70,13 @@ def exact_top(
     scores[~live] = -np.inf
     order = np.argsort(-scores, kind="stable")[: min(k, int(live.sum()))]
     return [name(int(i)) for i in order]
+
+
+def build_with_sidecar(db_path: Any, n: int, dim: int, **ann: Any) -> NDArray[np.float32]:
+    """Write ``n`` clustered vectors and run one search, so the graph sidecar is on disk."""
+    vectors = clustered(n, dim, seed=0)
+    with semsearch.connect(db_path) as db:
+        coll = open_collection(db, dim, **ann)
+        write(coll, vectors, list(range(n)))
+        coll.store.vector_search(coll.name, vectors[0], 10, None)
+    return vectors

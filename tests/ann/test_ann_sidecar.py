@@ -31,12 +31,7 @@ def sidecar_files(db_path: Path) -> list[str]:
 @pytest.fixture
 def built(db_path: Path) -> np.ndarray:
     """A 3,000-vector collection whose graph sidecar has been written by a first search."""
-    vectors = syn.clustered(N, DIM, seed=0)
-    with semsearch.connect(db_path) as db:
-        coll = syn.open_collection(db, DIM, **ANN)
-        syn.write(coll, vectors, list(range(N)))
-        coll.store.vector_search(coll.name, vectors[0], 10, None)
-    return vectors
+    return syn.build_with_sidecar(db_path, N, DIM, **ANN)
 
 
 def top_names(db_path: Path, query: np.ndarray, k: int = 10, exact: bool = False) -> list[str]:
