@@ -36,6 +36,7 @@ from semsearch.stores.base import (
     StoreStats,
     WriteResult,
 )
+from semsearch.stores.sqlite_record_fts import has_record_fts
 from semsearch.stores.sqlite_sql import batches, compile_filter, marks, order_by_sql
 from semsearch.stores.sqlite_writes import delete_record_rows, write_record
 
@@ -619,8 +620,10 @@ class SQLiteStore:
         if counts is None or counts.key != (cid, *stamp):
             counts = self._term_counts[cid] = sqlite_keyword.TermCounts((cid, *stamp))
         tokenizer = ddl.keyword_tokenizer(json.loads(options))
+        # files of format 1 keep ranking chunks until a write migrates them (never on a read)
+        unit: sqlite_keyword.Unit = "record" if has_record_fts(self._rows, cid) else "chunk"
         return sqlite_keyword.keyword_search(
-            self._rows, int(cid), tokenizer, text, k, where, counts
+            self._rows, int(cid), tokenizer, text, k, where, counts, unit
         )
 
     def find(

@@ -21,50 +21,65 @@ than 2.2e-6 per dropped word. The per-word chunk counts are cached per collectio
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from semsearch.filters import Filter
 from semsearch.keyword_text import has_cjk, substring_pieces
 from semsearch.stores.base import ScoredChunk
+from semsearch.stores.sqlite_record_fts import TITLE_WEIGHT, record_fts_table
 from semsearch.stores.sqlite_schema import fts_table
-from semsearch.stores.sqlite_sql import compile_filter, fts_clauses, trigram_clauses
+from semsearch.stores.sqlite_sql import (
+    batches,
+    compile_filter,
+    fts_clauses,
+    marks,
+    trigram_clauses,
+)
 
 __all__ = ["TermCounts", "keyword_search"]
 
 Rows = Callable[[str, Sequence[Any]], list[Any]]
+#: What one FTS5 row is: a chunk (files of format 1) or a whole record (format 2 on).
+Unit = Literal["chunk", "record"]
 
 #: Counted clauses kept per snapshot; past this the cache starts over (bounded memory).
 MAX_COUNTED = 4096
 
 
 class TermCounts:
-    """How many chunks of one collection snapshot match each FTS5 clause, counted on demand.
+    """How many documents of one collection snapshot match each FTS5 clause, counted on demand.
 
-    A snapshot is named by ``key`` (the collection's id, change counter and creation time): any
-    write, from any process, bumps the counter, so a new key means recount. Not thread-safe on
-    its own; the SQLite store uses it under its connection lock.
+    Documents are chunks or records (``unit``), as the FTS5 table ranked is the chunk-level or
+    the record-level one. A snapshot is named by ``key`` (the collection's id, change counter
+    and creation time): any write, from any process, bumps the counter, so a new key means
+    recount. Not thread-safe on its own; the SQLite store uses it under its connection lock.
     """
 
     def __init__(self, key: tuple[Any, ...]) -> None:
         self.key = key
-        self._chunks: int | None = None
-        self._hits: dict[str, int] = {}
+        self._total: dict[str, int] = {}
+        self._hits: dict[tuple[str, str], int] = {}
 
-    def chunks(self, rows: Rows, cid: int) -> int:
-        """Chunks in the collection's FTS5 table (FTS5's ``N`` in BM25's IDF)."""
-        if self._chunks is None:
-            found = rows("SELECT count(*) FROM chunks WHERE collection_id = ?", (cid,))
-            self._chunks = int(found[0][0])
-        return self._chunks
+    def documents(self, rows: Rows, cid: int, unit: Unit) -> int:
+        """Chunks or records in the collection (FTS5's ``N`` in BM25's IDF)."""
+        if unit not in self._total:
+            found = rows(f"SELECT count(*) FROM {unit}s WHERE collection_id = ?", (cid,))
+            self._total[unit] = int(found[0][0])
+        return self._total[unit]
 
-    def hits(self, rows: Rows, cid: int, clause: str) -> int:
-        """Chunks matching one quoted FTS5 clause (FTS5's ``n(q)`` in BM25's IDF)."""
-        if clause not in self._hits:
+    def hits(self, rows: Rows, cid: int, unit: Unit, clause: str) -> int:
+        """Documents matching one quoted FTS5 clause (FTS5's ``n(q)`` in BM25's IDF)."""
+        if (unit, clause) not in self._hits:
             if len(self._hits) >= MAX_COUNTED:
                 self._hits.clear()
-            sql = f"SELECT count(*) FROM {fts_table(cid)} WHERE {fts_table(cid)} MATCH ?"
-            self._hits[clause] = int(rows(sql, (clause,))[0][0])
-        return self._hits[clause]
+            table = _table(cid, unit)
+            sql = f"SELECT count(*) FROM {table} WHERE {table} MATCH ?"
+            self._hits[unit, clause] = int(rows(sql, (clause,))[0][0])
+        return self._hits[unit, clause]
+
+
+def _table(cid: int, unit: Unit) -> str:
+    return record_fts_table(cid) if unit == "record" else fts_table(cid)
 
 
 def keyword_search(
@@ -75,8 +90,14 @@ def keyword_search(
     k: int,
     where: Filter | None,
     counts: TermCounts | None = None,
+    unit: Unit = "chunk",
 ) -> list[ScoredChunk]:
     """Top-k chunks of collection ``cid`` for ``text``, best first, ties by record id.
+
+    With ``unit="record"`` records are ranked by BM25 over their whole text (title column
+    weighted by TITLE_WEIGHT, see stores/sqlite_record_fts.py) and each comes back once, with
+    the score of the record and the chunk that matches best (its first chunk when the words
+    match only across chunks).
 
     Args:
         rows: runs one SQL statement with bound parameters and returns its rows (all calls of
@@ -86,8 +107,9 @@ def keyword_search(
         text: the user's query, any text (it is quoted, never parsed as FTS5 syntax).
         k: at most this many chunks.
         where: a filter on declared fields, applied before ranking.
-        counts: the snapshot's chunk counts per clause; with them, weightless words (in at
-            least half of the chunks) are left out when that still finds k chunks.
+        counts: the snapshot's document counts per clause; with them, weightless words (in at
+            least half of the documents) are left out when that still finds k documents.
+        unit: rank chunks (``chunk``) or records (``record``: needs the format-2 table).
     Returns:
         ScoredChunks with score > 0 (BM25, or the substring count of a short trigram query
         or of a scanned porter query, see :mod:`semsearch.keyword_text`).
@@ -96,10 +118,10 @@ def keyword_search(
         clauses, short = trigram_clauses(text)
         if not clauses:
             return _substring_scan(rows, cid, short, k, where)
-        return _porter(rows, cid, clauses, k, where, counts)
+        return _porter(rows, cid, clauses, k, where, counts, unit)
     if has_cjk(text):  # no porter token holds a CJK word: see semsearch.keyword_text
         return _substring_scan(rows, cid, substring_pieces(text), k, where)
-    found = _porter(rows, cid, fts_clauses(text), k, where, counts)
+    found = _porter(rows, cid, fts_clauses(text), k, where, counts, unit)
     if found:
         return found
     return _substring_scan(rows, cid, substring_pieces(text), k, where)  # word parts, prefixes
@@ -112,23 +134,68 @@ def _porter(
     k: int,
     where: Filter | None,
     counts: TermCounts | None,
+    unit: Unit,
 ) -> list[ScoredChunk]:
-    """BM25 for ORed clauses, weightless words left out first when that still finds k chunks."""
+    """BM25 for ORed clauses, weightless words left out first when that still finds k hits."""
     if not clauses:
         return []
+    top = _bm25_top if unit == "chunk" else _bm25_records
     if counts is not None and len(clauses) > 1:
-        weighty = _weighty(rows, cid, clauses, counts)
+        weighty = _weighty(rows, cid, clauses, counts, unit)
         if 0 < len(weighty) < len(clauses):
-            found = _bm25_top(rows, cid, " OR ".join(weighty), k, where)
+            found = top(rows, cid, " OR ".join(weighty), k, where)
             if len(found) >= k:
                 return found
-    return _bm25_top(rows, cid, " OR ".join(clauses), k, where)
+    return top(rows, cid, " OR ".join(clauses), k, where)
 
 
-def _weighty(rows: Rows, cid: int, clauses: list[str], counts: TermCounts) -> list[str]:
+def _weighty(rows: Rows, cid: int, clauses: list[str], counts: TermCounts, unit: Unit) -> list[str]:
     """The clauses with a positive BM25 IDF: log((N - n + 0.5) / (n + 0.5)) > 0 iff 2n < N."""
-    total = counts.chunks(rows, cid)
-    return [c for c in clauses if 2 * counts.hits(rows, cid, c) < total]
+    total = counts.documents(rows, cid, unit)
+    return [c for c in clauses if 2 * counts.hits(rows, cid, unit, c) < total]
+
+
+def _bm25_records(
+    rows: Rows, cid: int, match: str, k: int, where: Filter | None
+) -> list[ScoredChunk]:
+    """Top-k records by whole-record BM25, each with its best-matching chunk."""
+    table = record_fts_table(cid)
+    rank = f"-bm25({table}, {TITLE_WEIGHT}, 1.0)"
+    filter_sql, params = compile_filter(where) if where is not None else ("1", [])
+    ranked = rows(
+        f"SELECT r.rowid, r.id, m.score FROM (SELECT rowid, {rank} AS score FROM {table} "
+        f"WHERE {table} MATCH ?) AS m JOIN records r ON r.rowid = m.rowid "
+        f"WHERE ({filter_sql}) ORDER BY m.score DESC, r.id LIMIT ?",
+        (match, *params, k),
+    )
+    best = _best_chunks(rows, cid, match, [int(r[0]) for r in ranked])
+    return [ScoredChunk(best[int(r[0])], r[1], float(r[2])) for r in ranked if int(r[0]) in best]
+
+
+def _best_chunks(rows: Rows, cid: int, match: str, rowids: list[int]) -> dict[int, int]:
+    """``{record rowid: chunk id}``: the record's chunk with the highest chunk-level BM25,
+    else (its words match only across chunks) its first chunk."""
+    if not rowids:
+        return {}
+    table = fts_table(cid)
+    out: dict[int, int] = {}
+    for batch in batches(rowids):
+        found = rows(
+            f"SELECT k.record_rowid, k.id FROM {table} JOIN chunks k ON k.id = {table}.rowid "
+            f"WHERE {table} MATCH ? AND k.record_rowid IN ({marks(batch)}) "
+            f"ORDER BY bm25({table}) DESC, k.id DESC",
+            (match, *batch),
+        )
+        out.update({int(r[0]): int(r[1]) for r in found})  # the last row per record is best
+        missing = [r for r in batch if r not in out]
+        if missing:
+            first = rows(
+                f"SELECT record_rowid, min(id) FROM chunks WHERE record_rowid IN "
+                f"({marks(missing)}) GROUP BY record_rowid",
+                missing,
+            )
+            out.update({int(r[0]): int(r[1]) for r in first})
+    return out
 
 
 def _bm25_top(rows: Rows, cid: int, match: str, k: int, where: Filter | None) -> list[ScoredChunk]:

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from semsearch.errors import StoreCorrupted
+from semsearch.stores.sqlite_record_fts import create_record_fts, record_fts_table
 
 __all__ = [
     "DEFAULT_KEYWORD_TOKENIZER",
@@ -82,8 +83,17 @@ CREATE TABLE changes (                         -- vector change log, for derived
 );
 """
 
+
+def _v2_record_fts(conn: sqlite3.Connection) -> None:
+    """Format 2: a record-level FTS5 table per collection (stores/sqlite_record_fts.py)."""
+    for cid, options in conn.execute("SELECT id, options FROM collections").fetchall():
+        tokenize = KEYWORD_TOKENIZERS[keyword_tokenizer(json.loads(options))]
+        create_record_fts(conn, int(cid), tokenize)
+
+
 _MIGRATIONS: list[tuple[int, Callable[[sqlite3.Connection], None]]] = [
     (1, lambda conn: _executescript(conn, _V1)),
+    (2, _v2_record_fts),
 ]
 SCHEMA_VERSION = _MIGRATIONS[-1][0]
 
@@ -207,7 +217,7 @@ def keyword_tokenizer(options: dict[str, Any]) -> str:
 def create_collection_objects(
     conn: sqlite3.Connection, collection_id: int, fields: list[str]
 ) -> None:
-    """Create a collection's FTS5 table and one expression index per declared field.
+    """Create a collection's FTS5 tables (chunks and records) and one index per declared field.
 
     The FTS5 tokenizer comes from the collection row's ``options`` (see
     :data:`KEYWORD_TOKENIZERS`); it is fixed when the table is first created.
@@ -219,6 +229,7 @@ def create_collection_objects(
         f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5("
         f"text, content='chunks', content_rowid='id', tokenize='{tokenize}')"
     )
+    create_record_fts(conn, collection_id, tokenize)
     for name in fields:
         conn.execute(
             f"CREATE INDEX IF NOT EXISTS attr_{int(collection_id)}_{name} ON records "
@@ -231,5 +242,6 @@ def drop_collection_objects(
 ) -> None:
     """Drop what :func:`create_collection_objects` made."""
     conn.execute(f"DROP TABLE IF EXISTS {fts_table(collection_id)}")
+    conn.execute(f"DROP TABLE IF EXISTS {record_fts_table(collection_id)}")
     for name in fields:
         conn.execute(f"DROP INDEX IF EXISTS attr_{int(collection_id)}_{name}")

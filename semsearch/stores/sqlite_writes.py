@@ -12,6 +12,7 @@ import sqlite3
 from datetime import UTC, datetime
 
 from semsearch.stores.base import PendingChunk, RecordWrite, WriteResult
+from semsearch.stores.sqlite_record_fts import delete_record_fts, index_record_fts
 from semsearch.stores.sqlite_schema import fts_table
 
 __all__ = ["delete_record_rows", "write_record"]
@@ -47,15 +48,16 @@ def write_record(conn: sqlite3.Connection, cid: int, record: RecordWrite, out: W
         out.added += 1
     else:
         rowid = int(row[0])
+        delete_record_fts(conn, cid, [rowid])  # before the row changes: see sqlite_record_fts
         conn.execute(
             "UPDATE records SET fields = ?, attrs = ?, text = ?, content_hash = ?, updated_at = ? "
             "WHERE rowid = ?",
             (*values, rowid),
         )
         out.updated += 1
-        if _same_chunks(conn, rowid, record):
-            return
-    _replace_chunks(conn, cid, rowid, record, out)
+    index_record_fts(conn, cid, rowid)
+    if row is None or not _same_chunks(conn, rowid, record):
+        _replace_chunks(conn, cid, rowid, record, out)
 
 
 def _chunk_key(record: RecordWrite) -> list[tuple[object, ...]]:
@@ -153,5 +155,6 @@ def delete_record_rows(conn: sqlite3.Connection, cid: int, ids: list[str]) -> in
         return 0
     rmarks = ", ".join("?" for _ in rowids)
     _delete_chunks(conn, cid, f"record_rowid IN ({rmarks})", list(rowids))
+    delete_record_fts(conn, cid, rowids)
     conn.execute(f"DELETE FROM records WHERE rowid IN ({rmarks})", rowids)
     return len(rowids)
