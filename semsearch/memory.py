@@ -52,6 +52,7 @@ from semsearch.memory_context import (
     embedder_token_counter,
     fit_to_budget,
 )
+from semsearch.memory_search import DEFAULT_MEMORY_MODE, MemoryMode, check_mode, rank_messages
 from semsearch.memory_types import (
     MESSAGE_SCHEMA,
     BackfillReport,
@@ -244,44 +245,64 @@ class ConversationMemory:
         topics: Iterable[str] | None = None,
         conversation_id: str | None = None,
         exclude_conversation: str | None = None,
+        mode: MemoryMode = DEFAULT_MEMORY_MODE,
     ) -> list[MessageHit]:
-        """Semantic search over one user's embedded messages.
+        """Search one user's messages by meaning, by their words, or both (the default).
 
         The user (and the optional topic and conversation constraints) is a filter inside the
-        store query, applied before ranking. Messages still pending embedding are not found.
+        store query of every leg, applied before ranking. Messages still pending embedding are
+        found by their words (keyword and hybrid), not by meaning.
 
         Args:
             user_id: whose messages; required.
-            query: the text to match by meaning.
+            query: the text to match.
             limit: at most this many hits, in [1, 1000].
-            min_score: drop hits whose cosine similarity (in [-1, 1]) is below it; None keeps
-                all; ``"default"`` (the default) is the embedder's calibrated threshold (0.30 for
-                all-MiniLM-L6-v2; see :mod:`semsearch.embedders.thresholds`).
+            min_score: a cosine similarity in [-1, 1]: semantic hits below it are dropped, and
+                hybrid hits below it unless they hold the query's words
+                (:mod:`semsearch.memory_search`); None keeps all; ``"default"`` (the default)
+                is the embedder's calibrated threshold (0.30 for all-MiniLM-L6-v2; see
+                :mod:`semsearch.embedders.thresholds`). Keyword mode applies none.
             topics: only messages carrying any of these topics.
             conversation_id: only this conversation.
             exclude_conversation: not this conversation (e.g. the current one).
+            mode: ``"hybrid"`` (default: BM25 and cosine fused by RRF), ``"semantic"`` or
+                ``"keyword"``; chosen by measurement, see :mod:`semsearch.memory_search`.
         Returns:
-            Best first; ties by id.
+            Best first; ties by id. ``MessageHit.score`` is the mode's score.
         Raises:
-            InvalidQuery: bad user_id, empty query, bad limit or min_score.
-            EmbedderUnavailable: the query cannot be embedded.
+            InvalidQuery: bad user_id, empty query, bad limit, min_score or mode.
+            EmbedderUnavailable: semantic mode and the query cannot be embedded.
         """
+        return self._search(
+            user_id, query, limit, min_score, mode, topics, conversation_id, exclude_conversation
+        )[0]
+
+    def _search(
+        self,
+        user_id: str,
+        query: str,
+        limit: int,
+        min_score: float | Literal["default"] | None,
+        mode: MemoryMode,
+        topics: Iterable[str] | None = None,
+        conversation_id: str | None = None,
+        exclude_conversation: str | None = None,
+    ) -> tuple[list[MessageHit], str | None]:
+        """:meth:`search`, with the reason when hybrid ran without its semantic leg."""
         where = search_scope(user_id, topics, conversation_id, exclude_conversation)
         if not isinstance(query, str) or not query.strip():
             raise InvalidQuery("the query is empty", hint="pass the text to recall by meaning")
-        result = self.collection.search(
-            query, mode="semantic", limit=limit, min_score=min_score, where=where
-        )
-        records = {r.id: r for r in self.collection.get(result.ids)}
+        ranked, reason = rank_messages(self.collection, query, mode, limit, min_score, where)
+        records = {r.id: r for r in self.collection.get([h.id for h in ranked])}
         hits = []
-        for hit in result.hits:
+        for hit in ranked:
             record = records.get(hit.id)
             if record is None:  # deleted between ranking and fetching
                 continue
             hits.append(
                 MessageHit(self._message(user_id, record.id, record.fields, record.text), hit.score)
             )
-        return hits
+        return hits, reason
 
     @staticmethod
     def _message(user_id: str, record_id: str, fields: Mapping[str, Any], text: str) -> Message:
@@ -318,6 +339,7 @@ class ConversationMemory:
         semantic: int = 3,
         token_budget: int = 4000,
         min_score: float | Literal["default"] | None = "default",
+        mode: MemoryMode = DEFAULT_MEMORY_MODE,
     ) -> Context:
         """The context for answering ``query``: the recent window, the best matches from the
         user's other conversations, and the query, pruned to ``token_budget`` tokens.
@@ -332,7 +354,10 @@ class ConversationMemory:
             semantic: at most this many matches from other conversations (0 for none).
             token_budget: total tokens allowed, >= 1.
             min_score: cosine similarity floor for matches, in [-1, 1], None for none, or
-                ``"default"`` (the default): the embedder's calibrated threshold.
+                ``"default"`` (the default): the embedder's calibrated threshold; applied as
+                :meth:`search` applies it in ``mode``.
+            mode: how matches are found: ``"hybrid"`` (default), ``"semantic"`` or
+                ``"keyword"`` (see :meth:`search`).
         Returns:
             A Context whose ``tokens`` never exceed ``token_budget``. If the embedder fails, the
             matches are left out and the Context is marked ``degraded``.
@@ -341,6 +366,7 @@ class ConversationMemory:
                 longer than the budget.
         """
         check_counts(recent, semantic, token_budget)
+        check_mode(mode)
         if not isinstance(query, str) or not query.strip():
             raise InvalidQuery("the query is empty", hint="pass the user's current message")
         window = self.recent(user_id, conversation_id, recent) if recent else []
@@ -348,8 +374,8 @@ class ConversationMemory:
         reason = None
         if semantic:
             try:
-                hits = self.search(
-                    user_id, query, limit=min(2 * semantic + 5, 1000), min_score=min_score,
+                hits, reason = self._search(
+                    user_id, query, min(2 * semantic + 5, 1000), min_score, mode,
                     exclude_conversation=conversation_id,
                 )  # fmt: skip
             except EmbedderUnavailable as exc:

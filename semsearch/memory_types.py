@@ -114,11 +114,13 @@ class Message:
 
 @dataclass(frozen=True)
 class MessageHit:
-    """One semantic search result: a message and its score.
+    """One memory search result: a message and its score.
 
     Attributes:
         message: the matching message (full content, even when only one chunk matched).
-        score: cosine similarity in [-1, 1] between the query and the message's best chunk.
+        score: in the search's mode: cosine similarity in [-1, 1] between the query and the
+            message's best chunk (semantic), BM25 > 0 (keyword), or the RRF fused score
+            (hybrid, comparable within one search only).
     """
 
     message: Message

@@ -14,9 +14,9 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import numbers
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from semsearch import fusion
 from semsearch.errors import EmbedderUnavailable, InvalidQuery
@@ -28,11 +28,14 @@ from semsearch.stores.base import PartialIdFilters, ScoredChunk, Store
 if TYPE_CHECKING:
     from semsearch.collection import Collection
 
+Ranked = TypeVar("Ranked", ScoredChunk, Hit)
+
 __all__ = [
     "DEFAULT_MIN_SCORE",
     "MODES",
     "PathScope",
     "SearchRequest",
+    "fused_components",
     "health_check",
     "path_matches",
     "resolve_min_score",
@@ -311,13 +314,27 @@ def _fused_rows(
 ) -> list[tuple[ScoredChunk, float, dict[str, LegScore] | None]]:
     """Each fused record with its best chunk (the semantic leg's, else the keyword leg's) and
     ``components``: every leg's score and 1-based rank, ``LegScore(None, None)`` where absent."""
+    return [
+        (best, score, comps)
+        for best, score, comps in fused_components(legs, chosen, lambda c: c.record_id)
+    ]
+
+
+def fused_components(
+    legs: Mapping[str, Sequence[Ranked]],
+    chosen: Sequence[tuple[str, float]],
+    record_id: Callable[[Ranked], str],
+) -> list[tuple[Ranked, float, dict[str, LegScore]]]:
+    """For each fused ``(record id, fused score)``: the record's item from the first leg that
+    has it, the fused score, and every leg's score and 1-based rank (``LegScore(None, None)``
+    where a leg lacks it). Items are a leg's ranked ScoredChunks or Hits (``.score``)."""
     by_leg = {
-        name: {c.record_id: (rank, c) for rank, c in enumerate(leg, 1)}
+        name: {record_id(item): (rank, item) for rank, item in enumerate(leg, 1)}
         for name, leg in legs.items()
     }
-    rows: list[tuple[ScoredChunk, float, dict[str, LegScore] | None]] = []
-    for record_id, score in chosen:
-        found = {name: table.get(record_id) for name, table in by_leg.items()}
+    rows: list[tuple[Ranked, float, dict[str, LegScore]]] = []
+    for rid, score in chosen:
+        found = {name: table.get(rid) for name, table in by_leg.items()}
         components = {
             name: LegScore(hit[1].score, hit[0]) if hit else LegScore(None, None)
             for name, hit in found.items()

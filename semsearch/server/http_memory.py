@@ -26,6 +26,7 @@ from semsearch.embedders.base import Embedder, resolve_embedder
 from semsearch.errors import InvalidQuery
 from semsearch.memory import ConversationMemory
 from semsearch.memory_context import Context, ContextItem, embedder_token_counter, fit_to_budget
+from semsearch.memory_search import DEFAULT_MEMORY_MODE, MemoryMode
 from semsearch.memory_types import (
     BackfillReport,
     MemoryStats,
@@ -60,12 +61,13 @@ class MessageIn(BaseModel):
 
 
 class SearchMemoryIn(BaseModel):
-    """A semantic search over the caller's messages; scores are cosine similarities in [-1, 1]."""
+    """A search over the caller's messages (``mode``: hybrid by default, semantic or keyword)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
     query: str = Field(min_length=1, max_length=MAX_TEXT)
     limit: int = Field(5, ge=1, le=1000)
     min_score: MinScore = "default"
+    mode: MemoryMode = DEFAULT_MEMORY_MODE
     topics: list[str] | None = Field(None, max_length=100)
     conversation_id: str | None = None
     exclude_conversation: str | None = None
@@ -81,6 +83,7 @@ class ContextIn(BaseModel):
     semantic: int = Field(3, ge=0, le=1000)
     token_budget: int = Field(4000, ge=1)
     min_score: MinScore = "default"
+    mode: MemoryMode = DEFAULT_MEMORY_MODE
 
 
 class DeletedOut(BaseModel):
@@ -199,12 +202,13 @@ def memory_router() -> APIRouter:
         "/search", response_model=list[MessageHit], responses=error_responses(*_COMMON, 503)
     )
     def search(body: SearchMemoryIn, user: ReaderId, memory: ReadMemory) -> list[MessageHit]:
-        """Semantic search over the caller's own messages only."""
+        """Search the caller's own messages only (hybrid by default)."""
         if memory is None:
             return []
         return memory.search(
             user, body.query, limit=body.limit, min_score=body.min_score, topics=body.topics,
             conversation_id=body.conversation_id, exclude_conversation=body.exclude_conversation,
+            mode=body.mode,
         )  # fmt: skip
 
     @router.post("/context", response_model=Context, responses=error_responses(*_COMMON))
@@ -215,6 +219,7 @@ def memory_router() -> APIRouter:
         return memory.context(
             user, body.conversation_id, body.query, recent=body.recent,
             semantic=body.semantic, token_budget=body.token_budget, min_score=body.min_score,
+            mode=body.mode,
         )  # fmt: skip
 
     @router.get("/stats", response_model=MemoryStats, responses=error_responses(*_COMMON))

@@ -90,7 +90,7 @@ def test_context_combines_recent_window_matches_and_query_with_fake_embedder(mem
         "u", "now", [("user", "hi"), ("assistant", "hello, how can I help"), ("user", "dog walks")]
     )
     memory.backfill()
-    ctx = memory.context("u", "now", "dog walks", min_score=0.5)
+    ctx = memory.context("u", "now", "dog walks", min_score=0.5, mode="semantic")
     assert [(i.source, i.content) for i in ctx.items] == [
         ("semantic", "my dog loves long walks"),
         ("recent", "hi"),
@@ -159,9 +159,15 @@ def test_context_degrades_to_recent_when_embedder_fails(tmp_path: Path):
     memory.add_message("u", "now", "user", "coffee time")
     memory.backfill()
     embedder.fail = True
-    ctx = memory.context("u", "now", "tea time", min_score=None)
+    ctx = memory.context("u", "now", "tea time", min_score=None, mode="semantic")
     assert ctx.degraded and "unavailable" in ctx.degraded_reason
     assert [i.source for i in ctx.items] == ["recent", "query"]
+    # hybrid (the default) keeps the matches its keyword leg finds, and says what is missing
+    ctx = memory.context("u", "now", "tea please", min_score=None)
+    assert ctx.degraded and "keyword matches only" in ctx.degraded_reason
+    assert [(i.source, i.content) for i in ctx.items] == [
+        ("semantic", "tea time"), ("recent", "coffee time"), ("query", "tea please")
+    ]  # fmt: skip
     memory.close()
 
 

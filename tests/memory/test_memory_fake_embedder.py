@@ -26,8 +26,10 @@ def test_add_message_stores_at_once_as_pending_with_fake_embedder(fake_memory):
     assert fake_memory.recent("alice", "c1")[0].content == "hello there"
     stats = fake_memory.stats()
     assert (stats.messages, stats.embedded, stats.pending) == (1, 0, 1)
-    # pending messages are not semantically searchable until embedded
-    assert fake_memory.search("alice", "hello there", min_score=None) == []
+    # pending messages are not semantically searchable until embedded, but their words are
+    assert fake_memory.search("alice", "hello there", min_score=None, mode="semantic") == []
+    assert _ids(fake_memory.search("alice", "hello there", mode="keyword")) == [ref.id]
+    assert _ids(fake_memory.search("alice", "hello there")) == [ref.id]  # hybrid
     assert fake_memory.backfill().embedded == 1
     assert _ids(fake_memory.search("alice", "hello there")) == [ref.id]
 
@@ -85,7 +87,7 @@ def test_search_min_score_and_limit_with_fake_embedder(fake_memory):
     same = fake_memory.add_message("u", "c", "user", "alpha beta gamma")
     fake_memory.add_message("u", "c", "user", "delta epsilon zeta")
     fake_memory.backfill()
-    hits = fake_memory.search("u", "alpha beta gamma", min_score=0.99)
+    hits = fake_memory.search("u", "alpha beta gamma", min_score=0.99, mode="semantic")
     assert _ids(hits) == [same.id]
     assert hits[0].score == pytest.approx(1.0, abs=1e-5)
     assert len(fake_memory.search("u", "alpha", min_score=None, limit=1)) == 1

@@ -1,5 +1,6 @@
 """Property test: random interleavings of add, backfill, search, recent, context,
-delete_conversation and delete_user across several users, on every backend of the contract suite.
+delete_conversation and delete_user across several users, on every backend of the contract suite,
+with searches and contexts in every mode (semantic, keyword and hybrid: isolation in both legs).
 
 Uses the deterministic fake embedder (plumbing, not meaning). After every step: no result ever
 holds another user's message or a deleted one, and what a search must find is found.
@@ -26,6 +27,8 @@ WORDS = st.lists(
     min_size=1,
     max_size=4,
 ).map(" ".join)
+
+MODES = st.sampled_from(["semantic", "keyword", "hybrid"])
 
 _names = itertools.count()
 
@@ -63,12 +66,16 @@ def machine_on(location: str) -> type[RuleBasedStateMachine]:
             assert self.memory.backfill().ok
             self.embedded = set(self.live)
 
-        @rule(user=USERS, query=WORDS)
-        def search(self, user: str, query: str) -> None:
-            hits = self.memory.search(user, query, min_score=None, limit=20)
+        @rule(user=USERS, query=WORDS, mode=MODES)
+        def search(self, user: str, query: str, mode: str) -> None:
+            hits = self.memory.search(user, query, min_score=None, limit=20, mode=mode)
             self.check(user, [h.message for h in hits])
-            mine = {i for i in self.embedded if i in self.live and self.live[i][0] == user}
-            assert len(hits) == min(20, len(mine))  # every embedded message is a candidate
+            mine = {i for i, v in self.live.items() if v[0] == user}
+            embedded = mine & self.embedded  # every embedded message is a semantic candidate
+            worded = {i for i in mine if set(query.split()) & set(self.live[i][2].split())}
+            expected = {"semantic": embedded, "keyword": worded, "hybrid": embedded | worded}
+            assert len(hits) == min(20, len(expected[mode]))
+            assert {h.message.id for h in hits} <= expected[mode]
 
         @rule(data=st.data())
         def search_finds_exact_text(self, data: st.DataObject) -> None:
@@ -76,14 +83,17 @@ def machine_on(location: str) -> type[RuleBasedStateMachine]:
             if not ready:
                 return
             user, _, text = self.live[data.draw(st.sampled_from(ready))]
-            hits = self.memory.search(user, text, min_score=0.999, limit=20)
+            hits = self.memory.search(user, text, min_score=0.999, limit=20, mode="semantic")
             self.check(user, [h.message for h in hits])
             assert text in {h.message.content for h in hits}
 
-        @rule(user=USERS, conversation=CONVERSATIONS, query=WORDS, budget=st.integers(4, 40))
-        def context(self, user: str, conversation: str, query: str, budget: int) -> None:
+        @rule(
+            user=USERS, conversation=CONVERSATIONS, query=WORDS, budget=st.integers(4, 40),
+            mode=MODES,
+        )  # fmt: skip
+        def context(self, user: str, conversation: str, query: str, budget: int, mode: str) -> None:
             ctx = self.memory.context(
-                user, conversation, query, min_score=None, token_budget=budget
+                user, conversation, query, min_score=None, token_budget=budget, mode=mode
             )
             self.check(user, [i.message for i in ctx.items if i.message is not None])
             assert ctx.tokens <= budget

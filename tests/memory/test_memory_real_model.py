@@ -87,7 +87,10 @@ def test_a_user_without_such_dialogue_gets_nothing_from_the_first_user(loaded):
     assert hits  # user-25 has messages; they just are not about restaurants
     assert all(h.message.user_id == "user-25" for h in hits)
     assert not first_user_ids & {h.message.id for h in hits}
-    assert memory.search("user-25", RESTAURANT_QUESTION, limit=5, min_score=0.45) == []
+    assert (
+        memory.search("user-25", RESTAURANT_QUESTION, limit=5, min_score=0.45, mode="semantic")
+        == []
+    )
     ctx = memory.context("user-25", "new-chat", RESTAURANT_QUESTION, min_score=None, semantic=10)
     assert all(i.message.user_id == "user-25" for i in ctx.items if i.message is not None)
 

@@ -42,7 +42,8 @@ def test_memory_search_default_recalls_paraphrases(memory, query) -> None:
     hits = memory.search("alice", query)
     assert hits, f"nothing recalled for {query!r}"
     assert hits[0].message.content == PAIRS[query]
-    assert memory.search("alice", query, min_score=0.7) == []  # the old default found nothing
+    # the old default found nothing by meaning
+    assert memory.search("alice", query, min_score=0.7, mode="semantic") == []
 
 
 def test_memory_context_default_includes_the_paraphrase(memory) -> None:
