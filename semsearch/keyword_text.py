@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MIN_PIECE", "has_cjk", "substring_pieces"]
+__all__ = ["MIN_PIECE", "has_cjk", "needs_unicode_fold", "substring_pieces"]
 
 #: Han (with extensions and compatibility ideographs), Hiragana, Katakana, Hangul syllables/jamo.
 _CJK = re.compile(
@@ -43,3 +43,9 @@ def substring_pieces(text: str) -> list[str]:
     pieces = (p.strip(_QUOTES).casefold() for p in text.split())
     kept = [p for p in pieces if p and (has_cjk(p) or (len(p) >= MIN_PIECE and p.isalnum()))]
     return list(dict.fromkeys(kept))
+
+
+def needs_unicode_fold(pieces: list[str]) -> bool:
+    """True when a piece holds a non-ASCII letter that has case (``ü``, ``ß``, ``é``): a scan
+    must then casefold the text in full, as an ASCII-only ``lower()`` would miss ``ÜBER``."""
+    return any(not ch.isascii() and ch.upper() != ch.lower() for p in pieces for ch in p)

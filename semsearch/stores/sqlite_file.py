@@ -15,7 +15,12 @@ from urllib.parse import quote
 
 from semsearch.errors import BackendUnavailable, NotAnIndex, StoreCorrupted
 from semsearch.stores import sqlite_schema as ddl
-from semsearch.stores.sqlite_sql import FNMATCH_FUNCTION, fnmatch_function
+from semsearch.stores.sqlite_sql import (
+    CASEFOLD_FUNCTION,
+    FNMATCH_FUNCTION,
+    casefold_function,
+    fnmatch_function,
+)
 
 __all__ = ["closed_error", "connect", "inspect_read_only", "unwritable", "use_wal"]
 
@@ -24,7 +29,8 @@ def connect(path: str, read: bool = False) -> sqlite3.Connection:
     """A connection in autocommit mode (transactions are explicit), shared across threads.
 
     ``synchronous = NORMAL`` is safe with WAL (a power cut can lose the last commits, never
-    corrupt the file); the fnmatch function backs path scopes that GLOB cannot express.
+    corrupt the file); the fnmatch function backs path scopes that GLOB cannot express, and
+    the casefold function the substring scan of queries with non-ASCII cased letters.
     With ``read``, an index in a read-only folder (a read-only volume or image) is opened
     immutable when no writer is using it (see :func:`_read_only_media`).
     """
@@ -34,6 +40,7 @@ def connect(path: str, read: bool = False) -> sqlite3.Connection:
     )
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.create_function(FNMATCH_FUNCTION, 2, fnmatch_function, deterministic=True)
+    conn.create_function(CASEFOLD_FUNCTION, 1, casefold_function, deterministic=True)
     return conn
 
 

@@ -24,11 +24,12 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from semsearch.filters import Filter
-from semsearch.keyword_text import has_cjk, substring_pieces
+from semsearch.keyword_text import has_cjk, needs_unicode_fold, substring_pieces
 from semsearch.stores.base import ScoredChunk
 from semsearch.stores.sqlite_record_fts import TITLE_WEIGHT, record_fts_table
 from semsearch.stores.sqlite_schema import fts_table
 from semsearch.stores.sqlite_sql import (
+    CASEFOLD_FUNCTION,
     batches,
     compile_filter,
     fts_clauses,
@@ -224,10 +225,12 @@ def _bm25_top(rows: Rows, cid: int, match: str, k: int, where: Filter | None) ->
 def _substring_scan(
     rows: Rows, cid: int, pieces: list[str], k: int, where: Filter | None
 ) -> list[ScoredChunk]:
-    """Chunks containing any of ``pieces`` (ASCII case-insensitive), scored by occurrences."""
+    """Chunks containing any of ``pieces`` (casefolded), scored by occurrences."""
     if not pieces:
         return []
-    text = "lower(k.text)"
+    # SQLite's lower() is exact for ASCII and CJK (no case) and fast; Python's casefold, called
+    # per row, only when a piece holds a cased non-ASCII letter (über, straße)
+    text = f"{CASEFOLD_FUNCTION}(k.text)" if needs_unicode_fold(pieces) else "lower(k.text)"
     count = " + ".join(
         f"(length({text}) - length(replace({text}, ?, ''))) / length(?)" for _ in pieces
     )

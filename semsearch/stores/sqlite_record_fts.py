@@ -9,9 +9,12 @@ scores nDCG@10 0.6887 against 0.6807 for the best chunk, and weighting the title
 Layout: a contentless FTS5 table ``fts_rec_<collection id>`` (``content=''``: it keeps only
 the index, the text stays in ``records``), rowid = the record's rowid, two columns:
 
-- ``title``: the record's ``title`` field, else its ``name`` field, when it is a string;
-- ``body``: the record's text, less a leading copy of the title (templates often start with
-  the name), so that the title's words are weighted once, by :data:`TITLE_WEIGHT`.
+- ``title``: the record's ``title`` field, else its ``name`` field, when it is a string and
+  the record's text opens with it (text templates often start with the name; BEIR records are
+  title + text). A title the text does not hold (front matter, say) is left out: keyword
+  search matches a record's text only;
+- ``body``: the rest of the record's text, so that the title's words are counted once, in the
+  title column, weighted by :data:`TITLE_WEIGHT`.
 
 Both are SQL expressions over the ``records`` row (:data:`TITLE_SQL`, :data:`BODY_SQL`), so the
 values indexed on insert and the values given to FTS5's ``delete`` command always agree.
@@ -41,18 +44,23 @@ __all__ = [
 #: half and improved the other (0.6638 -> 0.6713 and 0.7135 -> 0.7206 over no title column).
 TITLE_WEIGHT = 2.0
 
-_TITLE_OF = (
-    "COALESCE(CASE WHEN json_type({r}.fields, '$.title') = 'text' "
-    "THEN json_extract({r}.fields, '$.title') END, "
-    "CASE WHEN json_type({r}.fields, '$.name') = 'text' "
-    "THEN json_extract({r}.fields, '$.name') END, '')"
+_FIELD_TITLE = (
+    "COALESCE(CASE WHEN json_type(r.fields, '$.title') = 'text' "
+    "THEN json_extract(r.fields, '$.title') END, "
+    "CASE WHEN json_type(r.fields, '$.name') = 'text' "
+    "THEN json_extract(r.fields, '$.name') END, '')"
 )
-#: The title column's value for the ``records`` row aliased ``r``.
-TITLE_SQL = _TITLE_OF.format(r="r")
-#: The body column's value: ``r.text`` without a leading copy of the title.
+_OPENS_WITH_TITLE = (
+    f"({_FIELD_TITLE} <> '' AND substr(r.text, 1, length({_FIELD_TITLE})) = {_FIELD_TITLE})"
+)
+#: The title column's value for the ``records`` row aliased ``r``: its title when its text
+#: opens with it, else '' (a title kept only in a field, e.g. front matter, is not text).
+TITLE_SQL = f"CASE WHEN {_OPENS_WITH_TITLE} THEN {_FIELD_TITLE} ELSE '' END"
+#: The body column's value: ``r.text`` without that leading title.
 BODY_SQL = (
-    f"CASE WHEN {TITLE_SQL} <> '' AND substr(r.text, 1, length({TITLE_SQL})) = {TITLE_SQL} "
-    f"THEN ltrim(substr(r.text, length({TITLE_SQL}) + 1), char(32, 9, 10, 13)) ELSE r.text END"
+    f"CASE WHEN {_OPENS_WITH_TITLE} "
+    f"THEN ltrim(substr(r.text, length({_FIELD_TITLE}) + 1), char(32, 9, 10, 13)) "
+    "ELSE r.text END"
 )
 
 

@@ -15,6 +15,7 @@ from semsearch.filters import And, Compare, Filter, IdMatch, Not, Or
 from semsearch.globs import CharSet, Lit, Many, One, Token, parse_glob, prefix_end
 
 __all__ = [
+    "CASEFOLD_FUNCTION",
     "FNMATCH_FUNCTION",
     "batches",
     "compile_filter",
@@ -32,6 +33,15 @@ __all__ = [
 #: Name of the SQL function ``semsearch_fnmatch(id, pattern)`` (fnmatch.fnmatchcase) that the
 #: SQLite store registers on its connection; see :func:`fnmatch_function`.
 FNMATCH_FUNCTION = "semsearch_fnmatch"
+#: SQL name of Python's ``str.casefold`` on the store's connections: SQLite's own ``lower()``
+#: folds ASCII letters only (``lower('ÜBER')`` is ``'Über'``).
+CASEFOLD_FUNCTION = "semsearch_casefold"
+
+
+def casefold_function(text: str | None) -> str | None:
+    """``str.casefold`` for SQL (``ß`` -> ``ss``, ``Ü`` -> ``ü``); NULL stays NULL."""
+    return text.casefold() if isinstance(text, str) else None
+
 
 _HAS_WORD = re.compile(r"\w", re.UNICODE)
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)

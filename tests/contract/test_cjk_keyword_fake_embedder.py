@@ -20,6 +20,7 @@ RECORDS = [
     {"id": "ko-meeting", "text": "내일 오전에 회의가 있습니다."},
     {"id": "en-blazer", "text": "A navy school blazer was left in the gym."},
     {"id": "en-bikes", "text": "Bikes must be locked in the racks, not left in the gym."},
+    {"id": "de-sign", "text": "ÜBERWEG GESPERRT: bitte die Brücke nehmen."},
 ]
 
 CASES = [
@@ -29,6 +30,7 @@ CASES = [
     ("회의", ["ko-meeting"]),
     ("itgc", ["zh-audit"]),  # ASCII glued to Chinese: no word boundary in the text
     ("blaz", ["en-blazer"]),  # a word's beginning, as typed
+    ("über", ["de-sign"]),  # a word's beginning with a non-ASCII letter, upper case in the text
 ]
 
 

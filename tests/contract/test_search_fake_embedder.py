@@ -110,8 +110,10 @@ def test_hybrid_fuses_both_legs_with_components(coll) -> None:
     assert top.id == "detect"
     assert top.components is not None
     assert top.components["keyword"].rank == 1 and top.components["semantic"].rank == 1
-    # RRF with the default k (search.HYBRID_FUSION): ranked first in both legs scores 2/(k+1).
-    assert top.score == pytest.approx(2 / (HYBRID_FUSION.k + 1))
+    # the default convex fusion (search.HYBRID_FUSION): each leg's score is normalised to 1 at
+    # its best, so the best of both legs scores the sum of the normalised weights, 1.0
+    assert HYBRID_FUSION.method == "weighted"
+    assert top.score == pytest.approx(1.0)
     assert len(result) == 3
 
 

@@ -160,10 +160,13 @@ def test_hybrid_hits_carry_fused_rank_and_both_legs(items_client) -> None:
     assert legs["keyword"]["rank"] == 1 and legs["keyword"]["score"] > 0
     assert legs["semantic"]["rank"] is not None
     assert legs["semantic"]["percent"] == round(legs["semantic"]["score"] * 100)
-    # RRF (search.HYBRID_FUSION): a record ranked r1 and r2 by the legs scores 1/(k+r1) + 1/(k+r2)
-    k = HYBRID_FUSION.k
-    expected = 1 / (k + legs["keyword"]["rank"]) + 1 / (k + legs["semantic"]["rank"])
-    assert math.isclose(top["score"], expected, rel_tol=1e-9)
+    # the default convex fusion (search.HYBRID_FUSION, floors -1 for cosine and 0 for BM25):
+    # w_s * (s + 1) / (best s + 1) + w_k * k / best k, with weights summing to 1
+    w_sem, w_kw = (w / sum(HYBRID_FUSION.weights) for w in HYBRID_FUSION.weights)
+    best_sem = next(h for h in body["hits"] if h["components"]["semantic"]["rank"] == 1)
+    best_sem_score = best_sem["components"]["semantic"]["score"]
+    expected = w_sem * (legs["semantic"]["score"] + 1) / (best_sem_score + 1) + w_kw * 1.0
+    assert math.isclose(top["score"], expected, rel_tol=1e-6)
 
 
 def test_search_filter_on_declared_field(items_client) -> None:
