@@ -445,7 +445,7 @@ class Collection:
             query: the user's text. Empty with a ``where`` filter runs :meth:`find` instead
                 (``mode == "structured"``).
             mode: ``"semantic"`` (cosine similarity in [-1, 1]), ``"keyword"`` (BM25, >= 0,
-                higher is better) or ``"hybrid"`` (reciprocal rank fusion of both, k=5; the
+                higher is better) or ``"hybrid"`` (convex fusion of both, search.HYBRID_FUSION; the
                 fused score is comparable only within one query; each hit carries both legs'
                 scores and ranks in ``components``).
             limit: at most this many hits, in [1, 1000].

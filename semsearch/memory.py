@@ -265,7 +265,7 @@ class ConversationMemory:
             topics: only messages carrying any of these topics.
             conversation_id: only this conversation.
             exclude_conversation: not this conversation (e.g. the current one).
-            mode: ``"hybrid"`` (default: BM25 and cosine fused by RRF), ``"semantic"`` or
+            mode: ``"hybrid"`` (default: BM25 and cosine fused), ``"semantic"`` or
                 ``"keyword"``; chosen by measurement, see :mod:`semsearch.memory_search`.
         Returns:
             Best first; ties by id. ``MessageHit.score`` is the mode's score.

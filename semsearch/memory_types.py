@@ -119,8 +119,8 @@ class MessageHit:
     Attributes:
         message: the matching message (full content, even when only one chunk matched).
         score: in the search's mode: cosine similarity in [-1, 1] between the query and the
-            message's best chunk (semantic), BM25 > 0 (keyword), or the RRF fused score
-            (hybrid, comparable within one search only).
+            message's best chunk (semantic), BM25 > 0 (keyword), or the fused score
+            (hybrid, in [0, 1], comparable within one search only).
     """
 
     message: Message

@@ -110,8 +110,8 @@ Returns up to `limit` hits, best first. Each hit has the record `id` (for notes:
 relative to the vault), `title`, `score`, the matching chunk's `text` (at most about
 {SNIPPET_CHARS} characters; `truncated` says if it was cut), its `heading_path`, `line_start` and
 `line_end`, the record's `fields`, and in hybrid mode each leg's score and rank in `components`.
-Scores: semantic = cosine similarity in [-1, 1]; keyword = BM25 (>= 0); hybrid = reciprocal rank
-fusion (k=5), comparable only within one query. Call `get` with a hit's `id` for the full text.
+Scores: semantic = cosine similarity in [-1, 1]; keyword = BM25 (>= 0); hybrid = a convex
+combination of both legs' normalised scores in [0, 1], comparable only within one query. Call `get` with a hit's `id` for the full text.
 `degraded: true` means part of the search could not run (e.g. the embedding model failed) and
 keyword results were returned instead; `degraded_reason` says why. Some paths may be hidden by the
 server's privacy settings, so a search can return fewer than `limit` hits."""
