@@ -143,7 +143,7 @@ class SemsearchVectorStore(VectorStore):
         texts: Iterable[str],
         metadatas: list[dict[Any, Any]] | None = None,
         *,
-        ids: list[str | None] | None = None,
+        ids: list[str] | None = None,
         **kwargs: Any,
     ) -> list[str]:
         """Upsert texts by id (a new uuid4 hex for each missing id) and embed them.
@@ -156,8 +156,9 @@ class SemsearchVectorStore(VectorStore):
                 not read ``text``.
         """
         texts = list(texts)
-        metas: Sequence[Mapping[str, Any] | None] = metadatas or [None] * len(texts)
-        given = list(ids) if ids is not None else [None] * len(texts)
+        none: list[None] = [None] * len(texts)
+        metas: Sequence[Mapping[str, Any] | None] = metadatas if metadatas is not None else none
+        given: Sequence[str | None] = ids if ids is not None else none
         if len(metas) != len(texts) or len(given) != len(texts):
             raise InvalidRecord(
                 f"{len(texts)} texts, {len(metas)} metadatas and {len(given)} ids",
@@ -278,9 +279,9 @@ class SemsearchVectorStore(VectorStore):
         """As :meth:`max_marginal_relevance_search`, from a query vector. Each candidate is
         represented by the stored vector of its best chunk."""
         result = self._by_vector(embedding, max(k, fetch_k), kwargs)
-        docs = {doc.id: doc for doc, _ in self._scored(result)}
+        docs = {doc.id or "": doc for doc, _ in self._scored(result)}
         stored = self.collection.vectors(list(docs))
-        usable = [
+        usable: list[tuple[Document, Any]] = [
             (docs[h.id], stored[h.id][h.chunk.ordinal])
             for h in result
             if h.id in docs and h.id in stored and h.chunk is not None

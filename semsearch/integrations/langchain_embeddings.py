@@ -9,14 +9,13 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 from numpy.typing import NDArray
 
-from semsearch.embedders.base import BaseEmbedder, EmbedKind, Embedder
+from semsearch.embedders.base import BaseEmbedder, Embedder, EmbedKind
 from semsearch.embedders.remote import approx_token_spans
 from semsearch.errors import EmbedderUnavailable, SemsearchError
 
@@ -136,5 +135,3 @@ def as_embedder(embedding: Embeddings | Embedder | str | None, model_id: str | N
     if isinstance(embedding, Embeddings):
         return LangChainEmbedder(embedding, model_id=model_id)
     return embedding
-
-

@@ -26,7 +26,13 @@ from typing import Any
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.bridge.pydantic import PrivateAttr
-from llama_index.core.schema import BaseNode, MetadataMode, NodeRelationship, RelatedNodeInfo, TextNode
+from llama_index.core.schema import (
+    BaseNode,
+    MetadataMode,
+    NodeRelationship,
+    RelatedNodeInfo,
+    TextNode,
+)
 from llama_index.core.vector_stores.types import (
     BasePydanticVectorStore,
     FilterCondition,
@@ -81,7 +87,9 @@ def to_where(filters: MetadataFilters | None) -> dict[str, Any] | None:
     """
     if filters is None or not filters.filters:
         return None
-    parts = [_leaf(f) if isinstance(f, MetadataFilter) else to_where(f) or {} for f in filters.filters]
+    parts = [
+        _leaf(f) if isinstance(f, MetadataFilter) else to_where(f) or {} for f in filters.filters
+    ]
     condition = filters.condition or FilterCondition.AND
     if condition == FilterCondition.OR:
         return {"$or": parts}
@@ -260,7 +268,11 @@ class SemsearchVectorStore(BasePydanticVectorStore):
         if query.doc_ids:
             doc_filter = {REF_DOC_FIELD: {"$in": list(query.doc_ids)}}
             where = doc_filter if where is None else {"$and": [where, doc_filter]}
-        k = query.hybrid_top_k if mode == "hybrid" and query.hybrid_top_k else query.similarity_top_k
+        k = (
+            query.hybrid_top_k
+            if mode == "hybrid" and query.hybrid_top_k
+            else query.similarity_top_k
+        )
         result = self._search(query, mode, k, where)
         records = {r.id: r for r in self._collection.get(result.ids)} if result.hits else {}
         hits = [h for h in result if h.id in records]
@@ -286,7 +298,9 @@ class SemsearchVectorStore(BasePydanticVectorStore):
         )
 
     def _node(self, record: Record) -> TextNode:
-        node = TextNode(id_=record.id, text=record.text, metadata=self._rule.from_fields(record.fields))
+        node = TextNode(
+            id_=record.id, text=record.text, metadata=self._rule.from_fields(record.fields)
+        )
         ref = record.fields.get(REF_DOC_FIELD)
         if isinstance(ref, str):
             node.relationships[NodeRelationship.SOURCE] = RelatedNodeInfo(node_id=ref)

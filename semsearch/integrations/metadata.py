@@ -56,7 +56,9 @@ class MetadataRule:
             mapped[name] = spec
         return Schema.from_types(mapped)
 
-    def to_record(self, record_id: str, text: str, metadata: Mapping[str, Any] | None) -> dict[str, Any]:
+    def to_record(
+        self, record_id: str, text: str, metadata: Mapping[str, Any] | None
+    ) -> dict[str, Any]:
         """The record for one document.
 
         Raises:

@@ -11,20 +11,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from langchain_core.vectorstores import VectorStore
+from langchain_tests.integration_tests import VectorStoreIntegrationTests
 
-pytest.importorskip("langchain_tests")
-
-from langchain_core.vectorstores import VectorStore  # noqa: E402
-from langchain_tests.integration_tests import VectorStoreIntegrationTests  # noqa: E402
-
-from semsearch.integrations.langchain import SemsearchVectorStore  # noqa: E402
-from tests.contract.conftest import StoreUnderTest  # noqa: E402
+from semsearch.integrations.langchain import SemsearchVectorStore
+from tests.contract.conftest import StoreUnderTest
 
 # The suite's async tests are bare ``async def`` (LangChain runs pytest-asyncio in auto mode):
 # marked here, for this module only (pytest-asyncio then warns about the sync ones: ignored).
 pytestmark = [
     pytest.mark.asyncio,
-    pytest.mark.filterwarnings("ignore:The test <Function .* is marked with '@pytest.mark.asyncio'"),
+    pytest.mark.filterwarnings(
+        "ignore:The test <Function .* is marked with '@pytest.mark.asyncio'"
+    ),
 ]
 
 
