@@ -35,7 +35,7 @@ from semsearch.integrations.langchain_embeddings import (
     SemsearchEmbeddings,
     as_embedder,
 )
-from semsearch.integrations.metadata import MetadataRule, check_writable
+from semsearch.integrations.metadata import MetadataRule, check_writable, connect_collection
 from semsearch.results import SearchResult
 
 __all__ = ["LangChainEmbedder", "SemsearchEmbeddings", "SemsearchVectorStore"]
@@ -91,16 +91,10 @@ class SemsearchVectorStore(VectorStore):
             ModelMismatch: ``embedding`` is another model than the collection was built with.
             BackendUnavailable / NotAnIndex: as :func:`semsearch.connect`.
         """
-        rule = MetadataRule(metadata_key)
-        db = semsearch.connect(location)
-        schema = rule.schema(fields) if fields else None
-        try:
-            coll = db.collection(
-                collection_name, schema=schema, embedder=as_embedder(embedding, model_id)
-            )
-        except BaseException:
-            db.close()
-            raise
+        wanted = MetadataRule(metadata_key).schema(fields)
+        db, coll = connect_collection(
+            location, collection_name, wanted, as_embedder(embedding, model_id)
+        )
         store = cls(coll, mode=mode, metadata_key=metadata_key)
         store._owned = db
         return store

@@ -48,7 +48,7 @@ import semsearch
 from semsearch.collection import Collection
 from semsearch.embedders.base import Embedder
 from semsearch.errors import InvalidFilter, InvalidQuery
-from semsearch.integrations.metadata import MetadataRule, check_writable
+from semsearch.integrations.metadata import MetadataRule, check_writable, connect_collection
 from semsearch.results import Record, SearchResult
 
 __all__ = ["SemsearchEmbedding", "SemsearchVectorStore", "to_where"]
@@ -149,14 +149,8 @@ class SemsearchVectorStore(BasePydanticVectorStore):
         Raises:
             ModelMismatch: ``embedder`` is another model than the collection was built with.
         """
-        rule = MetadataRule()
-        schema = rule.schema({**(fields or {}), REF_DOC_FIELD: f"str={REF_DOC_FIELD}"})
-        db = semsearch.connect(location)
-        try:
-            coll = db.collection(collection_name, schema=schema, embedder=embedder)
-        except BaseException:
-            db.close()
-            raise
+        wanted = MetadataRule().schema({**(fields or {}), REF_DOC_FIELD: f"str={REF_DOC_FIELD}"})
+        db, coll = connect_collection(location, collection_name, wanted, embedder)
         store = cls(coll)
         store._owned = db
         return store

@@ -24,12 +24,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from semsearch.database import Database
+from semsearch.embedders.base import Embedder
 from semsearch.errors import InvalidRecord
 from semsearch.schema import Schema
 
-__all__ = ["METADATA_KEY", "MetadataRule", "check_writable"]
+if TYPE_CHECKING:
+    from semsearch.collection import Collection
+
+__all__ = ["METADATA_KEY", "MetadataRule", "check_writable", "connect_collection"]
 
 #: The record key under which a document's metadata is kept (by default).
 METADATA_KEY = "metadata"
@@ -100,3 +105,37 @@ def check_writable(schema: Schema, collection: str) -> None:
             hint="add documents to a collection made by the adapter (the default schema), or "
             "upsert records with the collection's own fields through semsearch",
         )
+
+
+def connect_collection(
+    location: str, name: str, wanted: Schema, embedder: str | Embedder | None
+) -> tuple[Database, Collection]:
+    """Connect to ``location`` and open (or create) ``name`` with at least the fields of
+    ``wanted`` (the adapters' ``open``); the Database is closed again if that fails.
+
+    A new collection gets ``wanted``; an existing one keeps its schema and gains the fields it
+    lacks, so an adapter reopened with fewer ``fields`` (or none) than before still opens.
+
+    Raises:
+        SchemaConflict: a field of ``wanted`` is stored with another type or path.
+        ModelMismatch, DimensionMismatch: as :meth:`semsearch.Database.collection`.
+        BackendUnavailable, NotAnIndex: as :func:`semsearch.connect`.
+    """
+    from semsearch.database import connect
+
+    db = connect(location)
+    try:
+        return db, _open(db, name, wanted, embedder)
+    except BaseException:
+        db.close()
+        raise
+
+
+def _open(db: Database, name: str, wanted: Schema, embedder: str | Embedder | None) -> Collection:
+    if name not in db.collections():
+        return db.collection(name, schema=wanted, embedder=embedder)
+    stored = db.collection(name, embedder=embedder).schema
+    fields = [wanted.field(f.name) or f for f in stored.fields]
+    fields += [f for f in wanted.fields if stored.field(f.name) is None]
+    merged = Schema(tuple(fields), stored.text, stored.chunker)
+    return db.collection(name, schema=merged, embedder=embedder)
