@@ -16,6 +16,7 @@ ranked it by its best chunk. See docs/integrations/langchain.md.
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -37,10 +38,11 @@ from semsearch.integrations.langchain_embeddings import (
 )
 from semsearch.integrations.metadata import MetadataRule, check_writable, connect_collection
 from semsearch.results import SearchResult
+from semsearch.search import MODES
 
 __all__ = ["LangChainEmbedder", "SemsearchEmbeddings", "SemsearchVectorStore"]
 
-_MODES = ("semantic", "keyword", "hybrid")
+log = logging.getLogger(__name__)
 
 
 class SemsearchVectorStore(VectorStore):
@@ -163,9 +165,7 @@ class SemsearchVectorStore(VectorStore):
         records = [self.rule.to_record(i, t, m) for i, t, m in zip(out, texts, metas, strict=True)]
         report = self.collection.upsert(records)
         if report.errors:  # stored and keyword-searchable; semantic search finds them later
-            import logging
-
-            logging.getLogger(__name__).warning("embedding deferred: %s", report.errors[-1])
+            log.warning("embedding deferred (run collection.reindex()): %s", report.errors[-1])
         return out
 
     def delete(self, ids: list[str] | None = None, **kwargs: Any) -> bool | None:
@@ -326,8 +326,8 @@ def _identity(score: float) -> float:
 
 
 def _check_mode(mode: object) -> str:
-    if mode not in _MODES:
-        raise InvalidQuery(f"unknown search mode {mode!r}", hint=f"use one of: {', '.join(_MODES)}")
+    if mode not in MODES:
+        raise InvalidQuery(f"unknown search mode {mode!r}", hint=f"use one of: {', '.join(MODES)}")
     return str(mode)
 
 
