@@ -27,6 +27,7 @@ from semsearch.errors import (
 )
 
 if TYPE_CHECKING:
+    from semsearch.aio import AsyncCollection, AsyncConversationMemory, AsyncDatabase, aconnect
     from semsearch.collection import Collection, CollectionStats
     from semsearch.database import Database, connect
     from semsearch.memory import ConversationMemory
@@ -36,6 +37,10 @@ if TYPE_CHECKING:
 # Imported on first use (PEP 562), so that `semsearch --help` and keyword-only commands do not
 # pay for numpy, the stores and the chunker before they need them.
 _LAZY = {
+    "AsyncCollection": "semsearch.aio",
+    "AsyncConversationMemory": "semsearch.aio",
+    "AsyncDatabase": "semsearch.aio",
+    "aconnect": "semsearch.aio",
     "Collection": "semsearch.collection",
     "CollectionStats": "semsearch.collection",
     "Database": "semsearch.database",
@@ -55,6 +60,9 @@ _LAZY = {
 __version__ = "0.1.0"
 
 __all__ = [
+    "AsyncCollection",
+    "AsyncConversationMemory",
+    "AsyncDatabase",
     "BackendUnavailable",
     "Chunk",
     "Collection",
@@ -81,6 +89,7 @@ __all__ = [
     "StoreCorrupted",
     "UpsertReport",
     "__version__",
+    "aconnect",
     "connect",
 ]
 

@@ -514,6 +514,34 @@ class Collection:
             return dataclasses.replace(result, degraded=True, degraded_reason=unhealthy)
         return result
 
+    def search_by_vector(
+        self,
+        vector: Sequence[float] | NDArray[np.floating],
+        *,
+        limit: int = 10,
+        min_score: float | Literal["default"] | None = "default",
+        where: Mapping[str, Any] | None = None,
+        exact: bool = False,
+    ) -> SearchResult:
+        """Semantic search with a query vector made by the collection's own model.
+
+        Args:
+            vector: float[dim]; it is unit-normalised, so scores are cosine similarities in
+                [-1, 1]. Other arguments as :meth:`search`.
+        Raises:
+            DimensionMismatch: ``len(vector)`` differs from the stored vectors' dimension.
+            InvalidQuery: not a flat list of finite numbers, a zero vector, or bad arguments.
+            InvalidFilter: bad ``where``. IndexUnhealthy: the index is quarantined.
+        """
+        from semsearch.vector_query import search_by_vector
+
+        self._live()
+        return self._read(
+            lambda: search_by_vector(
+                self, vector, limit=limit, min_score=min_score, where=where, exact=exact
+            )
+        )
+
     def stats(self) -> CollectionStats:
         """Counts by embedding status, model, dimension, last write time, declared fields and
         the index health (see :mod:`semsearch.health`)."""

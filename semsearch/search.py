@@ -164,8 +164,13 @@ class _StateMoved(Exception):
     """A ranked chunk or its record was gone when the hits were read: rank again."""
 
 
-def run_search(coll: Collection, req: SearchRequest) -> SearchResult:
+def run_search(
+    coll: Collection, req: SearchRequest, query_vector: QueryVector | None = None
+) -> SearchResult:
     """Run a validated request against a collection (semantic, keyword or hybrid).
+
+    ``query_vector`` (a unit-normalised float32[dim] made by the caller, e.g.
+    :func:`semsearch.vector_query.search_by_vector`) is used in place of embedding the query.
 
     Ranking and the read of each hit's fields and chunk are separate store calls, so a writer
     may delete or rewrite a ranked record in between. Every hit is checked: its chunk and its
@@ -173,7 +178,7 @@ def run_search(coll: Collection, req: SearchRequest) -> SearchResult:
     ``SNAPSHOT_TRIES`` times; the last try drops such hits). So a hit is always a live record
     with its fields and chunk, never ``fields == {}`` or ``chunk is None`` for a deleted one.
     """
-    queries = _QueryVectors(coll)
+    queries = _QueryVectors(coll, query_vector)
     for attempt in range(1, SNAPSHOT_TRIES + 1):
         try:
             return _run_once(coll, req, queries, strict=attempt < SNAPSHOT_TRIES)
@@ -185,12 +190,16 @@ def run_search(coll: Collection, req: SearchRequest) -> SearchResult:
 class _QueryVectors:
     """The query embedding, computed once per search (not once per try)."""
 
-    def __init__(self, coll: Collection) -> None:
+    def __init__(self, coll: Collection, given: QueryVector | None = None) -> None:
         self._coll = coll
         self._vectors: dict[str, QueryVector] = {}
+        self._given = given
 
     def get(self, text: str) -> QueryVector:
-        """The query vector of ``text``, in windows when it is longer than the model's."""
+        """The query vector of ``text``, in windows when it is longer than the model's (or the
+        vector the caller gave, whatever the text)."""
+        if self._given is not None:
+            return self._given
         if text not in self._vectors:
             self._vectors[text] = embed_query_windows(self._coll.embedder, text)
         return self._vectors[text]
