@@ -26,8 +26,7 @@ from semsearch.embedders.retry import (
     Permanent,
     RetryPolicy,
     Transient,
-    is_retryable_status,
-    parse_retry_after,
+    http_status_failure,
     transport_failure,
 )
 from semsearch.errors import EmbedderUnavailable
@@ -121,7 +120,7 @@ class OllamaEmbedder(RemoteEmbedder):
             body["dimensions"] = self.dimensions
         response = self.client().post("/api/embed", json=body)
         if response.status_code >= 400:
-            raise _status_failure(response)
+            raise http_status_failure(response)
         try:
             vectors = response.json()["embeddings"]
         except (ValueError, KeyError, TypeError) as exc:
@@ -132,15 +131,3 @@ class OllamaEmbedder(RemoteEmbedder):
 
     def _classify(self, exc: Exception) -> Transient | Permanent | None:
         return transport_failure(exc)
-
-
-def _status_failure(response: Any) -> Transient | Permanent:
-    status = int(response.status_code)
-    try:
-        detail = str(response.json().get("error", ""))[:300]
-    except (ValueError, AttributeError):
-        detail = response.text[:300]
-    message = f"HTTP {status}: {detail}"
-    if is_retryable_status(status):
-        return Transient(message, status, parse_retry_after(dict(response.headers)))
-    return Permanent(message, status)
