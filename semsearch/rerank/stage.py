@@ -24,9 +24,19 @@ from semsearch.errors import InvalidQuery, SemsearchError
 from semsearch.rerank.base import Reranker, resolve_reranker
 from semsearch.results import Hit, LegScore, SearchResult
 
-__all__ = ["DEFAULT_TOP_N", "MAX_TOP_N", "RerankPlan", "apply_rerank", "plan_rerank"]
+__all__ = [
+    "DEFAULT_TOP_N",
+    "MAX_TOP_N",
+    "RerankPlan",
+    "apply_rerank",
+    "plan_rerank",
+    "retrieval_reason",
+]
 
 log = logging.getLogger(__name__)
+
+_NOT_RERANKED = "; results are not reranked"
+_SEPARATOR = "; reranking with "
 
 #: Hits retrieved for reranking when a search gives no ``rerank_top_n`` (the field's usual 50).
 DEFAULT_TOP_N = 50
@@ -110,9 +120,22 @@ def _degraded(result: SearchResult, reranker: Reranker, exc: Exception, limit: i
     else:  # not a failure any provider reports: keep the traceback for whoever debugs it
         log.warning("reranker %s failed", reranker.model_id, exc_info=exc)
         why = f"{type(exc).__name__}: {exc}"
-    reason = f"reranking with {reranker.model_id} failed ({why}); results are not reranked"
+    reason = f"reranking with {reranker.model_id} failed ({why}){_NOT_RERANKED}"
     if result.degraded_reason:
-        reason = f"{result.degraded_reason}; {reason}"
+        reason = f"{result.degraded_reason}; {reason}"  # retrieval_reason() splits it again
     return dataclasses.replace(
         result, hits=result.hits[:limit], degraded=True, degraded_reason=reason
     )
+
+
+def retrieval_reason(result: SearchResult) -> str | None:
+    """Why retrieval itself degraded (e.g. the embedder failed), leaving out a failed
+    reranking; None when retrieval ran whole."""
+    reason = result.degraded_reason
+    if not result.degraded or reason is None:
+        return None
+    if reason.startswith("reranking with ") and reason.endswith(_NOT_RERANKED):
+        return None
+    if reason.endswith(_NOT_RERANKED) and _SEPARATOR in reason:
+        return reason.rsplit(_SEPARATOR, 1)[0]
+    return reason
