@@ -189,7 +189,9 @@ def build_bert_graph(
 
 def _classifier(g: _GraphBuilder, hidden: str) -> str:
     """float32[batch, num_labels]: tanh(dense([CLS])) then the classifier's dense layer."""
-    first = g.op("Gather", [hidden, g.const(np.array(0, dtype=np.int64))], axis=1)
+    index = g.const(np.array([0], dtype=np.int64))  # const() keeps at least one dimension
+    first = g.op("Gather", [hidden, index], axis=1)  # [batch, 1, hidden]
+    first = g.op("Squeeze", [first, g.const(np.array([1], dtype=np.int64))])
     pooled = g.op("Tanh", [g.linear(first, "pooler.dense")])
     return g.linear(pooled, "classifier")
 
