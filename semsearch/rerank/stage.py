@@ -21,7 +21,7 @@ import logging
 from dataclasses import dataclass
 
 from semsearch.errors import InvalidQuery, SemsearchError
-from semsearch.rerank.base import Reranker, resolve_reranker
+from semsearch.rerank.base import Reranker, check_scores, resolve_reranker
 from semsearch.results import Hit, LegScore, SearchResult
 
 __all__ = [
@@ -95,9 +95,7 @@ def apply_rerank(result: SearchResult, reranker: Reranker, limit: int) -> Search
         return dataclasses.replace(result, hits=result.hits[:limit])
     texts = [hit.chunk.text if hit.chunk else "" for hit in result.hits]
     try:
-        scores = reranker.rerank(result.query, texts)
-        if len(scores) != len(texts):
-            raise ValueError(f"{len(scores)} scores for {len(texts)} texts")
+        scores = check_scores(reranker.rerank(result.query, texts), len(texts), reranker.model_id)
     except Exception as exc:  # any failure degrades: reranking is an optional refinement
         return _degraded(result, reranker, exc, limit)
     order = sorted(range(len(texts)), key=lambda i: (-float(scores[i]), result.hits[i].id))
