@@ -90,5 +90,5 @@ def test_two_label_model_is_refused(tmp_path: Path, cache_dir: Path) -> None:
 
 
 def test_missing_folder_says_what_is_missing(tmp_path: Path) -> None:
-    with pytest.raises(RerankerUnavailable, match="missing config.json"):
+    with pytest.raises(RerankerUnavailable, match=r"missing config\.json"):
         LocalReranker(tmp_path / "nowhere").rerank(QUERY, ["a"])
