@@ -31,7 +31,9 @@ def _packaged_tokenizer() -> Path:
 VOCAB = 30522  # the packaged tokenizer's
 
 
-def _bert_tensors(rng: np.random.Generator, hidden: int, layers: int) -> dict[str, np.ndarray]:
+def _bert_tensors(
+    rng: np.random.Generator, hidden: int, layers: int, positions: int = 64
+) -> dict[str, np.ndarray]:
     """Random BERT encoder tensors (std 0.2, so outputs vary from text to text), no prefix."""
 
     def normal(*shape: int) -> np.ndarray:
@@ -39,7 +41,7 @@ def _bert_tensors(rng: np.random.Generator, hidden: int, layers: int) -> dict[st
 
     tensors = {
         "embeddings.word_embeddings.weight": normal(VOCAB, hidden),
-        "embeddings.position_embeddings.weight": normal(64, hidden),
+        "embeddings.position_embeddings.weight": normal(positions, hidden),
         "embeddings.token_type_embeddings.weight": normal(2, hidden),
         "embeddings.LayerNorm.weight": 1 + normal(hidden),
         "embeddings.LayerNorm.bias": normal(hidden),
@@ -70,16 +72,20 @@ def make_tiny_cross_encoder(
     max_length: int = 40,
     num_labels: int = 1,
     seed: int = 0,
+    positions: int = 64,
 ) -> Path:
     """Write a random-weight cross-encoder folder (Hugging Face BertForSequenceClassification
     with the pooler and classifier head, as sentence-transformers' CrossEncoder saves one);
-    ``max_length`` goes to tokenizer_config.json's model_max_length. Returns the folder."""
+    ``max_length`` goes to tokenizer_config.json's model_max_length. Returns the folder.
+
+    ``hidden=384, layers=6, heads=12, positions=512`` is the shape of
+    cross-encoder/ms-marco-MiniLM-L6-v2 (what benchmarks/rerank.py times)."""
     from safetensors.numpy import save_file
     from transformers import BertTokenizerFast
 
     rng = np.random.default_rng(seed)
     folder.mkdir(parents=True, exist_ok=True)
-    tensors = {f"bert.{k}": v for k, v in _bert_tensors(rng, hidden, layers).items()}
+    tensors = {f"bert.{k}": v for k, v in _bert_tensors(rng, hidden, layers, positions).items()}
     tensors["bert.pooler.dense.weight"] = (rng.standard_normal((hidden, hidden)) * 0.3).astype(
         np.float32
     )
@@ -96,7 +102,7 @@ def make_tiny_cross_encoder(
         "num_attention_heads": heads,
         "intermediate_size": 4 * hidden,
         "hidden_act": "gelu",
-        "max_position_embeddings": 64,
+        "max_position_embeddings": positions,
         "type_vocab_size": 2,
         "vocab_size": VOCAB,
         "layer_norm_eps": 1e-12,
