@@ -82,7 +82,9 @@ def measure(quick: bool) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         os.environ.setdefault("SEMSEARCH_CACHE_DIR", str(Path(tmp) / "cache"))
         for label, shape in MODELS.items():
-            folder = make_tiny_cross_encoder(Path(tmp) / label.split(" (")[0].replace(" ", "-"), **shape)
+            folder = make_tiny_cross_encoder(
+                Path(tmp) / label.split(" (")[0].replace(" ", "-"), **shape
+            )
             for threads in (1, None):
                 reranker = LocalReranker(folder, threads=threads)
                 for n in sizes:
@@ -98,9 +100,7 @@ def measure(quick: bool) -> str:
         "of the shapes named (time does not depend on weight values).\n\n"
         "A reranked search adds at most `max(rerank_top_n, limit) x t_pair` to its retrieval "
         "time; the last column is that bound for the default `rerank_top_n = 50`.\n\n"
-        + markdown_table(
-            ["model", "threads", "pairs per call", "t_pair ms", "50 pairs ms"], rows
-        )
+        + markdown_table(["model", "threads", "pairs per call", "t_pair ms", "50 pairs ms"], rows)
     )
 
 

@@ -26,10 +26,10 @@ from semsearch.embedders.retry import (
     Permanent,
     RetryPolicy,
     Transient,
+    http_client,
     http_status_failure,
     transport_failure,
 )
-from semsearch.errors import EmbedderUnavailable
 
 __all__ = ["DEFAULT_HOST", "OLLAMA_WINDOWS", "OllamaEmbedder"]
 
@@ -101,13 +101,7 @@ class OllamaEmbedder(RemoteEmbedder):
     def client(self) -> Any:
         """The httpx client, made on first use."""
         if self._client is None:
-            try:
-                import httpx
-            except ImportError as exc:
-                raise EmbedderUnavailable(
-                    "httpx is not installed", hint="pip install 'semsearch[providers]'"
-                ) from exc
-            self._client = httpx.Client(base_url=self.host, timeout=self.policy.timeout)
+            self._client = http_client(base_url=self.host, timeout=self.policy.timeout)
         return self._client
 
     def _request(self, texts: list[str], kind: EmbedKind) -> list[Sequence[float]]:

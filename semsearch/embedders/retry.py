@@ -37,6 +37,7 @@ __all__ = [
     "Transient",
     "backoff_wait",
     "call_with_retries",
+    "http_client",
     "http_status_failure",
     "is_retryable_status",
     "parse_retry_after",
@@ -228,3 +229,18 @@ def http_status_failure(response: Any) -> Transient | Permanent:
     if is_retryable_status(status):
         return Transient(message, status, parse_retry_after(dict(response.headers)))
     return Permanent(message, status)
+
+
+def http_client(**options: Any) -> Any:
+    """An ``httpx.Client(**options)`` for an API provider.
+
+    Raises:
+        EmbedderUnavailable: httpx is not installed (it ships with the ``providers`` extra).
+    """
+    try:
+        import httpx
+    except ImportError as exc:
+        raise EmbedderUnavailable(
+            "httpx is not installed", hint="pip install 'semsearch[providers]'"
+        ) from exc
+    return httpx.Client(**options)

@@ -38,6 +38,7 @@ from semsearch.embedders.retry import (
     RetryPolicy,
     Transient,
     call_with_retries,
+    http_client,
     http_status_failure,
     transport_failure,
 )
@@ -157,17 +158,11 @@ class ApiReranker:
         with self._lock:
             if self._client is None:
                 try:
-                    import httpx
-                except ImportError as exc:
-                    raise RerankerUnavailable(
-                        "httpx is not installed", hint="pip install 'semsearch[providers]'"
-                    ) from exc
-                try:
                     self._key = env_secret(self.provider, *self.key_names)
                 except EmbedderUnavailable as exc:
                     raise RerankerUnavailable(exc.message, hint=exc.hint) from None
                 headers = {"Authorization": f"Bearer {self._key}"}
-                self._client = httpx.Client(headers=headers, timeout=self.policy.timeout)
+                self._client = http_client(headers=headers, timeout=self.policy.timeout)
         return self._client
 
 

@@ -64,6 +64,26 @@ def _bert_tensors(
     return tensors
 
 
+def _bert_config(
+    architecture: str, hidden: int, layers: int, heads: int, positions: int
+) -> dict[str, object]:
+    """A Hugging Face BERT config.json for the tensors of :func:`_bert_tensors`."""
+    return {
+        "architectures": [architecture],
+        "model_type": "bert",
+        "hidden_size": hidden,
+        "num_hidden_layers": layers,
+        "num_attention_heads": heads,
+        "intermediate_size": 4 * hidden,
+        "hidden_act": "gelu",
+        "max_position_embeddings": positions,
+        "type_vocab_size": 2,
+        "vocab_size": VOCAB,
+        "layer_norm_eps": 1e-12,
+        "pad_token_id": 0,
+    }
+
+
 def make_tiny_cross_encoder(
     folder: Path,
     hidden: int = 32,
@@ -94,22 +114,9 @@ def make_tiny_cross_encoder(
     tensors["classifier.weight"] = rng.standard_normal((num_labels, hidden)).astype(np.float32)
     tensors["classifier.bias"] = np.zeros(num_labels, dtype=np.float32)
     save_file(tensors, str(folder / "model.safetensors"), metadata={"format": "pt"})
-    config = {
-        "architectures": ["BertForSequenceClassification"],
-        "model_type": "bert",
-        "hidden_size": hidden,
-        "num_hidden_layers": layers,
-        "num_attention_heads": heads,
-        "intermediate_size": 4 * hidden,
-        "hidden_act": "gelu",
-        "max_position_embeddings": positions,
-        "type_vocab_size": 2,
-        "vocab_size": VOCAB,
-        "layer_norm_eps": 1e-12,
-        "pad_token_id": 0,
-        "id2label": {str(i): f"LABEL_{i}" for i in range(num_labels)},
-        "label2id": {f"LABEL_{i}": i for i in range(num_labels)},
-    }
+    config = _bert_config("BertForSequenceClassification", hidden, layers, heads, positions)
+    config["id2label"] = {str(i): f"LABEL_{i}" for i in range(num_labels)}
+    config["label2id"] = {f"LABEL_{i}": i for i in range(num_labels)}
     (folder / "config.json").write_text(json.dumps(config))
     tokenizer = BertTokenizerFast(tokenizer_file=str(_packaged_tokenizer()))
     tokenizer.model_max_length = max_length
@@ -138,20 +145,7 @@ def make_tiny_bert(
     folder.mkdir(parents=True, exist_ok=True)
     tensors = _bert_tensors(np.random.default_rng(seed), hidden, layers)
     save_file({prefix + k: v for k, v in tensors.items()}, str(folder / "model.safetensors"))
-    config = {
-        "architectures": ["BertModel"],
-        "model_type": "bert",
-        "hidden_size": hidden,
-        "num_hidden_layers": layers,
-        "num_attention_heads": heads,
-        "intermediate_size": 4 * hidden,
-        "hidden_act": "gelu",
-        "max_position_embeddings": 64,
-        "type_vocab_size": 2,
-        "vocab_size": VOCAB,
-        "layer_norm_eps": 1e-12,
-        "pad_token_id": 0,
-    }
+    config = _bert_config("BertModel", hidden, layers, heads, 64)
     (folder / "config.json").write_text(json.dumps(config))
     shutil.copy(_packaged_tokenizer(), folder / "tokenizer.json")
     modules = [
