@@ -201,6 +201,7 @@ def _add_collection_routes(app: FastAPI) -> None:
             name=s.name, model_id=s.model_id, dim=s.dim, records=s.records, chunks=s.chunks,
             embedded=s.embedded, pending=s.pending, failed=s.failed, last_updated=s.last_updated,
             fields=s.fields, worker=WorkerOut(**w.__dict__),
+            query_cache=state.query_cache.stats().to_dict() if state.query_cache else None,
         )  # fmt: skip
 
     @app.post(

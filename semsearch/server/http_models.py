@@ -266,6 +266,11 @@ class StatsOut(BaseModel):
     last_updated: str | None
     fields: dict[str, str]
     worker: WorkerOut
+    query_cache: dict[str, float] | None = Field(
+        default=None,
+        description="the process's query-embedding LRU (shared by every collection): hits, "
+        "misses, entries, capacity, hit_rate",
+    )
 
 
 class ReindexOut(BaseModel):

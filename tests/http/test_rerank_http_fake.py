@@ -58,3 +58,12 @@ def test_repeated_query_is_embedded_once_and_health_shows_the_hit_rate_fake(make
     assert embedder.calls == before + 1
     cache = client.get("/health").json()["query_cache"]
     assert cache["hits"] == 2 and cache["misses"] == 1 and cache["hit_rate"] == 2 / 3
+
+
+def test_collection_stats_carry_the_query_cache_fake(make_client) -> None:
+    client, _ = make_client()
+    assert client.post("/collections", json={"name": "items"}).status_code == 201
+    client.post(SEARCH, json={"query": "blazer", "mode": "semantic"})
+    client.post(SEARCH, json={"query": "blazer", "mode": "semantic"})
+    cache = client.get("/collections/items/stats").json()["query_cache"]
+    assert (cache["hits"], cache["misses"], cache["capacity"]) == (1, 1, 1024)

@@ -98,3 +98,23 @@ def test_eval_rerank_fake(index: Path, tmp_path: Path) -> None:
     plain = json.loads(runner.invoke(app, args, env=env).stdout)
     assert plain["reranker"] is None
     assert plain["modes"][0]["ndcg_at_10"] != report["modes"][0]["ndcg_at_10"]  # it reranked
+
+
+def test_serve_workers_read_the_reranker_from_the_environment_fake(
+    index: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from semsearch.server.http_process import state_from_env
+
+    monkeypatch.setenv("SEMSEARCH_SERVE_LOCATION", str(index))
+    monkeypatch.setenv("SEMSEARCH_RERANKER", "fake:")
+    monkeypatch.setenv("SEMSEARCH_RERANK_TOP_N", "7")
+    state = state_from_env()
+    assert state.reranker is not None and state.reranker.model_id == "fake:"
+    assert state.rerank_top_n == 7
+    state.worker.stop()
+    state.db.close()
+
+
+def test_serve_refuses_an_unknown_reranker_before_it_binds(index: Path) -> None:
+    done = runner.invoke(app, ["serve", "--index", str(index), "--reranker", "nope:x"])
+    assert done.exit_code == 4 and "unknown reranker 'nope:x'" in done.stderr
