@@ -202,7 +202,7 @@ class VoyageReranker(ApiReranker):
     url = "https://api.voyageai.com/v1/rerank"
     key_names = ("VOYAGE_API_KEY",)
     results_key = "data"
-    window = 8000
+    window = 8000  # rerank-2-lite and rerank-1, query + document; rerank-2.5 reads 32,000
 
     def body(self, query: str, texts: list[str]) -> dict[str, Any]:
         """Voyage's request: ``top_k`` instead of ``top_n``, truncation on."""
