@@ -22,6 +22,7 @@ from semsearch.errors import (
     InvalidRecord,
     ModelMismatch,
     NotAnIndex,
+    RerankerUnavailable,
     SemsearchError,
     StoreCorrupted,
 )
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from semsearch.collection import Collection, CollectionStats
     from semsearch.database import Database, connect
     from semsearch.memory import ConversationMemory
+    from semsearch.rerank import Reranker
     from semsearch.results import Chunk, Hit, LegScore, Record, SearchResult, UpsertReport
     from semsearch.schema import Field, Schema, SchemaConflict
 
@@ -46,6 +48,7 @@ _LAZY = {
     "Database": "semsearch.database",
     "connect": "semsearch.database",
     "ConversationMemory": "semsearch.memory",
+    "Reranker": "semsearch.rerank",
     "Chunk": "semsearch.results",
     "Hit": "semsearch.results",
     "LegScore": "semsearch.results",
@@ -82,6 +85,8 @@ __all__ = [
     "ModelMismatch",
     "NotAnIndex",
     "Record",
+    "Reranker",
+    "RerankerUnavailable",
     "Schema",
     "SchemaConflict",
     "SearchResult",

@@ -26,6 +26,7 @@ from semsearch.errors import (
 )
 from semsearch.filters import parse_filter
 from semsearch.lifecycle import Lifecycle, check_stored
+from semsearch.rerank import Reranker, apply_rerank, plan_rerank
 from semsearch.results import Chunk, Record, SearchResult, UpsertReport
 from semsearch.schema import Schema
 from semsearch.search import (
@@ -438,6 +439,8 @@ class Collection:
         hypothetical_answer: str | None = None,
         fallback: Literal["keyword"] | None = None,
         exact: bool = False,
+        rerank: str | Reranker | None = None,
+        rerank_top_n: int | None = None,
     ) -> SearchResult:
         """Search the collection; each record appears once, with its best chunk.
 
@@ -466,11 +469,18 @@ class Collection:
             fallback: ``"keyword"`` to return keyword results (marked degraded) when the
                 embedder fails in semantic mode, instead of raising.
             exact: force an exact vector scan where an ANN index would answer.
+            rerank: a Reranker or spec (``"local:<cross-encoder folder>"``, ``"cohere:<model>"``,
+                ``"jina:<model>"``, ``"voyage:<model>"``): retrieve ``rerank_top_n`` hits by
+                ``mode``, rescore each (query, chunk text) pair, return the best ``limit``;
+                hit scores become the reranker's, in [0, 1] (see :mod:`semsearch.rerank`). If
+                the reranker fails, the hits are the un-reranked ones, marked degraded.
+            rerank_top_n: hits rescored when reranking, in [1, 1000] (default 50).
         Raises:
             InvalidQuery: an argument of the wrong type (the message names it, the type given and
                 the type expected), unknown mode, bad limit or min_score, text that is not valid
                 Unicode (a lone surrogate), or an empty query with no filter.
             InvalidFilter: bad ``where``.
+            RerankerUnavailable: a ``rerank`` spec that names no known provider or no model.
             ModelMismatch: semantic or hybrid mode on a collection opened with
                 ``strict_model=False`` and another model (keyword mode still runs).
             EmbedderUnavailable: semantic mode and the embedder fails (unless ``fallback``).
@@ -484,6 +494,7 @@ class Collection:
             query, mode, limit, min_score, hypothetical_answer=hypothetical_answer,
             folder=folder, exclude=exclude, include=include, fallback=fallback, exact=exact,
         )  # fmt: skip
+        plan = plan_rerank(rerank, rerank_top_n)
         ast = parse_filter(where, self.schema)
         scope = PathScope(folder, tuple(exclude), tuple(include))
         if not query.strip():
@@ -503,10 +514,13 @@ class Collection:
         if unhealthy is not None:
             checked_mode = "keyword"
         threshold, note = resolve_min_score(min_score, checked_mode, self.embedder)
+        depth = plan.fetch_limit(limit) if plan else limit
         request = SearchRequest(
-            query, checked_mode, limit, threshold, scope, ast, hypothetical_answer, fallback, exact
+            query, checked_mode, depth, threshold, scope, ast, hypothetical_answer, fallback, exact
         )
         result = self._read(lambda: run_search(self, request))
+        if plan is not None:
+            result = apply_rerank(result, plan.reranker, limit)
         applied = threshold if result.mode == "semantic" else None
         notes = result.notes + ((note,) if note else ())
         result = dataclasses.replace(result, min_score=applied, notes=notes)

@@ -13,6 +13,7 @@ HTTP and MCP faces print both and map the class to an exit or status code in one
     ├── InvalidRecord          a record is malformed (no id, wrong field type, ...)
     ├── EmbedderUnavailable    the embedding model cannot be loaded or fails
     │   └── BadVectors         the model gave NaN, Inf or zero vectors for some texts
+    ├── RerankerUnavailable    a reranker spec is malformed, or the reranker cannot run
     ├── BackendUnavailable     the storage backend cannot be reached, is unsupported or closed
     ├── StoreCorrupted         the store's contents are inconsistent or unreadable
     └── IndexUnhealthy         semantic search is refused: the index is quarantined
@@ -34,6 +35,7 @@ __all__ = [
     "InvalidRecord",
     "ModelMismatch",
     "NotAnIndex",
+    "RerankerUnavailable",
     "SemsearchError",
     "StoreCorrupted",
 ]
@@ -108,6 +110,12 @@ class BadVectors(EmbedderUnavailable):
         super().__init__(message, hint)
         self.vectors = vectors
         self.bad = bad
+
+
+class RerankerUnavailable(SemsearchError):
+    """Raised when a reranker spec names no known provider or a malformed model, and by a
+    reranker that cannot load or answer. A search never raises it for a failure while
+    reranking: it returns the un-reranked hits marked degraded (see :mod:`semsearch.rerank`)."""
 
 
 class BackendUnavailable(SemsearchError):

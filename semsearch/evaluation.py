@@ -14,6 +14,7 @@ model id, so a second run reuses every vector. Metrics come from trec_eval throu
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import json
@@ -27,6 +28,7 @@ from typing import Any
 from semsearch.collection import Collection
 from semsearch.embedders.base import Embedder
 from semsearch.errors import InvalidQuery
+from semsearch.rerank.stage import RerankPlan
 from semsearch.schema import Field, Schema
 
 __all__ = [
@@ -233,6 +235,8 @@ class EvalReport:
     limit: int
     index: str
     modes: list[ModeReport] = field(default_factory=list)
+    #: The reranker's model_id when every mode was reranked (``semsearch eval --rerank``).
+    reranker: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -242,9 +246,14 @@ class EvalReport:
 
 
 def run_mode(
-    coll: Collection, queries: dict[str, str], mode: str, limit: int
+    coll: Collection,
+    queries: dict[str, str],
+    mode: str,
+    limit: int,
+    rerank: RerankPlan | None = None,
 ) -> tuple[Run, list[float], int]:
-    """Search every query in ``mode`` with ``limit`` hits and no min_score.
+    """Search every query in ``mode`` with ``limit`` hits and no min_score (reranked by
+    ``rerank`` when given).
 
     Scores in the returned run are ``limit - rank + 1`` (rank 1-based), not the hits' own
     scores: trec_eval re-sorts tied scores by document id, which would undo our id tie-break.
@@ -257,7 +266,11 @@ def run_mode(
     degraded = 0
     for qid, text in queries.items():
         start = time.perf_counter()
-        result = coll.search(text, mode=mode, limit=limit, min_score=None)
+        result = coll.search(
+            text, mode=mode, limit=limit, min_score=None,
+            rerank=rerank.reranker if rerank else None,
+            rerank_top_n=rerank.top_n if rerank else None,
+        )  # fmt: skip
         latencies.append((time.perf_counter() - start) * 1000)
         run[qid] = {hit.id: float(limit - rank) for rank, hit in enumerate(result.hits)}
         degraded += result.degraded
@@ -317,19 +330,28 @@ def run_eval(
     coll: Collection,
     modes: Sequence[str] = DEFAULT_MODES,
     limit: int = 100,
+    rerank: RerankPlan | None = None,
 ) -> EvalReport:
     """Evaluate each mode on ``dataset``'s judged queries against an index from :func:`open_index`.
 
-    The embedder is warmed up first so the model load is not counted as query latency.
+    The embedder (and the reranker, when given) is warmed up first so that model loads are not
+    counted as query latency. With ``rerank`` every mode's hits are reranked; a query whose
+    reranking failed counts in ``ModeReport.degraded``.
 
     Raises:
         InvalidQuery: an unknown mode or a limit outside [1, 1000].
     """
     if any(m != "keyword" for m in modes):
         coll.embedder.embed_query("warm up")
-    report = EvalReport(dataset.name, dataset.split, coll.model_id, limit, coll.store.location)
+    report = EvalReport(
+        dataset.name, dataset.split, coll.model_id, limit, coll.store.location,
+        reranker=rerank.reranker.model_id if rerank else None,
+    )  # fmt: skip
+    if rerank is not None:
+        with contextlib.suppress(Exception):  # a failing reranker shows as degraded queries
+            rerank.reranker.rerank("warm up", ["warm up"])
     for mode in modes:
-        run, latencies, degraded = run_mode(coll, dataset.queries, mode, limit)
+        run, latencies, degraded = run_mode(coll, dataset.queries, mode, limit, rerank)
         scores = score_run(dataset.qrels, run)
         report.modes.append(
             ModeReport(

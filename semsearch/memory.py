@@ -42,6 +42,7 @@ from typing import Any, Literal
 from semsearch.collection import Collection
 from semsearch.database import Database, connect
 from semsearch.embedders.base import Embedder
+from semsearch.embedders.query_cache import QueryCache, with_query_cache
 from semsearch.errors import EmbedderUnavailable, InvalidQuery, InvalidRecord, StoreCorrupted
 from semsearch.memory_admin import backfill, memory_health, memory_stats, pending_count
 from semsearch.memory_context import (
@@ -92,6 +93,9 @@ class ConversationMemory:
         worker: a shared EmbeddingWorker (e.g. the HTTP server's); the memory then neither
             starts nor stops it. None with ``background`` starts a worker owned by the memory.
         token_counter: counts tokens for :meth:`context`; default: the embedder's tokenizer.
+        query_cache: an LRU of query vectors (:class:`~semsearch.embedders.query_cache.QueryCache`)
+            for :meth:`search` and :meth:`context`; default: one of its own (1024 queries);
+            ``False`` turns it off. Its hit rate: ``memory.query_cache.stats()``.
     Raises:
         SchemaConflict: ``collection`` exists with another schema.
         ModelMismatch: ``embedder`` differs from the collection's model.
@@ -106,12 +110,15 @@ class ConversationMemory:
         background: bool = True,
         worker: EmbeddingWorker | None = None,
         token_counter: TokenCounter | None = None,
+        query_cache: QueryCache | Literal[False] | None = None,
     ) -> None:
         self._owns_db = not isinstance(db, Database)
         self.db = db if isinstance(db, Database) else connect(db)
         self.collection: Collection = self.db.memory_collection(
             collection, schema=MESSAGE_SCHEMA, embedder=embedder
         )  # private: Database.collection refuses it, so no face reads it but through here
+        self.query_cache = QueryCache() if query_cache is None else query_cache or None
+        self.collection.embedder = with_query_cache(self.collection.embedder, self.query_cache)
         self._count_tokens = token_counter or embedder_token_counter(self.collection.embedder)
         self._tokenizer_name = "custom" if token_counter else self.collection.model_id
         self._owns_worker = background and worker is None

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from semsearch.collection import Collection
+from semsearch.embedders.query_cache import uncached
 from semsearch.errors import EmbedderUnavailable, SemsearchError
 from semsearch.filters import parse_filter
 from semsearch.memory_types import BackfillReport, ComponentHealth, MemoryHealth, MemoryStats
@@ -62,7 +63,7 @@ def memory_health(collection: Collection, worker: EmbeddingWorker | None) -> Mem
     except Exception as exc:  # a driver error must not escape a health probe
         store = ComponentHealth(False, f"{type(exc).__name__}: {exc}")
     try:
-        vector = collection.embedder.embed_query("health check")
+        vector = uncached(collection.embedder).embed_query("health check")  # probe the model
         embedder = ComponentHealth(True, f"{collection.model_id} ({vector.shape[0]}-d)")
     except SemsearchError as exc:
         embedder = ComponentHealth(False, exc.message)

@@ -64,10 +64,13 @@ class Hit:
     Attributes:
         id: the record id.
         score: semantic: cosine similarity in [-1, 1]; keyword: BM25 (>= 0, higher is better);
-            hybrid: the fused score, comparable only within one query; structured: 0.0.
+            hybrid: the fused score, comparable only within one query; structured: 0.0;
+            reranked (``SearchResult.reranked_by`` set): the reranker's score in [0, 1].
         chunk: the record's best-matching chunk (None in structured mode).
         fields: the record's fields.
-        components: hybrid only: ``{"semantic": LegScore, "keyword": LegScore}``.
+        components: hybrid: ``{"semantic": LegScore, "keyword": LegScore}``; reranked hits
+            add the retrieval mode's own score and rank (e.g. ``"hybrid"``: the fused score)
+            and ``"rerank"`` (the reranker's score and the new rank).
     """
 
     id: str
@@ -101,6 +104,8 @@ class SearchResult:
         query_windows: how many windows the query (or HyDE text) was embedded in: 1 when it
             fits the model's window, more for a longer one (the windows' vectors are combined,
             see :mod:`semsearch.long_query`), 0 when nothing was embedded (keyword, structured).
+        reranked_by: the reranker's ``model_id`` when the hits were reranked, else None (no
+            reranking asked, or it failed: then ``degraded`` says why).
     """
 
     query: str
@@ -113,6 +118,7 @@ class SearchResult:
     min_score: float | None = None
     notes: tuple[str, ...] = ()
     query_windows: int = 0
+    reranked_by: str | None = None
 
     def __iter__(self) -> Iterator[Hit]:
         return iter(self.hits)

@@ -26,6 +26,7 @@ from semsearch.errors import (
     InvalidRecord,
     ModelMismatch,
     NotAnIndex,
+    RerankerUnavailable,
     SemsearchError,
     StoreCorrupted,
 )
@@ -99,6 +100,7 @@ EXIT_CODES: dict[type[SemsearchError], int] = {
     NotAnIndex: 7,  # the store is not a usable semsearch index: foreign file, corrupt, too new
     StoreCorrupted: 7,
     EmbedderUnavailable: 8,  # the embedding model cannot be loaded or fails
+    RerankerUnavailable: 4,  # a reranker spec naming no provider or model: bad input
     IndexUnhealthy: 9,  # semantic search refused while the index is quarantined
 }
 

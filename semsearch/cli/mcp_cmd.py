@@ -9,6 +9,7 @@ import typer
 
 from semsearch import settings
 from semsearch.cli.common import CollectionOpt, KeywordTokenizerOpt, cli_errors
+from semsearch.cli.rerank_opts import RerankerOpt, RerankTopNOpt
 from semsearch.errors import SemsearchError
 
 #: Kept equal to semsearch.server.mcp.ENV_TOKEN (not imported: the SDK loads only when serving).
@@ -77,6 +78,8 @@ def mcp(
         str | None,
         typer.Option("--watch", help="Keep the collection in step with this markdown folder."),
     ] = None,
+    reranker: RerankerOpt = None,
+    rerank_top_n: RerankTopNOpt = None,
 ) -> None:
     """Serve the index to AI agents (Claude, Cursor, ...) as an MCP server. Read-only by default."""
     if index and location:
@@ -94,6 +97,8 @@ def mcp(
         allow_writes=allow_writes,
         model=os.environ.get(settings.ENV_MODEL),
         keyword_tokenizer=keyword_tokenizer,
+        reranker=reranker or None,
+        rerank_top_n=rerank_top_n,
     )
     watcher = _start_watch(watch, config.location, collection)  # semsearch/sources/watch.py
     try:

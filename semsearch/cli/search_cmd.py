@@ -17,6 +17,7 @@ from semsearch.cli.common import (
     open_collection,
     out,
 )
+from semsearch.cli.rerank_opts import RerankOpt, RerankTopNOpt
 from semsearch.errors import InvalidQuery
 from semsearch.results import SearchResult
 
@@ -56,6 +57,8 @@ def search(
     hyde: Annotated[
         str | None, typer.Option("--hyde", help="HyDE: embed this hypothetical answer instead.")
     ] = None,
+    rerank: RerankOpt = None,
+    rerank_top_n: RerankTopNOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
 ) -> None:
     """Search an index by meaning (semantic), by words (keyword) or both (hybrid)."""
@@ -76,6 +79,8 @@ def search(
         folder=folder,
         exclude=tuple(exclude or ()),
         hypothetical_answer=hyde,
+        rerank=rerank or None,
+        rerank_top_n=rerank_top_n,
         **scoring,
     )
     for note in result.notes:  # e.g. a --min-score ignored by keyword or hybrid mode
@@ -111,6 +116,8 @@ def check_argument(name: str, value: str | None) -> None:
 def render(result: SearchResult) -> None:
     """Print hits for a person: rank, score, id, heading path and a one-line snippet."""
     note = " (HyDE)" if result.hyde else ""
+    if result.reranked_by:
+        note += f", reranked by {result.reranked_by}"
     query = result.query if len(result.query) <= 200 else result.query[:200] + "…"
     out.print(f"[bold]{len(result)} hits[/] for {escape(repr(query))} ({result.mode}{note})")
     if result.degraded:

@@ -11,6 +11,7 @@ import typer
 
 from semsearch import settings
 from semsearch.cli.common import cli_errors, err_console
+from semsearch.cli.rerank_opts import RerankerOpt, RerankTopNOpt
 from semsearch.errors import BackendUnavailable
 
 if TYPE_CHECKING:
@@ -122,6 +123,8 @@ def serve(
             help="Server processes (one per core serves the most searches; not for Milvus Lite).",
         ),
     ] = 1,
+    reranker: RerankerOpt = None,
+    rerank_top_n: RerankTopNOpt = None,
 ) -> None:
     """Serve the HTTP API (OpenAPI at /docs) and the search page (at /)."""  # fmt: skip
     import uvicorn
@@ -139,6 +142,9 @@ def serve(
     from semsearch.server.http_state import Limits, ServerState
 
     check_location(location or index)  # never start on a location that cannot be an index
+    from semsearch.rerank import resolve_reranker
+
+    ranker = resolve_reranker(reranker) if reranker else None  # a bad spec stops us here
     keys = KeyRing.load(os.environ.get(ENV_API_KEYS), keys_file)
     policy = HostPolicy.build(allowed_host or (), allow_origin or (), bind=host)
     if host in ("0.0.0.0", "::") and not policy.allowed_hosts:
@@ -154,11 +160,18 @@ def serve(
         if rate_limit is not None:  # read by each worker process (http_process.py)
             os.environ[ENV_RATE_LIMIT] = str(rate_limit)
         os.environ[ENV_RATE_BURST] = str(rate_burst)
+        if reranker:  # read by each worker process (http_process.py)
+            os.environ[settings.ENV_RERANKER] = reranker
+        if rerank_top_n is not None:
+            os.environ[settings.ENV_RERANK_TOP_N] = str(rerank_top_n)
         _serve_workers(location or index, keys_file, policy, port, workers, watch)
         return
     watcher = _start_watch(watch, location or index)  # semsearch/sources/watch.py
     db = semsearch.connect(location or index)
-    state = ServerState(db, keys, embedder=os.environ.get(settings.ENV_MODEL), limits=limits)
+    state = ServerState(
+        db, keys, embedder=os.environ.get(settings.ENV_MODEL), limits=limits,
+        reranker=ranker, rerank_top_n=rerank_top_n,
+    )  # fmt: skip
     mode = "local mode: no API keys, loopback only" if keys.empty else f"{len(keys.keys)} API keys"
     err_console.print(f"semsearch serving {db.location} on http://{host}:{port} ({mode})")
     try:

@@ -26,11 +26,10 @@ from semsearch.embedders.retry import (
     Permanent,
     RetryPolicy,
     Transient,
-    is_retryable_status,
-    parse_retry_after,
+    http_client,
+    http_status_failure,
     transport_failure,
 )
-from semsearch.errors import EmbedderUnavailable
 
 __all__ = ["DEFAULT_HOST", "OLLAMA_WINDOWS", "OllamaEmbedder"]
 
@@ -102,13 +101,7 @@ class OllamaEmbedder(RemoteEmbedder):
     def client(self) -> Any:
         """The httpx client, made on first use."""
         if self._client is None:
-            try:
-                import httpx
-            except ImportError as exc:
-                raise EmbedderUnavailable(
-                    "httpx is not installed", hint="pip install 'semsearch[providers]'"
-                ) from exc
-            self._client = httpx.Client(base_url=self.host, timeout=self.policy.timeout)
+            self._client = http_client(base_url=self.host, timeout=self.policy.timeout)
         return self._client
 
     def _request(self, texts: list[str], kind: EmbedKind) -> list[Sequence[float]]:
@@ -121,7 +114,7 @@ class OllamaEmbedder(RemoteEmbedder):
             body["dimensions"] = self.dimensions
         response = self.client().post("/api/embed", json=body)
         if response.status_code >= 400:
-            raise _status_failure(response)
+            raise http_status_failure(response)
         try:
             vectors = response.json()["embeddings"]
         except (ValueError, KeyError, TypeError) as exc:
@@ -132,15 +125,3 @@ class OllamaEmbedder(RemoteEmbedder):
 
     def _classify(self, exc: Exception) -> Transient | Permanent | None:
         return transport_failure(exc)
-
-
-def _status_failure(response: Any) -> Transient | Permanent:
-    status = int(response.status_code)
-    try:
-        detail = str(response.json().get("error", ""))[:300]
-    except (ValueError, AttributeError):
-        detail = response.text[:300]
-    message = f"HTTP {status}: {detail}"
-    if is_retryable_status(status):
-        return Transient(message, status, parse_retry_after(dict(response.headers)))
-    return Permanent(message, status)

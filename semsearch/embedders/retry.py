@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from semsearch.errors import EmbedderUnavailable
 
@@ -37,6 +37,8 @@ __all__ = [
     "Transient",
     "backoff_wait",
     "call_with_retries",
+    "http_client",
+    "http_status_failure",
     "is_retryable_status",
     "parse_retry_after",
     "transport_failure",
@@ -208,3 +210,37 @@ def transport_failure(exc: BaseException) -> Transient | None:
         if isinstance(exc, module.TransportError):
             return Transient(f"cannot connect ({type(exc).__name__})")
     return None
+
+
+def http_status_failure(response: Any) -> Transient | Permanent:
+    """Transient (429, 5xx; with its Retry-After) or Permanent for an httpx error response.
+
+    The reason is ``HTTP <status>: <detail>``, the detail read from the JSON body's ``error``,
+    ``message`` or ``detail`` field (Ollama, Cohere, Jina and Voyage use one each), else the
+    body's first 300 characters.
+    """
+    status = int(response.status_code)
+    try:
+        body = response.json()
+        detail = next(str(body[k]) for k in ("error", "message", "detail") if k in body)[:300]
+    except (ValueError, AttributeError, TypeError, StopIteration):
+        detail = response.text[:300]
+    message = f"HTTP {status}: {detail}"
+    if is_retryable_status(status):
+        return Transient(message, status, parse_retry_after(dict(response.headers)))
+    return Permanent(message, status)
+
+
+def http_client(**options: Any) -> Any:
+    """An ``httpx.Client(**options)`` for an API provider.
+
+    Raises:
+        EmbedderUnavailable: httpx is not installed (it ships with the ``providers`` extra).
+    """
+    try:
+        import httpx
+    except ImportError as exc:
+        raise EmbedderUnavailable(
+            "httpx is not installed", hint="pip install 'semsearch[providers]'"
+        ) from exc
+    return httpx.Client(**options)

@@ -29,6 +29,7 @@ from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 
 from semsearch import __version__
+from semsearch.rerank import Reranker
 from semsearch.server.host_guard import HostGuard, HostPolicy
 from semsearch.server.http_auth import Role, request_key, requires
 from semsearch.server.http_errors import ApiError, error_responses, install_error_handlers
@@ -140,9 +141,11 @@ def _add_collection_routes(app: FastAPI) -> None:
         health: dict[str, dict[str, Any]] = {}  # names are private when keys are configured
         if state.keys.empty or (key is not None and state.keys.role_for(key) is not None):
             health = {n: _public_health(read_health(state.db.store, n)) for n in names}
+        cache = state.query_cache.stats().to_dict() if state.query_cache else None
         return HealthOut(
-            status="ok", version=__version__, collections=len(names), index_health=health
-        )
+            status="ok", version=__version__, collections=len(names), index_health=health,
+            query_cache=cache,
+        )  # fmt: skip
 
     @app.get(
         "/collections",
@@ -198,6 +201,7 @@ def _add_collection_routes(app: FastAPI) -> None:
             name=s.name, model_id=s.model_id, dim=s.dim, records=s.records, chunks=s.chunks,
             embedded=s.embedded, pending=s.pending, failed=s.failed, last_updated=s.last_updated,
             fields=s.fields, worker=WorkerOut(**w.__dict__),
+            query_cache=state.query_cache.stats().to_dict() if state.query_cache else None,
         )  # fmt: skip
 
     @app.post(
@@ -325,8 +329,22 @@ def _search(name: str, body: SearchIn, state: ServerState) -> SearchOut:
         exclude=tuple(body.exclude),
         hypothetical_answer=body.hypothetical_answer,
         fallback=body.fallback,
+        rerank=_reranker(body.rerank, state),
+        rerank_top_n=body.rerank_top_n or state.rerank_top_n,
     )
     return search_out(result, coll, body.include_vectors)
+
+
+def _reranker(wanted: bool | None, state: ServerState) -> Reranker | None:
+    """The server's reranker unless the request turned it off; 400 when asked and absent."""
+    if wanted is True and state.reranker is None:
+        raise ApiError(
+            400,
+            "no_reranker",
+            "this server has no reranker",
+            hint="start it with `semsearch serve --reranker SPEC`, or send rerank: null",
+        )
+    return None if wanted is False else state.reranker
 
 
 def _add_page(app: FastAPI) -> None:

@@ -111,8 +111,8 @@ def _memory(request: Request) -> ConversationMemory:
             state: ServerState = request.app.state.semsearch
             memory = ConversationMemory(
                 state.db, embedder=state.embedder, collection=MEMORY_COLLECTION,
-                worker=state.worker,
-            )  # fmt: skip
+                worker=state.worker, query_cache=state.query_cache or False,
+            )  # fmt: skip  # one query cache (and hit rate) for the whole server
             request.app.state.memory = memory
         return memory
 

@@ -162,6 +162,15 @@ class SearchIn(BaseModel):
         default=None, description='"keyword": keyword results (degraded) if the embedder is down'
     )
     include_vectors: bool = Field(default=False, description="admin keys only")
+    rerank: bool | None = Field(
+        default=None,
+        description="rerank the top hits with the server's reranker (serve --reranker): null "
+        "(default) reranks when the server has one, false never, true requires one (400 if "
+        "none). Clients cannot name a model: the operator chooses it and its key.",
+    )
+    rerank_top_n: int | None = Field(
+        default=None, ge=1, le=1000, description="hits rescored (default: the server's, or 50)"
+    )
 
 
 class ChunkOut(BaseModel):
@@ -190,7 +199,8 @@ class HitOut(BaseModel):
     """One result: a record with its best chunk.
 
     ``score``: semantic: cosine similarity in [-1, 1]; keyword: BM25 (>= 0, higher is better);
-    hybrid: reciprocal-rank-fusion score (comparable within one query only).
+    hybrid: reciprocal-rank-fusion score (comparable within one query only); reranked
+    (``reranked_by`` set): the reranker's score in [0, 1], the mode's own in ``components``.
     """
 
     rank: int
@@ -224,6 +234,11 @@ class SearchOut(BaseModel):
     query_windows: int = Field(
         default=0, description="windows the query was embedded in (>1: longer than the model's)"
     )
+    reranked_by: str | None = Field(
+        default=None,
+        description="the reranker's model id when hits were reranked (scores: sigmoid of the "
+        "cross-encoder's logit, in [0, 1]); null when not (or it failed: see degraded)",
+    )
     hits: list[HitOut]
 
 
@@ -251,6 +266,11 @@ class StatsOut(BaseModel):
     last_updated: str | None
     fields: dict[str, str]
     worker: WorkerOut
+    query_cache: dict[str, float] | None = Field(
+        default=None,
+        description="the process's query-embedding LRU (shared by every collection): hits, "
+        "misses, entries, capacity, hit_rate",
+    )
 
 
 class ReindexOut(BaseModel):
@@ -274,3 +294,5 @@ class HealthOut(BaseModel):
     #: Per collection: the index health (semsearch/health.py): state ok | syncing | degraded |
     #: quarantined, reason, failed paths. Liveness stays "ok" while an index is quarantined.
     index_health: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    #: The query-embedding LRU: hits, misses, entries, capacity, hit_rate (null when off).
+    query_cache: dict[str, float] | None = None

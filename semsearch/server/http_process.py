@@ -53,7 +53,8 @@ def single_threaded_blas() -> None:
 def state_from_env() -> ServerState:
     """The state of one worker process: the store at ``SEMSEARCH_SERVE_LOCATION``, the API keys
     of ``SEMSEARCH_API_KEYS`` / ``SEMSEARCH_API_KEYS_FILE``, the model of ``SEMSEARCH_MODEL``,
-    the rate limit of ``SEMSEARCH_RATE_LIMIT`` / ``SEMSEARCH_RATE_BURST``.
+    the rate limit of ``SEMSEARCH_RATE_LIMIT`` / ``SEMSEARCH_RATE_BURST``, the reranker of
+    ``SEMSEARCH_RERANKER`` / ``SEMSEARCH_RERANK_TOP_N``.
 
     Raises:
         BackendUnavailable: ``SEMSEARCH_SERVE_LOCATION`` is not set.
@@ -77,8 +78,16 @@ def state_from_env() -> ServerState:
         rate_per_minute=float(rate) if rate else None,
         rate_burst=int(os.environ.get(ENV_RATE_BURST) or 60),
     )
+    from semsearch.rerank import resolve_reranker
+
+    spec = os.environ.get(settings.ENV_RERANKER)
+    top_n = os.environ.get(settings.ENV_RERANK_TOP_N)
     db = semsearch.connect(location)
-    return ServerState(db, keys, embedder=os.environ.get(settings.ENV_MODEL), limits=limits)
+    return ServerState(
+        db, keys, embedder=os.environ.get(settings.ENV_MODEL), limits=limits,
+        reranker=resolve_reranker(spec) if spec else None,
+        rerank_top_n=int(top_n) if top_n else None,
+    )  # fmt: skip
 
 
 def app_from_env() -> FastAPI:

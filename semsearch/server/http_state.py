@@ -17,7 +17,9 @@ from anyio import CapacityLimiter
 from semsearch.collection import Collection
 from semsearch.database import MEMORY_COLLECTION, MEMORY_OPTION, Database
 from semsearch.embedders.base import Embedder, resolve_embedder
+from semsearch.embedders.query_cache import QueryCache, uncached, with_query_cache
 from semsearch.errors import BackendUnavailable, IndexNotFound, InvalidQuery, SemsearchError
+from semsearch.rerank import Reranker
 from semsearch.results import UpsertReport
 from semsearch.schema import Schema
 from semsearch.server.http_auth import KeyRing
@@ -63,6 +65,11 @@ class ServerState:
             instead of contending for the GIL and the store's lock in threads.
         private: collections the generic collection routes neither list nor open (404, as if
             absent) nor create: by default the per-user memory of ``/memory``.
+        reranker: the server-wide reranker (``serve --reranker``): searches rerank with it
+            unless a request sends ``rerank: false``; None: no reranking.
+        rerank_top_n: hits it rescores (None: 50).
+        query_cache: the LRU of query vectors every collection's embedder shares (its hit rate
+            is in ``/health``); None turns it off.
     """
 
     db: Database
@@ -72,6 +79,9 @@ class ServerState:
     limits: Limits = field(default_factory=Limits)
     search_limiter: CapacityLimiter = field(default_factory=lambda: CapacityLimiter(4))
     private: frozenset[str] = frozenset({MEMORY_COLLECTION})
+    reranker: Reranker | None = None
+    rerank_top_n: int | None = None
+    query_cache: QueryCache | None = field(default_factory=QueryCache)
     _collections: dict[str, Collection] = field(default_factory=dict, init=False, repr=False)
     _embedders: dict[str, Embedder] = field(default_factory=dict, init=False, repr=False)
     _lock: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
@@ -92,10 +102,9 @@ class ServerState:
         uses its stored model, and new collections use the default model.
         """
         spec: str | Embedder | None = self.embedder if self.embedder is not None else stored_model
-        if spec is not None and not isinstance(spec, str):
-            return spec
         embedder = resolve_embedder(spec)  # cheap: nothing is loaded until first use
-        return self._embedders.setdefault(embedder.model_id, embedder)
+        cached = with_query_cache(embedder, self.query_cache)
+        return self._embedders.setdefault(embedder.model_id, cached)
 
     def warm_up(self) -> None:
         """Load the local embedding model of every existing collection, then freeze the heap.
@@ -112,7 +121,7 @@ class ServerState:
 
         for name in self.db.collections(include_memory=True):
             try:
-                embedder = self._open(name).embedder
+                embedder = uncached(self._open(name).embedder)  # a cached vector warms nothing
                 if isinstance(embedder, LocalEmbedder):
                     embedder.embed_query("warm-up")
             except SemsearchError as exc:

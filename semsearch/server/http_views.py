@@ -72,6 +72,7 @@ def _hit(
 def search_out(result: SearchResult, coll: Collection, include_vectors: bool) -> SearchOut:
     """The API body of a search; hit vectors (the best chunk's) only when asked for."""
     vectors = coll.vectors(result.ids) if include_vectors else None
+    scored = "rerank" if result.reranked_by else result.mode  # no cosine percent once reranked
     return SearchOut(
         query=result.query,
         mode=result.mode,
@@ -82,7 +83,8 @@ def search_out(result: SearchResult, coll: Collection, include_vectors: bool) ->
         min_score=result.min_score,
         notes=list(result.notes),
         query_windows=result.query_windows,
-        hits=[_hit(i, h, result.mode, vectors) for i, h in enumerate(result.hits, 1)],
+        reranked_by=result.reranked_by,
+        hits=[_hit(i, h, scored, vectors) for i, h in enumerate(result.hits, 1)],
     )
 
 

@@ -17,8 +17,11 @@ from typing import Any, Literal
 
 from semsearch.collection import Collection
 from semsearch.database import Database, check_location, connect
+from semsearch.embedders.query_cache import DEFAULT_CAPACITY, QueryCache, with_query_cache
 from semsearch.errors import IndexNotFound, InvalidQuery, InvalidRecord, SemsearchError
 from semsearch.health import read_health
+from semsearch.rerank import resolve_reranker
+from semsearch.rerank.stage import retrieval_reason
 from semsearch.results import Hit, SearchResult
 from semsearch.schema import Schema
 from semsearch.search import PathScope
@@ -60,6 +63,10 @@ class McpConfig:
         model: embedder spec overriding the stored one (``SEMSEARCH_MODEL``), or None.
         keyword_tokenizer: for a collection the ``upsert`` tool creates: ``porter`` (default)
             or ``trigram``; an existing collection must already use it.
+        reranker: the reranker spec every search uses unless the call sends
+            ``rerank: false`` (``semsearch mcp --reranker``), or None.
+        rerank_top_n: hits it rescores (None: 50).
+        query_cache: query vectors kept in the LRU (0 turns it off).
     """
 
     location: str
@@ -69,6 +76,9 @@ class McpConfig:
     allow_writes: bool = False
     model: str | None = None
     keyword_tokenizer: str | None = None
+    reranker: str | None = None
+    rerank_top_n: int | None = None
+    query_cache: int = DEFAULT_CAPACITY
 
     def __post_init__(self) -> None:
         """Raises BackendUnavailable for a location that can never be an index (its form is
@@ -91,6 +101,8 @@ class McpService:
         self._db: Database | None = None
         self._collections: dict[str, Collection] = {}
         self._embedder_errors: dict[str, str] = {}
+        self.reranker = resolve_reranker(config.reranker) if config.reranker else None
+        self.query_cache = QueryCache(config.query_cache) if config.query_cache > 0 else None
 
     # -- opening ----------------------------------------------------------------------------
 
@@ -127,6 +139,8 @@ class McpService:
                 strict_model=False,
                 keyword_tokenizer=tokenizer,
             )  # another model: keyword search works, semantic search raises ModelMismatch
+            coll = self._collections[name]
+            coll.embedder = with_query_cache(coll.embedder, self.query_cache)
         return self._collections[name]
 
     def close(self) -> None:
@@ -150,8 +164,13 @@ class McpService:
         collection: str | None = None,
         where: Mapping[str, Any] | None = None,
         hypothetical_answer: str | None = None,
+        rerank: bool | None = None,
     ) -> dict[str, Any]:
-        """Ranked search; see the ``search`` tool. Embedder failure gives degraded keyword hits."""
+        """Ranked search; see the ``search`` tool. Embedder failure gives degraded keyword hits.
+
+        ``rerank``: None reranks with the server's reranker when it has one, False never,
+        True requires one (InvalidQuery when the server has none).
+        """
         if not isinstance(query, str) or (not query.strip() and not where and not folder):
             raise InvalidQuery(
                 "the query is empty",
@@ -160,6 +179,11 @@ class McpService:
             )
         if not 1 <= limit <= MAX_HITS:
             raise InvalidQuery(f"limit must be in [1, {MAX_HITS}], got {limit}", hint="e.g. 10")
+        if rerank is True and self.reranker is None:
+            raise InvalidQuery(
+                "this server has no reranker",
+                hint="start it with `semsearch mcp --reranker SPEC`, or leave `rerank` unset",
+            )
         with self._lock:
             coll = self.collection(collection)
             result = coll.search(
@@ -173,9 +197,12 @@ class McpService:
                 include=self.config.read_paths,
                 hypothetical_answer=hypothetical_answer,
                 fallback="keyword",
+                rerank=None if rerank is False else self.reranker,
+                rerank_top_n=self.config.rerank_top_n,
             )
-            if (result.degraded and result.mode != "hybrid") or _embedder_missing(result):
-                self._embedder_errors[coll.name] = scrub_paths(result.degraded_reason or "")
+            reason = retrieval_reason(result)  # a failed reranking says nothing of the embedder
+            if (reason and result.mode != "hybrid") or _embedder_missing(reason):
+                self._embedder_errors[coll.name] = scrub_paths(reason or "")
             return result_view(coll.name, result)
 
     def get(
@@ -263,6 +290,8 @@ class McpService:
                 "default_collection": self.config.collection,
                 "writes_allowed": self.config.allow_writes,
                 "path_filters_active": bool(self.config.exclude or self.config.read_paths),
+                "reranker": scrub_paths(self.reranker.model_id) if self.reranker else None,
+                "query_cache": self.query_cache.stats().to_dict() if self.query_cache else None,
                 "collections": listed,
             }
 
@@ -324,8 +353,8 @@ class McpService:
             )
 
 
-def _embedder_missing(result: SearchResult) -> bool:
-    return bool(result.degraded_reason and result.degraded_reason.startswith("semantic leg"))
+def _embedder_missing(reason: str | None) -> bool:
+    return bool(reason and reason.startswith("semantic leg"))
 
 
 def _chunk_view(
@@ -401,6 +430,7 @@ def result_view(collection: str, result: SearchResult) -> dict[str, Any]:
         "min_score": result.min_score,
         "notes": list(result.notes),
         "query_windows": result.query_windows,
+        "reranked_by": result.reranked_by,
         "count": len(result.hits),
         "hits": [hit_view(h) for h in result.hits],
     }

@@ -78,6 +78,7 @@ class SearchOut(TypedDict):
     min_score: float | None
     notes: list[str]
     query_windows: int
+    reranked_by: str | None
     count: int
     hits: list[HitOut]
 
@@ -111,9 +112,12 @@ relative to the vault), `title`, `score`, the matching chunk's `text` (at most a
 {SNIPPET_CHARS} characters; `truncated` says if it was cut), its `heading_path`, `line_start` and
 `line_end`, the record's `fields`, and in hybrid mode each leg's score and rank in `components`.
 Scores: semantic = cosine similarity in [-1, 1]; keyword = BM25 (>= 0); hybrid = a convex
-combination of both legs' normalised scores in [0, 1], comparable only within one query. Call `get` with a hit's `id` for the full text.
+combination of both legs' normalised scores in [0, 1], comparable only within one query. Call
+`get` with a hit's `id` for the full text.
+When the server has a reranker, the top hits are rescored by it: `reranked_by` names it, `score`
+is its relevance in [0, 1] and `components` keeps the mode's own score and rank.
 `degraded: true` means part of the search could not run (e.g. the embedding model failed) and
-keyword results were returned instead; `degraded_reason` says why. Some paths may be hidden by the
+keyword (or un-reranked) results were returned instead; `degraded_reason` says why. Some paths may be hidden by the
 server's privacy settings, so a search can return fewer than `limit` hits."""
 
 
@@ -255,6 +259,13 @@ def _register_search(server: MCPServer, service: McpService) -> None:
                 "the query to find similar passages. The result then reports hyde: true."
             ),
         ] = None,
+        rerank: Annotated[
+            bool | None,
+            Field(
+                description="Rescore the top hits with the server's reranker: unset uses it "
+                "when the server has one, false skips it (faster), true requires it."
+            ),
+        ] = None,
     ) -> SearchOut:
         return cast(
             SearchOut,
@@ -268,6 +279,7 @@ def _register_search(server: MCPServer, service: McpService) -> None:
                 collection=collection,
                 where=where,
                 hypothetical_answer=hypothetical_answer,
+                rerank=rerank,
             ),
         )
 

@@ -28,34 +28,20 @@ def _packaged_tokenizer() -> Path:
     return _packaged_model_path() / "tokenizer.json"
 
 
-def make_tiny_bert(
-    folder: Path,
-    pooling: str = "mean",
-    hidden: int = 32,
-    layers: int = 2,
-    heads: int = 4,
-    max_seq_length: int = 24,
-    seed: int = 0,
-    prefix: str = "",
-) -> Path:
-    """Write a random-weight BERT sentence-transformers folder; returns it.
+VOCAB = 30522  # the packaged tokenizer's
 
-    Args:
-        pooling: "mean", "cls", "max" or "mean_sqrt_len".
-        prefix: tensor-name prefix ("bert." like a BertForX checkpoint, or "").
-    """
-    from safetensors.numpy import save_file
 
-    rng = np.random.default_rng(seed)
-    vocab = 30522
-    folder.mkdir(parents=True, exist_ok=True)
+def _bert_tensors(
+    rng: np.random.Generator, hidden: int, layers: int, positions: int = 64
+) -> dict[str, np.ndarray]:
+    """Random BERT encoder tensors (std 0.2, so outputs vary from text to text), no prefix."""
 
     def normal(*shape: int) -> np.ndarray:
         return (rng.standard_normal(shape) * 0.2).astype(np.float32)
 
     tensors = {
-        "embeddings.word_embeddings.weight": normal(vocab, hidden),
-        "embeddings.position_embeddings.weight": normal(64, hidden),
+        "embeddings.word_embeddings.weight": normal(VOCAB, hidden),
+        "embeddings.position_embeddings.weight": normal(positions, hidden),
         "embeddings.token_type_embeddings.weight": normal(2, hidden),
         "embeddings.LayerNorm.weight": 1 + normal(hidden),
         "embeddings.LayerNorm.bias": normal(hidden),
@@ -75,21 +61,91 @@ def make_tiny_bert(
         for norm in ("attention.output.LayerNorm", "output.LayerNorm"):
             tensors[f"{p}.{norm}.weight"] = 1 + normal(hidden)
             tensors[f"{p}.{norm}.bias"] = normal(hidden)
-    save_file({prefix + k: v for k, v in tensors.items()}, str(folder / "model.safetensors"))
-    config = {
-        "architectures": ["BertModel"],
+    return tensors
+
+
+def _bert_config(
+    architecture: str, hidden: int, layers: int, heads: int, positions: int
+) -> dict[str, object]:
+    """A Hugging Face BERT config.json for the tensors of :func:`_bert_tensors`."""
+    return {
+        "architectures": [architecture],
         "model_type": "bert",
         "hidden_size": hidden,
         "num_hidden_layers": layers,
         "num_attention_heads": heads,
         "intermediate_size": 4 * hidden,
         "hidden_act": "gelu",
-        "max_position_embeddings": 64,
+        "max_position_embeddings": positions,
         "type_vocab_size": 2,
-        "vocab_size": vocab,
+        "vocab_size": VOCAB,
         "layer_norm_eps": 1e-12,
         "pad_token_id": 0,
     }
+
+
+def make_tiny_cross_encoder(
+    folder: Path,
+    hidden: int = 32,
+    layers: int = 2,
+    heads: int = 4,
+    max_length: int = 40,
+    num_labels: int = 1,
+    seed: int = 0,
+    positions: int = 64,
+) -> Path:
+    """Write a random-weight cross-encoder folder (Hugging Face BertForSequenceClassification
+    with the pooler and classifier head, as sentence-transformers' CrossEncoder saves one);
+    ``max_length`` goes to tokenizer_config.json's model_max_length. Returns the folder.
+
+    ``hidden=384, layers=6, heads=12, positions=512`` is the shape of
+    cross-encoder/ms-marco-MiniLM-L6-v2 (what benchmarks/rerank.py times)."""
+    from safetensors.numpy import save_file
+    from transformers import BertTokenizerFast
+
+    rng = np.random.default_rng(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    tensors = {f"bert.{k}": v for k, v in _bert_tensors(rng, hidden, layers, positions).items()}
+    tensors["bert.pooler.dense.weight"] = (rng.standard_normal((hidden, hidden)) * 0.3).astype(
+        np.float32
+    )
+    tensors["bert.pooler.dense.bias"] = (rng.standard_normal(hidden) * 0.1).astype(np.float32)
+    # a classifier weight of std 1 spreads the logits over a few units: sigmoid varies
+    tensors["classifier.weight"] = rng.standard_normal((num_labels, hidden)).astype(np.float32)
+    tensors["classifier.bias"] = np.zeros(num_labels, dtype=np.float32)
+    save_file(tensors, str(folder / "model.safetensors"), metadata={"format": "pt"})
+    config = _bert_config("BertForSequenceClassification", hidden, layers, heads, positions)
+    config["id2label"] = {str(i): f"LABEL_{i}" for i in range(num_labels)}
+    config["label2id"] = {f"LABEL_{i}": i for i in range(num_labels)}
+    (folder / "config.json").write_text(json.dumps(config))
+    tokenizer = BertTokenizerFast(tokenizer_file=str(_packaged_tokenizer()))
+    tokenizer.model_max_length = max_length
+    tokenizer.save_pretrained(str(folder))
+    return folder
+
+
+def make_tiny_bert(
+    folder: Path,
+    pooling: str = "mean",
+    hidden: int = 32,
+    layers: int = 2,
+    heads: int = 4,
+    max_seq_length: int = 24,
+    seed: int = 0,
+    prefix: str = "",
+) -> Path:
+    """Write a random-weight BERT sentence-transformers folder; returns it.
+
+    Args:
+        pooling: "mean", "cls", "max" or "mean_sqrt_len".
+        prefix: tensor-name prefix ("bert." like a BertForX checkpoint, or "").
+    """
+    from safetensors.numpy import save_file
+
+    folder.mkdir(parents=True, exist_ok=True)
+    tensors = _bert_tensors(np.random.default_rng(seed), hidden, layers)
+    save_file({prefix + k: v for k, v in tensors.items()}, str(folder / "model.safetensors"))
+    config = _bert_config("BertModel", hidden, layers, heads, 64)
     (folder / "config.json").write_text(json.dumps(config))
     shutil.copy(_packaged_tokenizer(), folder / "tokenizer.json")
     modules = [

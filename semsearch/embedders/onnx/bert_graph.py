@@ -5,8 +5,11 @@ The graph is the textbook BERT encoder (Devlin et al. 2019; the layout of Huggin
 multi-head self-attention and a GELU feed-forward block, each with a residual LayerNorm.
 
 Inputs (all int64, shape [batch, seq]): ``input_ids``, ``attention_mask`` (1 = token,
-0 = padding), ``token_type_ids``. Output: ``last_hidden_state`` float32[batch, seq, hidden].
-Pooling is left to the caller, which reads the model folder's pooling config.
+0 = padding), ``token_type_ids``. Output: ``last_hidden_state`` float32[batch, seq, hidden];
+pooling is left to the caller, which reads the model folder's pooling config. With
+``head="classifier"`` (a cross-encoder, Hugging Face ``BertForSequenceClassification``) the
+output is ``logits`` float32[batch, num_labels] instead: the [CLS] vector through the pooler
+(dense + tanh) and the classifier (dense), as in ``BertPooler`` and the classification head.
 
 Weights are read with ``safetensors.numpy``; tensor names with or without the ``bert.`` prefix
 are accepted. The graph uses opset 17 (``LayerNormalization``) and the erf form of GELU, which
@@ -26,9 +29,11 @@ from numpy.typing import NDArray
 
 from semsearch.errors import EmbedderUnavailable
 
-__all__ = ["BertConfig", "build_bert_graph", "load_bert_weights"]
+__all__ = ["HEADS", "BertConfig", "build_bert_graph", "load_bert_weights"]
 
 OPSET = 17
+#: What a graph outputs: token vectors (an embedder) or classifier logits (a cross-encoder).
+HEADS = ("encoder", "classifier")
 _Weights = Mapping[str, NDArray[Any]]
 
 
@@ -141,9 +146,15 @@ class _GraphBuilder:
         return self.op("Mul", [half_x, one_plus])
 
 
-def build_bert_graph(weights: _Weights, config: BertConfig, name: str = "bert") -> Any:
+def build_bert_graph(
+    weights: _Weights, config: BertConfig, name: str = "bert", head: str = "encoder"
+) -> Any:
     """An ``onnx.ModelProto`` of the encoder described by ``config`` with ``weights``.
 
+    Args:
+        head: ``"encoder"`` (output ``last_hidden_state``) or ``"classifier"`` (output
+            ``logits`` float32[batch, num_labels], from the ``pooler.dense`` and ``classifier``
+            tensors of a sequence-classification checkpoint).
     Raises:
         EmbedderUnavailable: a tensor the architecture needs is missing.
     """
@@ -154,22 +165,35 @@ def build_bert_graph(weights: _Weights, config: BertConfig, name: str = "bert") 
     mask_bias = _attention_bias(g)
     for layer in range(config.num_layers):
         hidden = _encoder_layer(g, hidden, mask_bias, config, f"encoder.layer.{layer}")
-    g.nodes.append(helper.make_node("Identity", [hidden], ["last_hidden_state"]))
-
     dims = ["batch", "sequence"]
+    if head == "classifier":
+        labels = int(g.tensor("classifier.weight").shape[0])
+        g.nodes.append(helper.make_node("Identity", [_classifier(g, hidden)], ["logits"]))
+        output = helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", labels])
+    else:
+        g.nodes.append(helper.make_node("Identity", [hidden], ["last_hidden_state"]))
+        output = helper.make_tensor_value_info(
+            "last_hidden_state", TensorProto.FLOAT, [*dims, config.hidden_size]
+        )
     inputs = [
         helper.make_tensor_value_info(label, TensorProto.INT64, dims)
         for label in ("input_ids", "attention_mask", "token_type_ids")
     ]
-    output = helper.make_tensor_value_info(
-        "last_hidden_state", TensorProto.FLOAT, [*dims, config.hidden_size]
-    )
     graph = helper.make_graph(g.nodes, name, inputs, [output], initializer=g.initializers)
     model = helper.make_model(
         graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="semsearch"
     )
     model.ir_version = 8  # readable by every onnxruntime since 1.10
     return model
+
+
+def _classifier(g: _GraphBuilder, hidden: str) -> str:
+    """float32[batch, num_labels]: tanh(dense([CLS])) then the classifier's dense layer."""
+    index = g.const(np.array([0], dtype=np.int64))  # const() keeps at least one dimension
+    first = g.op("Gather", [hidden, index], axis=1)  # [batch, 1, hidden]
+    first = g.op("Squeeze", [first, g.const(np.array([1], dtype=np.int64))])
+    pooled = g.op("Tanh", [g.linear(first, "pooler.dense")])
+    return g.linear(pooled, "classifier")
 
 
 def _embeddings(g: _GraphBuilder, config: BertConfig) -> str:

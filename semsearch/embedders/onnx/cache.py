@@ -1,7 +1,8 @@
 """The per-user cache of ONNX graphs built from model folders.
 
-A graph is built once per (weights, precision, engine version) from the folder's
-``model.safetensors`` and kept as ``<cache>/onnx/<model>-<sha256[:16]>-<precision>-e<N>.onnx``.
+A graph is built once per (weights, precision, head, engine version) from the folder's
+``model.safetensors`` and kept as ``<cache>/onnx/<model>-<sha256[:16]>-<precision>-e<N>.onnx``
+(a cross-encoder's classifier graph adds ``-ce`` before ``.onnx``).
 The cache folder is ``$SEMSEARCH_CACHE_DIR``, else ``$XDG_CACHE_HOME/semsearch``, else
 ``~/.cache/semsearch``.
 
@@ -95,11 +96,19 @@ class GraphSpec:
         folder: the model folder.
         precision: ``"fp32"`` or ``"int8"`` (dynamic quantisation, per-channel weights).
         label: the model's short name for the file name (default: the folder's name).
+        head: ``"encoder"`` (token vectors, an embedder) or ``"classifier"`` (logits, a
+            cross-encoder); see :func:`~semsearch.embedders.onnx.bert_graph.build_bert_graph`.
     Raises:
         EmbedderUnavailable: an unknown precision.
     """
 
-    def __init__(self, folder: ModelFolder, precision: str, label: str | None = None) -> None:
+    def __init__(
+        self,
+        folder: ModelFolder,
+        precision: str,
+        label: str | None = None,
+        head: str = "encoder",
+    ) -> None:
         if precision not in PRECISIONS:
             raise EmbedderUnavailable(
                 f"unknown precision {precision!r}", hint=f"use one of: {', '.join(PRECISIONS)}"
@@ -107,6 +116,7 @@ class GraphSpec:
         self.folder = folder
         self.precision = precision
         self.label = label or folder.path.name
+        self.head = head
 
     @property
     def digest(self) -> str:
@@ -117,14 +127,18 @@ class GraphSpec:
     def path(self) -> Path:
         """Where the graph is cached."""
         slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", self.label).strip("-.") or "model"
-        name = f"{slug}-{self.digest[:16]}-{self.precision}-e{ENGINE_VERSION}.onnx"
+        suffix = "-ce" if self.head == "classifier" else ""  # encoder names stay as before
+        name = f"{slug}-{self.digest[:16]}-{self.precision}-e{ENGINE_VERSION}{suffix}.onnx"
         return cache_root() / "onnx" / name
 
     def metadata(self) -> dict[str, str]:
         """What a valid graph of this spec records in its ONNX metadata."""
-        return dict(
+        values = dict(
             zip(_META_KEYS, (str(ENGINE_VERSION), self.digest, self.precision), strict=True)
         )
+        if self.head != "encoder":  # encoder graphs cached before heads existed stay valid
+            values["head"] = self.head
+        return values
 
     def matches(self, found: dict[str, str]) -> bool:
         """True when a loaded graph's metadata names this spec."""
@@ -154,7 +168,7 @@ def build_graph(spec: GraphSpec, announce: Callable[[str], None] | None = None) 
     say(f"preparing the model {spec.label} for ONNX Runtime ({spec.precision}), once")
     started = time.perf_counter()
     config = BertConfig.from_json(spec.folder.hf_config)
-    model = build_bert_graph(load_bert_weights(spec.folder.weights_file), config)
+    model = build_bert_graph(load_bert_weights(spec.folder.weights_file), config, head=spec.head)
     if spec.precision == "int8":
         model = _quantized(model, target.parent)
     _set_metadata(model, spec.metadata())

@@ -1,4 +1,4 @@
-"""Run a cached BERT graph on ONNX Runtime: tokenise, batch by length, pool.
+"""Run a cached BERT graph on ONNX Runtime: tokenise, batch by length, pool (or score pairs).
 
 It reproduces what sentence-transformers does for a plain Transformer + Pooling folder: the
 folder's own ``tokenizer.json``, texts stripped (and lower-cased when the folder says
@@ -57,6 +57,10 @@ class OnnxRunner:
         batch_size: most texts per forward pass (also bounded by a token budget).
         announce: where the one-time build line goes (default stderr).
         label: the model's short name, for the cache file and messages.
+        head: ``"encoder"`` for :meth:`encode` (an embedder), ``"classifier"`` for
+            :meth:`score_pairs` (a cross-encoder).
+        max_length: tokens per input, special tokens included (default: the folder's
+            ``max_seq_length``, else 512).
     """
 
     def __init__(
@@ -68,14 +72,16 @@ class OnnxRunner:
         batch_size: int = 32,
         announce: Callable[[str], None] | None = None,
         label: str | None = None,
+        head: str = "encoder",
+        max_length: int | None = None,
     ) -> None:
         self.folder = folder
         self._tokenizer_file = tokenizer_file
         self._tokenizer: Tokenizer | None = None
-        self.spec = GraphSpec(folder, precision, label=label)
+        self.spec = GraphSpec(folder, precision, label=label, head=head)
         self.threads = threads or default_threads()
         self.batch_size = batch_size
-        self.max_length = folder.max_seq_length or 512
+        self.max_length = max_length or folder.max_seq_length or 512
         self._announce = announce
         self._session: Any = None
         self._lock = threading.Lock()
@@ -96,45 +102,81 @@ class OnnxRunner:
         Raises:
             EmbedderUnavailable: the graph cannot be built or run.
         """
-        session = self.session()
         encodings = self._tokenize(texts)
+        width = self.folder.pooling.dim or 0
+        mode = self.folder.pooling.mode
+        return self._run(encodings, "last_hidden_state", width, lambda out, m: pool(out, m, mode))
+
+    def score_pairs(self, query: str, texts: Sequence[str]) -> NDArray[np.float32]:
+        """A cross-encoder's first logit per (query, text) pair: float32[len(texts)].
+
+        Each pair is tokenised as ``[CLS] query [SEP] text [SEP]`` with token type 0 for the
+        query and 1 for the text, truncated longest-first to ``max_length`` tokens, as
+        sentence-transformers' ``CrossEncoder`` does (texts are not stripped, as there).
+
+        Raises:
+            EmbedderUnavailable: the graph cannot be built or run.
+        """
+        tokenizer = self._loaded_tokenizer()
+        lower = self.folder.do_lower_case
+        pairs = [(query.lower(), t.lower()) if lower else (query, t) for t in texts]
+        encodings: list[Encoding] = tokenizer.encode_batch(pairs)
+        logits = self._run(encodings, "logits", 1, lambda out, _: out[:, :1])
+        return logits[:, 0]
+
+    def _run(
+        self,
+        encodings: list[Encoding],
+        output: str,
+        width: int,
+        post: Callable[[NDArray[np.float32], NDArray[np.int64]], NDArray[np.float32]],
+    ) -> NDArray[np.float32]:
+        """``post(graph output, mask)`` per batch, rows back in input order: float32[n, w].
+
+        Batches run on up to ``threads`` worker threads at once, each single-threaded inside
+        ONNX Runtime (one session; its ``run`` is thread-safe and releases the GIL).
+        """
+        session = self.session()
         batches = self._batches(encodings)
 
         def run(batch: list[int]) -> NDArray[np.float32]:
-            ids, mask = _padded([encodings[i] for i in batch])
-            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            ids, mask, types = _padded([encodings[i] for i in batch])
+            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
             try:
-                hidden = session.run(["last_hidden_state"], feed)[0]
+                out = session.run([output], feed)[0]
             except Exception as exc:  # onnxruntime raises its own error types
                 raise EmbedderUnavailable(
-                    f"ONNX Runtime failed to embed: {exc}",
+                    f"ONNX Runtime failed on {self.spec.label}: {exc}",
                     hint="rebuild the model cache with `semsearch models prepare --force`",
                 ) from exc
-            return pool(hidden, mask, self.folder.pooling.mode)
+            return post(out, mask)
 
         if len(batches) == 1 or self.threads == 1:
-            pooled = [run(batch) for batch in batches]
+            results = [run(batch) for batch in batches]
         else:
             with ThreadPoolExecutor(max_workers=self.threads) as pool_:
-                pooled = list(pool_.map(run, batches))
-        width = pooled[0].shape[1] if pooled else (self.folder.pooling.dim or 0)
-        out = np.zeros((len(texts), width), dtype=np.float32)
-        for batch, vectors in zip(batches, pooled, strict=True):
-            out[batch] = vectors
+                results = list(pool_.map(run, batches))
+        out = np.zeros((len(encodings), results[0].shape[1] if results else width), np.float32)
+        for batch, rows in zip(batches, results, strict=True):
+            out[batch] = rows
         return out
 
-    def _tokenize(self, texts: Sequence[str]) -> list[Encoding]:
+    def _loaded_tokenizer(self) -> Tokenizer:
         if self._tokenizer is None:
             from tokenizers import Tokenizer
 
             tokenizer = Tokenizer.from_file(str(self._tokenizer_file))
             tokenizer.no_padding()
-            # ST truncates at max_seq_length tokens, special tokens included.
-            tokenizer.enable_truncation(self.max_length)
+            # ST truncates at max_seq_length tokens, special tokens included; pairs lose
+            # tokens from the longer side first (longest_first, as CrossEncoder).
+            tokenizer.enable_truncation(self.max_length, strategy="longest_first")
             self._tokenizer = tokenizer
+        return self._tokenizer
+
+    def _tokenize(self, texts: Sequence[str]) -> list[Encoding]:
         lower = self.folder.do_lower_case
         cleaned = [t.strip().lower() if lower else t.strip() for t in texts]
-        encodings: list[Encoding] = self._tokenizer.encode_batch(cleaned)
+        encodings: list[Encoding] = self._loaded_tokenizer().encode_batch(cleaned)
         return encodings
 
     def _batches(self, encodings: list[Encoding]) -> list[list[int]]:
@@ -192,14 +234,19 @@ class OnnxRunner:
         return session if self.spec.matches(found) else None
 
 
-def _padded(encodings: list[Encoding]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+def _padded(
+    encodings: list[Encoding],
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """input_ids, attention_mask and token_type_ids, right-padded with 0 to the longest."""
     length = max(len(e.ids) for e in encodings)
     ids = np.zeros((len(encodings), length), dtype=np.int64)
     mask = np.zeros_like(ids)
+    types = np.zeros_like(ids)
     for row, enc in enumerate(encodings):
         ids[row, : len(enc.ids)] = enc.ids
         mask[row, : len(enc.ids)] = 1
-    return ids, mask
+        types[row, : len(enc.ids)] = enc.type_ids
+    return ids, mask, types
 
 
 def pool(hidden: NDArray[np.float32], mask: NDArray[np.int64], mode: str) -> NDArray[np.float32]:

@@ -359,6 +359,10 @@
   }
 
   function scoreBadge(hit, mode) {
+    const rerank = hit.components && hit.components.rerank;
+    if (rerank) {  // the server reranked: its score (sigmoid of a cross-encoder logit) is shown
+      return el("span", { class: "badge badge-rank", title: `reranker score ${hit.score.toFixed(3)} (0 to 1)`, text: `rerank ${hit.score.toFixed(2)}` });
+    }
     if (mode === "semantic" && hit.percent != null) {
       return el("span", { class: "badge badge-percent", title: `cosine similarity ${hit.score.toFixed(3)}`, "aria-label": `${hit.percent} percent similar`, text: `${hit.percent}%` });
     }
