@@ -383,8 +383,9 @@ class SQLiteStore:
             return deleted
 
     def compact(self) -> tuple[int, int]:
-        """Prune the change log as far as every reader allows, then VACUUM the file and
-        truncate its WAL (``semsearch compact``).
+        """Prune the change log as far as every reader allows, merge each FTS5 index into one
+        segment (deleted rows leave tombstones that VACUUM cannot drop), then VACUUM the file
+        and truncate its WAL (``semsearch compact``).
 
         Pruning is safe for other processes (stores/sqlite_changes.py). VACUUM rewrites the
         whole file: it needs free disk space about the file's size and holds the write lock
@@ -400,6 +401,7 @@ class SQLiteStore:
             return before, before
         with self._write() as conn:
             sqlite_changes.prune_all(conn, self.location)
+            ddl.optimize_keyword_indexes(conn)
         with self._lock, sqlite_file.unwritable(self.location):
             writer = self._conn
             if writer is not None and self.location != ":memory:":

@@ -27,6 +27,7 @@ __all__ = [
     "keyword_tokenizer",
     "migrate",
     "next_collection_id",
+    "optimize_keyword_indexes",
     "schema_version",
 ]
 
@@ -235,6 +236,19 @@ def create_collection_objects(
             f"CREATE INDEX IF NOT EXISTS attr_{int(collection_id)}_{name} ON records "
             f"(collection_id, json_extract(attrs, '$.{name}'))"
         )
+
+
+def optimize_keyword_indexes(conn: sqlite3.Connection) -> None:
+    """Inside a write transaction: FTS5 ``optimize`` on every collection's keyword tables, which
+    merges their segments and drops the tombstones of deleted rows (``semsearch compact``)."""
+    for (cid,) in conn.execute("SELECT id FROM collections").fetchall():
+        tables = [fts_table(cid), record_fts_table(cid)]
+        for table in tables:
+            exists = conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+            ).fetchone()
+            if exists:
+                conn.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
 
 
 def drop_collection_objects(
