@@ -87,9 +87,14 @@ def test_memory_search_uses_the_embedders_default_fake_embedder(tmp_path) -> Non
     for n, text in enumerate(TEXTS.values()):
         memory.add_message("u", f"c{n}", "user", text)
     memory.backfill()
-    assert [h.message.content for h in memory.search("u", TEXTS["a"])] == [TEXTS["a"]]
-    loose = memory.search("u", TEXTS["a"], min_score=0.3)
+    semantic = memory.search("u", TEXTS["a"], mode="semantic")
+    assert [h.message.content for h in semantic] == [TEXTS["a"]]
+    loose = memory.search("u", TEXTS["a"], min_score=0.3, mode="semantic")
     assert len(loose) > 1
+    # hybrid (the default) drops the same weak semantic candidates, but keeps what holds the
+    # query's words: both "alpha owls" messages
+    hybrid = memory.search("u", TEXTS["a"])
+    assert {h.message.content for h in hybrid} == {t for t in TEXTS.values() if "alpha owls" in t}
     memory.close()
 
 
