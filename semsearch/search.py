@@ -22,7 +22,7 @@ from semsearch import fusion
 from semsearch.errors import EmbedderUnavailable, InvalidQuery
 from semsearch.filters import Filter, IdMatch, conjoin, path_filter, split_path_pattern
 from semsearch.long_query import QueryVector, embed_query_windows
-from semsearch.results import Hit, LegScore, SearchResult
+from semsearch.results import Hit, LegScore, SearchResult, with_pages
 from semsearch.stores.base import PartialIdFilters, ScoredChunk, Store
 
 if TYPE_CHECKING:
@@ -344,7 +344,13 @@ def _hits(
     if strict and len(live) < len(rows):
         raise _StateMoved
     return [
-        Hit(c.record_id, score, chunks[c.chunk_id], fields[c.record_id], comps)
+        Hit(
+            c.record_id,
+            score,
+            with_pages(chunks[c.chunk_id], fields[c.record_id]),
+            fields[c.record_id],
+            comps,
+        )
         for c, score, comps in live
     ]
 

@@ -1,4 +1,4 @@
-"""`semsearch index PATH`: index a markdown folder, incrementally."""
+"""`semsearch index PATH`: index a folder of markdown notes and PDFs, incrementally."""
 
 from __future__ import annotations
 
@@ -25,14 +25,14 @@ from semsearch.errors import SemsearchError
 
 @cli_errors
 def index(
-    path: Annotated[str, typer.Argument(help="Folder of markdown notes.")],
+    path: Annotated[str, typer.Argument(help="Folder of markdown notes and PDFs.")],
     index: IndexOpt = settings.DEFAULT_INDEX,
     collection: CollectionOpt = settings.DEFAULT_COLLECTION,
     include: FileIncludeOpt = None,
     exclude: FileExcludeOpt = None,
     keyword_tokenizer: KeywordTokenizerOpt = None,
 ) -> None:
-    """Index (or re-index) a folder of markdown notes. Unchanged notes are not re-embedded."""
+    """Index (or re-index) a folder of markdown notes and PDFs. Unchanged files are not re-embedded."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     import semsearch

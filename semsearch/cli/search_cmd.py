@@ -18,7 +18,7 @@ from semsearch.cli.common import (
     out,
 )
 from semsearch.errors import InvalidQuery
-from semsearch.results import SearchResult
+from semsearch.results import Chunk, SearchResult
 
 
 @cli_errors
@@ -108,6 +108,18 @@ def check_argument(name: str, value: str | None) -> None:
         ) from None
 
 
+def _place(chunk: Chunk) -> str:
+    """Where a chunk sits in its file: ":12" (markdown line), " p. 3" or " pp. 3-4" (PDF)."""
+    if chunk.page_start is not None:
+        end = chunk.page_end or chunk.page_start
+        return (
+            f" p. {chunk.page_start}"
+            if end == chunk.page_start
+            else f" pp. {chunk.page_start}-{end}"
+        )
+    return f":{chunk.line_start}" if chunk.line_start else ""
+
+
 def render(result: SearchResult) -> None:
     """Print hits for a person: rank, score, id, heading path and a one-line snippet."""
     note = " (HyDE)" if result.hyde else ""
@@ -119,7 +131,7 @@ def render(result: SearchResult) -> None:
         where = ""
         if hit.chunk is not None:
             heading = " > ".join(hit.chunk.heading_path)
-            lines = f":{hit.chunk.line_start}" if hit.chunk.line_start else ""
+            lines = _place(hit.chunk)
             where = f"{lines}  [dim]{escape(heading)}[/]" if heading else lines
         out.print(f"{rank:>2}. [cyan]{hit.score:.3f}[/]  [bold]{escape(hit.id)}[/]{where}")
         if hit.chunk is not None:

@@ -174,6 +174,8 @@ class ChunkOut(BaseModel):
     heading_path: list[str]
     line_start: int | None
     line_end: int | None
+    page_start: int | None = None
+    page_end: int | None = None
 
 
 class LegOut(BaseModel):

@@ -343,6 +343,8 @@ def _chunk_view(
         "heading_path": list(c.heading_path),
         "line_start": c.line_start,
         "line_end": c.line_end,
+        "page_start": c.page_start,
+        "page_end": c.page_end,
         "text": c.text,
     }
 
@@ -384,6 +386,8 @@ def hit_view(hit: Hit) -> dict[str, Any]:
         "heading_path": list(chunk.heading_path) if chunk is not None else [],
         "line_start": chunk.line_start if chunk is not None else None,
         "line_end": chunk.line_end if chunk is not None else None,
+        "page_start": chunk.page_start if chunk is not None else None,
+        "page_end": chunk.page_end if chunk is not None else None,
         "fields": hit.fields,
         "components": components,
     }
