@@ -29,6 +29,7 @@ from semsearch.lifecycle import Lifecycle, check_stored
 from semsearch.results import Chunk, Record, SearchResult, UpsertReport
 from semsearch.schema import Schema
 from semsearch.search import (
+    MAX_LIMIT,
     PathScope,
     SearchRequest,
     health_check,
@@ -438,12 +439,14 @@ class Collection:
         hypothetical_answer: str | None = None,
         fallback: Literal["keyword"] | None = None,
         exact: bool = False,
+        offset: int = 0,
     ) -> SearchResult:
         """Search the collection; each record appears once, with its best chunk.
 
         Args:
-            query: the user's text. Empty with a ``where`` filter runs :meth:`find` instead
-                (``mode == "structured"``).
+            query: the user's text. Empty (or only whitespace) lists records without ranking
+                instead, as :meth:`find` does (``mode == "structured"``, score 0.0, no chunk):
+                those matching ``where`` and the path scope, or all records, ordered by id.
             mode: ``"semantic"`` (cosine similarity in [-1, 1]), ``"keyword"`` (BM25, >= 0,
                 higher is better) or ``"hybrid"`` (reciprocal rank fusion of both, k=5; the
                 fused score is comparable only within one query; each hit carries both legs'
@@ -466,10 +469,12 @@ class Collection:
             fallback: ``"keyword"`` to return keyword results (marked degraded) when the
                 embedder fails in semantic mode, instead of raising.
             exact: force an exact vector scan where an ANN index would answer.
+            offset: listing only (an empty query): skip this many records first (>= 0).
         Raises:
             InvalidQuery: an argument of the wrong type (the message names it, the type given and
                 the type expected), unknown mode, bad limit or min_score, text that is not valid
-                Unicode (a lone surrogate), or an empty query with no filter.
+                Unicode (a lone surrogate), a negative offset, or an offset with a non-empty
+                query (ranked results are not paged: raise ``limit``).
             InvalidFilter: bad ``where``.
             ModelMismatch: semantic or hybrid mode on a collection opened with
                 ``strict_model=False`` and another model (keyword mode still runs).
@@ -484,15 +489,16 @@ class Collection:
             query, mode, limit, min_score, hypothetical_answer=hypothetical_answer,
             folder=folder, exclude=exclude, include=include, fallback=fallback, exact=exact,
         )  # fmt: skip
+        check_page(limit, offset, MAX_LIMIT)
         ast = parse_filter(where, self.schema)
         scope = PathScope(folder, tuple(exclude), tuple(include))
         if not query.strip():
-            if ast is None and not folder:
-                raise InvalidQuery(
-                    "the query is empty",
-                    hint="give a query, or a `where` filter to list matching records",
-                )
-            return self._read(lambda: structured_search(self, query, ast, scope, limit))
+            return self._read(lambda: structured_search(self, query, ast, scope, limit, offset))
+        if offset:
+            raise InvalidQuery(
+                f"offset={offset} with a query: offset pages listings (an empty query) only",
+                hint="ranked results are not paged; raise limit instead (at most 1000)",
+            )
         checked_mode = cast(Literal["semantic", "keyword", "hybrid"], mode)
         query = unicodedata.normalize("NFC", query)  # as record text (validation.prepare_record)
         if hypothetical_answer is not None:

@@ -442,20 +442,31 @@ def validate_request(
 
 
 def structured_search(
-    coll: Collection, query: str, where: Filter | None, scope: PathScope, limit: int
+    coll: Collection,
+    query: str,
+    where: Filter | None,
+    scope: PathScope,
+    limit: int,
+    offset: int = 0,
 ) -> SearchResult:
-    """An empty query with a filter or folder: matching records by id, score 0, no ranking."""
+    """An empty query: the records matching ``where`` and ``scope`` (all when neither is
+    given) ordered by id, from the ``offset``-th, at most ``limit``; score 0.0, no chunk."""
     # the path scope goes to the store with the filter; allows() is the safety net
     store_where = store_filter(coll.store, where, scope)
+    if scope == PathScope():  # nothing to check here: the store pages (an entity cache's list)
+        found = coll.store.find(coll.name, store_where, limit, offset, [])
+        listed = [Hit(r.id, 0.0, None, r.fields) for r in found]
+        return SearchResult(query, listed, "structured", total_candidates=len(listed))
     hits: list[Hit] = []
-    offset = 0
-    while len(hits) < limit:
-        page = coll.store.find(coll.name, store_where, 500, offset, [])
+    start = 0
+    while len(hits) < offset + limit:
+        page = coll.store.find(coll.name, store_where, 500, start, [])
         hits += [Hit(r.id, 0.0, None, r.fields) for r in page if scope.allows(r.id)]
         if len(page) < 500:
             break
-        offset += 500
-    return SearchResult(query, hits[:limit], "structured", total_candidates=len(hits))
+        start += 500
+    chosen = hits[offset : offset + limit]
+    return SearchResult(query, chosen, "structured", total_candidates=len(hits))
 
 
 def health_check(coll: Collection, mode: str, fallback: str | None) -> str | None:

@@ -23,13 +23,18 @@ from semsearch.results import Chunk, SearchResult
 
 @cli_errors
 def search(
-    query: Annotated[str, typer.Argument(help="What to look for.")],
+    query: Annotated[
+        str, typer.Argument(help="What to look for; empty lists records (by id, no ranking).")
+    ] = "",
     index: IndexOpt = settings.DEFAULT_INDEX,
     collection: CollectionOpt = settings.DEFAULT_COLLECTION,
     mode: Annotated[
         str, typer.Option("--mode", "-m", help="semantic | keyword | hybrid.")
     ] = "semantic",
     limit: Annotated[int, typer.Option("--limit", "-n", help="At most this many hits.")] = 10,
+    offset: Annotated[
+        int, typer.Option("--offset", help="Listing (empty query) only: skip this many records.")
+    ] = 0,
     min_score: Annotated[
         float | None,
         typer.Option(
@@ -76,6 +81,7 @@ def search(
         folder=folder,
         exclude=tuple(exclude or ()),
         hypothetical_answer=hyde,
+        offset=offset,
         **scoring,
     )
     for note in result.notes:  # e.g. a --min-score ignored by keyword or hybrid mode

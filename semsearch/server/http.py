@@ -325,6 +325,7 @@ def _search(name: str, body: SearchIn, state: ServerState) -> SearchOut:
         exclude=tuple(body.exclude),
         hypothetical_answer=body.hypothetical_answer,
         fallback=body.fallback,
+        offset=body.offset,
     )
     return search_out(result, coll, body.include_vectors)
 

@@ -153,8 +153,8 @@ class McpService:
     ) -> dict[str, Any]:
         """Ranked search; see the ``search`` tool. Embedder failure gives degraded keyword hits."""
         if not isinstance(query, str) or (not query.strip() and not where and not folder):
-            raise InvalidQuery(
-                "the query is empty",
+            raise InvalidQuery(  # a whole-index listing would only flood the agent's context
+                "the query is empty; the search tool does not list every record",
                 hint="pass the question or words to look for as `query`, "
                 "or a `where` filter or `folder` to list matching records",
             )
