@@ -45,7 +45,10 @@ def _typed(raw: str, field: Field | None, key: str) -> Any:
         if field.type == "int":
             return int(raw)
         if field.type == "float":
-            return float(raw)
+            try:
+                return float(raw)
+            except ValueError:
+                return raw  # "1/4": parse_filter reads fractions (or says what it takes)
         if field.type == "bool":
             if raw.lower() not in _TRUE | _FALSE:
                 raise ValueError(raw)
