@@ -38,6 +38,7 @@ from semsearch.globs import Lit, Many, parse_glob
 from semsearch.schema import Field, FieldType, Schema
 
 __all__ = [
+    "FLOAT_VALUES",
     "MAX_FILTER_DEPTH",
     "MAX_FILTER_LEAVES",
     "OPERATORS",
@@ -51,6 +52,7 @@ __all__ = [
     "conjoin",
     "parse_filter",
     "path_filter",
+    "read_fraction",
     "split_path_pattern",
 ]
 
@@ -264,11 +266,13 @@ def _compare(field: Field, op_name: str, value: Any) -> Compare:
     return Compare(field.name, op, _scalar(field, value), field.type)
 
 
+#: What a float field's filter value may be (said in the hint of a wrong one).
+FLOAT_VALUES = 'a number, or a fraction such as "1/4"'
 #: A fraction as players write challenge ratings ("1/4", "1/2"); a float field takes it.
 _FRACTION = re.compile(r"\s*([+-]?\d{1,18})\s*/\s*(\d{1,18})\s*")
 
 
-def _fraction(value: Any) -> Any:
+def read_fraction(value: Any) -> Any:
     """``"p/q"`` (q > 0) as the float p/q; anything else unchanged (then checked as given)."""
     match = _FRACTION.fullmatch(value) if isinstance(value, str) else None
     if match is None or int(match.group(2)) == 0:
@@ -279,7 +283,7 @@ def _fraction(value: Any) -> Any:
 def _scalar(field: Field, value: Any) -> Any:
     element = "str" if field.type == "list[str]" else field.type
     if element == "float":
-        value = _fraction(value)  # the one place fractions become numbers, for every face
+        value = read_fraction(value)  # the one place fractions become numbers, for every face
     ok = {
         "str": isinstance(value, str),
         "bool": isinstance(value, bool),
@@ -291,7 +295,7 @@ def _scalar(field: Field, value: Any) -> Any:
             f"field {field.name!r} is {field.type}; the filter value {value!r} is "
             f"{type(value).__name__}",
             hint=f"give {'an' if element == 'int' else 'a'} {element} value"
-            + (' (a number, or a fraction such as "1/4")' if element == "float" else ""),
+            + (f" ({FLOAT_VALUES})" if element == "float" else ""),
         )
     if element == "str":
         _check_unicode(field, value)
