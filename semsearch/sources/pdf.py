@@ -6,8 +6,8 @@ text, so every chunk can say which pages it comes from (``Chunk.page_start``/``p
 
 Why pypdf: ``benchmarks/pdf_extract.py`` measured it against pypdfium2 and pdfminer.six (see
 docs/benchmarks.md). Text quality was the same as pypdfium2's, pdfminer.six was several times
-slower, and pypdfium2 about twice as fast as pypdf; both are far faster than embedding the
-text. pypdf is pure Python: a malformed file cannot crash the process that reads it (the
+slower, and pypdfium2 about twice as fast as pypdf, whose time per page is still about half
+that of embedding the page with the local model. pypdf is pure Python: a malformed file cannot crash the process that reads it (the
 watcher runs inside ``semsearch serve``), and its readers are safe to use from several threads,
 which PDFium's global state is not.
 
