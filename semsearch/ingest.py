@@ -129,8 +129,9 @@ def chunk_text_for(coll: Collection, text: str, fields: Mapping[str, Any] | None
     """
     window = coll.embedder.max_tokens
     fields = fields or {}
-    if isinstance(fields.get(PAGE_STARTS), list):
-        spans = _chunk_pages(text, fields[PAGE_STARTS], coll.embedder, window)
+    starts = _page_offsets(fields.get(PAGE_STARTS), len(text))
+    if starts is not None:
+        spans = _chunk_pages(text, starts, coll.embedder, window)
     elif coll.schema.chunker == "markdown":
         offset = int(fields.get("body_line", 1)) - 1
         spans = chunk_markdown(text, coll.embedder, window, line_offset=offset)
@@ -153,12 +154,21 @@ def chunk_text_for(coll: Collection, text: str, fields: Mapping[str, Any] | None
     ]
 
 
+def _page_offsets(starts: object, length: int) -> list[int] | None:
+    """``starts`` when it is what a PDF's record carries: a non-empty list of ints, from 0,
+    non-decreasing, within the text; else None (any other ``page_starts`` is a plain field)."""
+    if not isinstance(starts, list) or not starts or not all(type(s) is int for s in starts):
+        return None
+    ok = starts[0] == 0 and starts == sorted(starts) and starts[-1] <= length
+    return starts if ok else None
+
+
 def _chunk_pages(
     text: str, page_starts: list[int], tokenizer: Tokenizer, max_tokens: int
 ) -> list[ChunkSpan]:
     """A paged text (a PDF's) cut as :func:`chunk_text` cuts, page by page, so that no chunk
     spans two pages and each cites one; offsets are into ``text``, ordinals run across pages."""
-    bounds = [*(int(s) for s in page_starts), len(text)]
+    bounds = [*page_starts, len(text)]
     spans: list[ChunkSpan] = []
     for start, end in itertools.pairwise(bounds):
         for span in chunk_text(text[start:end], tokenizer, max_tokens):

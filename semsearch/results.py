@@ -64,10 +64,12 @@ def with_pages(chunk: Chunk, fields: Mapping[str, Any]) -> Chunk:
     """``chunk`` with ``page_start``/``page_end`` set from ``fields["page_starts"]``.
 
     A chunk's pages are those holding its first and last char. Unchanged when the record has no
-    such field (markdown, JSON records) or the field is not a list of ints.
+    such field (markdown, JSON records) or it is not a non-decreasing list of ints from 0.
     """
     starts = fields.get(PAGE_STARTS)
     if not isinstance(starts, list) or not starts or not all(type(s) is int for s in starts):
+        return chunk
+    if starts[0] != 0 or starts != sorted(starts):
         return chunk
     first = bisect_right(starts, chunk.char_start)
     last = bisect_right(starts, max(chunk.char_start, chunk.char_end - 1))

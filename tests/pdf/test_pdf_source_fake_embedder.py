@@ -55,6 +55,18 @@ def test_with_pages_maps_char_offsets_to_pages_by_hand() -> None:
     assert with_pages(markdown, {"body_line": 1}) is markdown
 
 
+@pytest.mark.parametrize("bogus", ["1,2", [3, 1], [0, "7"], []])
+def test_a_page_starts_field_that_is_not_a_pdfs_is_a_plain_field(
+    db: semsearch.Database, bogus: object
+) -> None:
+    coll = db.collection("recs", embedder="fake:32")
+    coll.upsert([{"id": "r", "text": "alpha beta gamma", "page_starts": bogus}])
+    hit = coll.search("gamma", mode="keyword").hits[0]
+    assert hit.chunk is not None
+    assert (hit.chunk.page_start, hit.chunk.text) == (None, "alpha beta gamma")
+    assert hit.fields["page_starts"] == bogus
+
+
 def test_scan_takes_pdfs_next_to_markdown(folder: Path) -> None:
     assert list(scan_folder(folder)) == ["manual.pdf", "notes.md"]
 
