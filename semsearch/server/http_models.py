@@ -150,7 +150,9 @@ class SearchIn(BaseModel):
     )
     mode: Literal["semantic", "keyword", "hybrid"] = "semantic"
     limit: int = Field(default=10, ge=1, le=1000)
-    offset: int = Field(default=0, ge=0, description="listing (empty query) only: skip this many")
+    offset: int = Field(
+        default=0, ge=0, le=2**63 - 1, description="listing (empty query) only: skip this many"
+    )
     min_score: MinScore = Field(
         default="default",
         description='semantic mode: minimum cosine similarity; "default" (or omitted) is the '
