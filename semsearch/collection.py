@@ -30,6 +30,7 @@ from semsearch.rerank import Reranker, apply_rerank, plan_rerank
 from semsearch.results import Chunk, Record, SearchResult, UpsertReport
 from semsearch.schema import Schema
 from semsearch.search import (
+    MAX_LIMIT,
     PathScope,
     SearchRequest,
     health_check,
@@ -441,12 +442,14 @@ class Collection:
         exact: bool = False,
         rerank: str | Reranker | None = None,
         rerank_top_n: int | None = None,
+        offset: int = 0,
     ) -> SearchResult:
         """Search the collection; each record appears once, with its best chunk.
 
         Args:
-            query: the user's text. Empty with a ``where`` filter runs :meth:`find` instead
-                (``mode == "structured"``).
+            query: the user's text. Empty (or only whitespace) lists records without ranking
+                instead, as :meth:`find` does (``mode == "structured"``, score 0.0, no chunk):
+                those matching ``where`` and the path scope, or all records, ordered by id.
             mode: ``"semantic"`` (cosine similarity in [-1, 1]), ``"keyword"`` (BM25, >= 0,
                 higher is better) or ``"hybrid"`` (convex fusion of both, search.HYBRID_FUSION; the
                 fused score is comparable only within one query; each hit carries both legs'
@@ -475,10 +478,12 @@ class Collection:
                 hit scores become the reranker's, in [0, 1] (see :mod:`semsearch.rerank`). If
                 the reranker fails, the hits are the un-reranked ones, marked degraded.
             rerank_top_n: hits rescored when reranking, in [1, 1000] (default 50).
+            offset: listing only (an empty query): skip this many records first (>= 0).
         Raises:
             InvalidQuery: an argument of the wrong type (the message names it, the type given and
                 the type expected), unknown mode, bad limit or min_score, text that is not valid
-                Unicode (a lone surrogate), or an empty query with no filter.
+                Unicode (a lone surrogate), a negative offset, or an offset with a non-empty
+                query (ranked results are not paged: raise ``limit``).
             InvalidFilter: bad ``where``.
             RerankerUnavailable: a ``rerank`` spec that names no known provider or no model.
             ModelMismatch: semantic or hybrid mode on a collection opened with
@@ -495,15 +500,16 @@ class Collection:
             folder=folder, exclude=exclude, include=include, fallback=fallback, exact=exact,
         )  # fmt: skip
         plan = plan_rerank(rerank, rerank_top_n)
+        check_page(limit, offset, MAX_LIMIT)
         ast = parse_filter(where, self.schema)
         scope = PathScope(folder, tuple(exclude), tuple(include))
         if not query.strip():
-            if ast is None and not folder:
-                raise InvalidQuery(
-                    "the query is empty",
-                    hint="give a query, or a `where` filter to list matching records",
-                )
-            return self._read(lambda: structured_search(self, query, ast, scope, limit))
+            return self._read(lambda: structured_search(self, query, ast, scope, limit, offset))
+        if offset:
+            raise InvalidQuery(
+                f"offset={offset} with a query: offset pages listings (an empty query) only",
+                hint="ranked results are not paged; raise limit instead (at most 1000)",
+            )
         checked_mode = cast(Literal["semantic", "keyword", "hybrid"], mode)
         query = unicodedata.normalize("NFC", query)  # as record text (validation.prepare_record)
         if hypothetical_answer is not None:

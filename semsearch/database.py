@@ -304,7 +304,8 @@ class Database:
                 f"no collection {name!r} {where}",
                 hint=f"existing collections: {', '.join(existing)}"
                 if existing
-                else "run `semsearch index <folder>` first",
+                else f"build it with `semsearch index <folder>` or `semsearch import <file> "
+                f"--collection {name}`, or name another index with --index",
             )
         emb = resolve_embedder(embedder)
         schema = schema or Schema()

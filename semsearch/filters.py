@@ -8,7 +8,9 @@ Syntax (MongoDB/chroma style), over a collection's declared fields:
     {"level_min": 2, "level_max": 4}              range suffixes (>= and <=)
     {"$and": [...]}, {"$or": [...]}, {"$not": {...}}
 
-Several keys in one object are ANDed. An empty object ``{}`` matches every record, at the top
+A float field also takes a fraction written as a string, ``{"challenge_rating": "1/4"}`` (as
+players write D&D challenge ratings), read here once for every face. Several keys in one object
+are ANDed. An empty object ``{}`` matches every record, at the top
 and inside ``$and``, ``$or`` and ``$not`` (so ``{"$not": {}}`` matches none). A filter nests at
 most :data:`MAX_FILTER_DEPTH` logical operators deep and holds at most
 :data:`MAX_FILTER_LEAVES` comparisons (the deepest filter SQLite's parser accepts with a path
@@ -25,8 +27,10 @@ from __future__ import annotations
 
 import fnmatch
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, Literal
 
 from semsearch.errors import InvalidFilter
@@ -34,6 +38,7 @@ from semsearch.globs import Lit, Many, parse_glob
 from semsearch.schema import Field, FieldType, Schema
 
 __all__ = [
+    "FLOAT_VALUES",
     "MAX_FILTER_DEPTH",
     "MAX_FILTER_LEAVES",
     "OPERATORS",
@@ -47,6 +52,7 @@ __all__ = [
     "conjoin",
     "parse_filter",
     "path_filter",
+    "read_fraction",
     "split_path_pattern",
 ]
 
@@ -260,8 +266,24 @@ def _compare(field: Field, op_name: str, value: Any) -> Compare:
     return Compare(field.name, op, _scalar(field, value), field.type)
 
 
+#: What a float field's filter value may be (said in the hint of a wrong one).
+FLOAT_VALUES = 'a number, or a fraction such as "1/4"'
+#: A fraction as players write challenge ratings ("1/4", "1/2"); a float field takes it.
+_FRACTION = re.compile(r"\s*([+-]?\d{1,18})\s*/\s*(\d{1,18})\s*")
+
+
+def read_fraction(value: Any) -> Any:
+    """``"p/q"`` (q > 0) as the float p/q; anything else unchanged (then checked as given)."""
+    match = _FRACTION.fullmatch(value) if isinstance(value, str) else None
+    if match is None or int(match.group(2)) == 0:
+        return value
+    return float(Fraction(int(match.group(1)), int(match.group(2))))
+
+
 def _scalar(field: Field, value: Any) -> Any:
     element = "str" if field.type == "list[str]" else field.type
+    if element == "float":
+        value = read_fraction(value)  # the one place fractions become numbers, for every face
     ok = {
         "str": isinstance(value, str),
         "bool": isinstance(value, bool),
@@ -272,7 +294,8 @@ def _scalar(field: Field, value: Any) -> Any:
         raise InvalidFilter(
             f"field {field.name!r} is {field.type}; the filter value {value!r} is "
             f"{type(value).__name__}",
-            hint=f"give {'an' if element == 'int' else 'a'} {element} value",
+            hint=f"give {'an' if element == 'int' else 'a'} {element} value"
+            + (f" ({FLOAT_VALUES})" if element == "float" else ""),
         )
     if element == "str":
         _check_unicode(field, value)

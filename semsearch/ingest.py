@@ -10,18 +10,20 @@ embed (NaN, Inf or zero vector) fails alone; the rest of its call is embedded.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from semsearch.chunking import chunk_markdown, chunk_text, embedding_text
+from semsearch.chunking import ChunkSpan, Tokenizer, chunk_markdown, chunk_text, embedding_text
 from semsearch.embedders.base import check_rows
 from semsearch.errors import BadVectors, DimensionMismatch, EmbedderUnavailable
 from semsearch.filters import Filter, IdMatch, Or
-from semsearch.results import Chunk, UpsertReport
+from semsearch.results import PAGE_STARTS, Chunk, UpsertReport, with_pages
 from semsearch.stores.base import ChunkWrite, PendingChunk, RecordWrite
 
 if TYPE_CHECKING:
@@ -121,18 +123,58 @@ def chunk_text_for(coll: Collection, text: str, fields: Mapping[str, Any] | None
     """``text`` split by the schema's chunker into chunks of at most the embedder's window.
 
     For markdown, ``fields["body_line"]`` (1-based line where the body starts in its file)
-    makes the chunks' line numbers file lines.
+    makes the chunks' line numbers file lines. A paged document (a PDF: ``fields`` has
+    ``page_starts``) is cut as plain text page by page, whatever the chunker; its chunks carry
+    page numbers and never span two pages.
     """
     window = coll.embedder.max_tokens
-    if coll.schema.chunker == "markdown":
-        offset = int((fields or {}).get("body_line", 1)) - 1
+    fields = fields or {}
+    starts = _page_offsets(fields.get(PAGE_STARTS), len(text))
+    if starts is not None:
+        spans = _chunk_pages(text, starts, coll.embedder, window)
+    elif coll.schema.chunker == "markdown":
+        offset = int(fields.get("body_line", 1)) - 1
         spans = chunk_markdown(text, coll.embedder, window, line_offset=offset)
     else:
         spans = chunk_text(text, coll.embedder, window)
     return [
-        Chunk(s.text, s.ordinal, s.char_start, s.char_end, s.heading_path, s.line_start, s.line_end)
+        with_pages(
+            Chunk(
+                s.text,
+                s.ordinal,
+                s.char_start,
+                s.char_end,
+                s.heading_path,
+                s.line_start,
+                s.line_end,
+            ),
+            fields,
+        )
         for s in spans
     ]
+
+
+def _page_offsets(starts: object, length: int) -> list[int] | None:
+    """``starts`` when it is what a PDF's record carries: a non-empty list of ints, from 0,
+    non-decreasing, within the text; else None (any other ``page_starts`` is a plain field)."""
+    if not isinstance(starts, list) or not starts or not all(type(s) is int for s in starts):
+        return None
+    ok = starts[0] == 0 and starts == sorted(starts) and starts[-1] <= length
+    return starts if ok else None
+
+
+def _chunk_pages(
+    text: str, page_starts: list[int], tokenizer: Tokenizer, max_tokens: int
+) -> list[ChunkSpan]:
+    """A paged text (a PDF's) cut as :func:`chunk_text` cuts, page by page, so that no chunk
+    spans two pages and each cites one; offsets are into ``text``, ordinals run across pages."""
+    bounds = [*page_starts, len(text)]
+    spans: list[ChunkSpan] = []
+    for start, end in itertools.pairwise(bounds):
+        for span in chunk_text(text[start:end], tokenizer, max_tokens):
+            at = (start + span.char_start, start + span.char_end)
+            spans.append(replace(span, ordinal=len(spans), char_start=at[0], char_end=at[1]))
+    return spans
 
 
 def embed_chunks(

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from bisect import bisect_right
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 __all__ = [
+    "PAGE_STARTS",
     "Chunk",
     "Hit",
     "LegScore",
@@ -38,6 +40,8 @@ class Chunk:
         char_start, char_end: offsets into the record's text (end exclusive).
         heading_path: markdown headings above the chunk, outermost first.
         line_start, line_end: 1-based inclusive line range in the source file, or None.
+        page_start, page_end: 1-based inclusive page range in the source PDF, or None; derived
+            from the record's ``page_starts`` field (see :func:`with_pages`), never stored.
     """
 
     text: str
@@ -47,6 +51,29 @@ class Chunk:
     heading_path: tuple[str, ...] = ()
     line_start: int | None = None
     line_end: int | None = None
+    page_start: int | None = None
+    page_end: int | None = None
+
+
+#: The record field of a paged document (a PDF): for page n (1-based), ``page_starts[n - 1]``
+#: is the char offset in the record's text where that page's text begins (non-decreasing).
+PAGE_STARTS = "page_starts"
+
+
+def with_pages(chunk: Chunk, fields: Mapping[str, Any]) -> Chunk:
+    """``chunk`` with ``page_start``/``page_end`` set from ``fields["page_starts"]``.
+
+    A chunk's pages are those holding its first and last char. Unchanged when the record has no
+    such field (markdown, JSON records) or it is not a non-decreasing list of ints from 0.
+    """
+    starts = fields.get(PAGE_STARTS)
+    if not isinstance(starts, list) or not starts or not all(type(s) is int for s in starts):
+        return chunk
+    if starts[0] != 0 or starts != sorted(starts):
+        return chunk
+    first = bisect_right(starts, chunk.char_start)
+    last = bisect_right(starts, max(chunk.char_start, chunk.char_end - 1))
+    return replace(chunk, page_start=max(first, 1), page_end=max(last, 1))
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from semsearch import fusion
 from semsearch.errors import EmbedderUnavailable, InvalidQuery
 from semsearch.filters import Filter, IdMatch, conjoin, path_filter, split_path_pattern
 from semsearch.long_query import QueryVector, embed_query_windows
-from semsearch.results import Hit, LegScore, SearchResult
+from semsearch.results import Hit, LegScore, SearchResult, with_pages
 from semsearch.stores.base import PartialIdFilters, ScoredChunk, Store
 
 if TYPE_CHECKING:
@@ -372,7 +372,13 @@ def _hits(
     if strict and len(live) < len(rows):
         raise _StateMoved
     return [
-        Hit(c.record_id, score, chunks[c.chunk_id], fields[c.record_id], comps)
+        Hit(
+            c.record_id,
+            score,
+            with_pages(chunks[c.chunk_id], fields[c.record_id]),
+            fields[c.record_id],
+            comps,
+        )
         for c, score, comps in live
     ]
 
@@ -464,20 +470,31 @@ def validate_request(
 
 
 def structured_search(
-    coll: Collection, query: str, where: Filter | None, scope: PathScope, limit: int
+    coll: Collection,
+    query: str,
+    where: Filter | None,
+    scope: PathScope,
+    limit: int,
+    offset: int = 0,
 ) -> SearchResult:
-    """An empty query with a filter or folder: matching records by id, score 0, no ranking."""
+    """An empty query: the records matching ``where`` and ``scope`` (all when neither is
+    given) ordered by id, from the ``offset``-th, at most ``limit``; score 0.0, no chunk."""
     # the path scope goes to the store with the filter; allows() is the safety net
     store_where = store_filter(coll.store, where, scope)
+    if scope == PathScope():  # nothing to check here: the store pages (an entity cache's list)
+        found = coll.store.find(coll.name, store_where, limit, offset, [])
+        listed = [Hit(r.id, 0.0, None, r.fields) for r in found]
+        return SearchResult(query, listed, "structured", total_candidates=len(listed))
     hits: list[Hit] = []
-    offset = 0
-    while len(hits) < limit:
-        page = coll.store.find(coll.name, store_where, 500, offset, [])
+    start = 0
+    while len(hits) < offset + limit:
+        page = coll.store.find(coll.name, store_where, 500, start, [])
         hits += [Hit(r.id, 0.0, None, r.fields) for r in page if scope.allows(r.id)]
         if len(page) < 500:
             break
-        offset += 500
-    return SearchResult(query, hits[:limit], "structured", total_candidates=len(hits))
+        start += 500
+    chosen = hits[offset : offset + limit]
+    return SearchResult(query, chosen, "structured", total_candidates=len(hits))
 
 
 def health_check(coll: Collection, mode: str, fallback: str | None) -> str | None:

@@ -255,7 +255,8 @@ def as_ids(ids: object, name: str = "ids") -> list[str]:
 
 
 def check_page(limit: object, offset: object, max_limit: int) -> None:
-    """Raise InvalidQuery unless ``limit`` is an int in [1, max_limit] and ``offset`` >= 0."""
+    """Raise InvalidQuery unless ``limit`` is an int in [1, max_limit] and ``offset`` in
+    [0, 2**63 - 1] (what a store can bind)."""
     for name, value in (("limit", limit), ("offset", offset)):
         if isinstance(value, bool) or not isinstance(value, int):
             raise InvalidQuery(
@@ -263,9 +264,9 @@ def check_page(limit: object, offset: object, max_limit: int) -> None:
                 hint=f"e.g. {name}={100 if name == 'limit' else 0}",
             )
     assert isinstance(limit, int) and isinstance(offset, int)  # for mypy: checked above
-    if not 1 <= limit <= max_limit or offset < 0:
+    if not 1 <= limit <= max_limit or not 0 <= offset < 2**63:
         raise InvalidQuery(
-            f"limit must be in [1, {max_limit}] and offset >= 0, got {limit}, {offset}",
+            f"limit must be in [1, {max_limit}] and offset >= 0 (below 2**63), got {limit}, {offset}",
             hint="e.g. limit=100",
         )
 

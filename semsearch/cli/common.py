@@ -176,7 +176,11 @@ def require_index(index: str) -> None:
 
     check_location(index)  # the form first: "unsupported location", not "no index at"
     if index != ":memory:" and "://" not in index and not os.path.exists(index):
-        raise IndexNotFound(f"no index at {index}", hint="run `semsearch index <folder>` first")
+        raise IndexNotFound(
+            f"no index at {index}",
+            hint=f"name the index file with --index (or {settings.ENV_INDEX}); to build one, run "
+            "`semsearch index <folder>` or `semsearch import <file>`",
+        )
 
 
 def open_collection(index: str, collection: str, **kwargs: Any) -> Any:

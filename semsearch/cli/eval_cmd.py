@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from semsearch import settings
-from semsearch.cli.common import cli_errors, err_console, out
+from semsearch.cli.common import cli_errors, out
 from semsearch.cli.rerank_opts import RerankOpt, RerankTopNOpt
 
 if TYPE_CHECKING:
@@ -83,19 +83,12 @@ def eval_beir(
 
 
 def _open(dataset: BeirDataset, embedder: Embedder, cache_dir: str, modes: list[str]) -> Collection:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
+    from semsearch.cli.progress import ProgressLine
     from semsearch.evaluation import open_index
 
-    columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=err_console, transient=True) as bar:
-        task = bar.add_task("embedding chunks", total=None)
+    with ProgressLine("embedding chunks", "chunks") as bar:
         return open_index(
-            dataset,
-            embedder,
-            cache_dir,
-            embed=modes != ["keyword"],
-            progress=lambda n: bar.advance(task, n),
+            dataset, embedder, cache_dir, embed=modes != ["keyword"], progress=bar.advance
         )
 
 

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from semsearch.errors import InvalidFilter
+from semsearch.filters import FLOAT_VALUES, read_fraction
 from semsearch.schema import Field, Schema
 
 _TRUE, _FALSE = {"true", "1", "yes"}, {"false", "0", "no"}
@@ -45,13 +46,16 @@ def _typed(raw: str, field: Field | None, key: str) -> Any:
         if field.type == "int":
             return int(raw)
         if field.type == "float":
-            return float(raw)
+            value = read_fraction(raw)  # "1/4" (challenge ratings), else a number
+            return value if isinstance(value, float) else float(raw)
         if field.type == "bool":
             if raw.lower() not in _TRUE | _FALSE:
                 raise ValueError(raw)
             return raw.lower() in _TRUE
     except ValueError as exc:
         raise InvalidFilter(
-            f"--filter {key}: {raw!r} is not a {field.type}", hint=f"give a {field.type} value"
+            f"--filter {key}: {raw!r} is not a {field.type}",
+            hint=f"give a {field.type} value"
+            + (f" ({FLOAT_VALUES})" if field.type == "float" else ""),
         ) from exc
     return raw

@@ -57,9 +57,8 @@ def import_records(
     """Import records; the same file imported twice changes nothing and embeds nothing.
 
     Records missing from the file are kept unless --delete-missing is given."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
     import semsearch
+    from semsearch.cli.progress import ProgressLine
     from semsearch.sources.records import delete_missing as delete_gone
     from semsearch.sources.records import import_records, load_for_import
 
@@ -74,14 +73,8 @@ def import_records(
         embedder=os.environ.get(settings.ENV_MODEL),
         keyword_tokenizer=keyword_tokenizer,
     )
-    columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=err_console, transient=True) as bar:
-        task = bar.add_task("importing records", total=None)
-        report = import_records(
-            coll,
-            records,
-            progress=lambda done, total: bar.update(task, completed=done, total=total),
-        )
+    with ProgressLine("importing records", "records") as bar:
+        report = import_records(coll, records, progress=bar.update)
     deleted = delete_gone(coll, records) if delete_missing else 0
     for rid, reason in report.failed.items():
         err_console.print(f"[yellow]not embedded[/] {escape(rid)}: {escape(reason)}")

@@ -1,4 +1,4 @@
-"""`semsearch index PATH`: index a markdown folder, incrementally."""
+"""`semsearch index PATH`: index a folder of markdown notes and PDFs, incrementally."""
 
 from __future__ import annotations
 
@@ -25,17 +25,16 @@ from semsearch.errors import SemsearchError
 
 @cli_errors
 def index(
-    path: Annotated[str, typer.Argument(help="Folder of markdown notes.")],
+    path: Annotated[str, typer.Argument(help="Folder of markdown notes and PDFs.")],
     index: IndexOpt = settings.DEFAULT_INDEX,
     collection: CollectionOpt = settings.DEFAULT_COLLECTION,
     include: FileIncludeOpt = None,
     exclude: FileExcludeOpt = None,
     keyword_tokenizer: KeywordTokenizerOpt = None,
 ) -> None:
-    """Index (or re-index) a folder of markdown notes. Unchanged notes are not re-embedded."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
+    """Index (or re-index) a folder of markdown notes and PDFs. Unchanged files are not re-embedded."""
     import semsearch
+    from semsearch.cli.progress import ProgressLine
     from semsearch.sources.vault import DEFAULT_INCLUDE, VAULT_SCHEMA
     from semsearch.sources.watch import sync_folder  # index_folder + health (clears quarantine)
 
@@ -48,15 +47,13 @@ def index(
         embedder=os.environ.get(settings.ENV_MODEL),
         keyword_tokenizer=keyword_tokenizer,
     )
-    columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=err_console, transient=True) as bar:
-        task = bar.add_task("indexing files", total=None)
+    with ProgressLine("indexing files", "files") as bar:
         report, health = sync_folder(
             coll,
             path,
             include=tuple(include or DEFAULT_INCLUDE),
             exclude=tuple(exclude or ()),
-            progress=lambda done, total: bar.update(task, completed=done, total=total),
+            progress=bar.update,
         )
     for rel, reason in report.skipped:
         err_console.print(f"[yellow]skipped[/] {escape(rel)}: {escape(reason)}")

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from semsearch import settings
-from semsearch.cli.common import CollectionOpt, IndexOpt, cli_errors, err_console, out
+from semsearch.cli.common import CollectionOpt, IndexOpt, cli_errors, out
 
 
 @cli_errors
@@ -25,24 +25,14 @@ def reembed(
     collection: CollectionOpt = settings.DEFAULT_COLLECTION,
 ) -> None:
     """Re-embed every record with another model; the old vectors serve until the new set is done."""
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
     import semsearch
     from semsearch.cli.common import require_index
+    from semsearch.cli.progress import ProgressLine
     from semsearch.reembed import reembed as run_reembed
 
     require_index(index)
-    with semsearch.connect(index) as db:
-        columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
-        with Progress(*columns, console=err_console, transient=True) as bar:
-            task = bar.add_task("re-embedding: 0 chunks", total=None)
-            done = [0]
-
-            def step(n: int) -> None:
-                done[0] += n
-                bar.update(task, description=f"re-embedding: {done[0]} chunks")
-
-            report = run_reembed(db, collection, model, progress=step)
+    with semsearch.connect(index) as db, ProgressLine("re-embedding", "chunks") as bar:
+        report = run_reembed(db, collection, model, progress=bar.advance)
     if not report.swapped:
         out.print(
             f"collection {collection!r} already uses {report.new_model}; nothing to do",
@@ -63,8 +53,11 @@ def reindex(
 ) -> None:
     """Embed the chunks left pending (e.g. after an embedding API outage)."""
     from semsearch.cli.common import open_collection
+    from semsearch.cli.progress import ProgressLine
 
     coll = open_collection(index, collection)
-    report = coll.reindex()
+    before = coll.stats()
+    with ProgressLine("embedding chunks", "chunks", total=before.pending + before.failed) as bar:
+        report = coll.reindex(progress=bar.advance)
     out.print(f"collection {collection!r}: {report.chunks_embedded} chunks embedded", markup=False)
     coll.store.close()

@@ -19,18 +19,23 @@ from semsearch.cli.common import (
 )
 from semsearch.cli.rerank_opts import RerankOpt, RerankTopNOpt
 from semsearch.errors import InvalidQuery
-from semsearch.results import SearchResult
+from semsearch.results import Chunk, SearchResult
 
 
 @cli_errors
 def search(
-    query: Annotated[str, typer.Argument(help="What to look for.")],
+    query: Annotated[
+        str, typer.Argument(help="What to look for; empty lists records (by id, no ranking).")
+    ] = "",
     index: IndexOpt = settings.DEFAULT_INDEX,
     collection: CollectionOpt = settings.DEFAULT_COLLECTION,
     mode: Annotated[
         str, typer.Option("--mode", "-m", help="semantic | keyword | hybrid.")
     ] = "semantic",
     limit: Annotated[int, typer.Option("--limit", "-n", help="At most this many hits.")] = 10,
+    offset: Annotated[
+        int, typer.Option("--offset", help="Listing (empty query) only: skip this many records.")
+    ] = 0,
     min_score: Annotated[
         float | None,
         typer.Option(
@@ -81,6 +86,7 @@ def search(
         hypothetical_answer=hyde,
         rerank=rerank or None,
         rerank_top_n=rerank_top_n,
+        offset=offset,
         **scoring,
     )
     for note in result.notes:  # e.g. a --min-score ignored by keyword or hybrid mode
@@ -113,6 +119,18 @@ def check_argument(name: str, value: str | None) -> None:
         ) from None
 
 
+def _place(chunk: Chunk) -> str:
+    """Where a chunk sits in its file: ":12" (markdown line), " p. 3" or " pp. 3-4" (PDF)."""
+    if chunk.page_start is not None:
+        end = chunk.page_end or chunk.page_start
+        return (
+            f" p. {chunk.page_start}"
+            if end == chunk.page_start
+            else f" pp. {chunk.page_start}-{end}"
+        )
+    return f":{chunk.line_start}" if chunk.line_start else ""
+
+
 def render(result: SearchResult) -> None:
     """Print hits for a person: rank, score, id, heading path and a one-line snippet."""
     note = " (HyDE)" if result.hyde else ""
@@ -126,7 +144,7 @@ def render(result: SearchResult) -> None:
         where = ""
         if hit.chunk is not None:
             heading = " > ".join(hit.chunk.heading_path)
-            lines = f":{hit.chunk.line_start}" if hit.chunk.line_start else ""
+            lines = _place(hit.chunk)
             where = f"{lines}  [dim]{escape(heading)}[/]" if heading else lines
         out.print(f"{rank:>2}. [cyan]{hit.score:.3f}[/]  [bold]{escape(hit.id)}[/]{where}")
         if hit.chunk is not None:

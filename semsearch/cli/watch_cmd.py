@@ -1,4 +1,4 @@
-"""`semsearch watch PATH`: keep the index in step with a markdown folder while it changes."""
+"""`semsearch watch PATH`: keep the index in step with a folder (markdown, PDF) while it changes."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from semsearch.cli.common import (
 
 @cli_errors
 def watch(
-    path: Annotated[str, typer.Argument(help="Folder of markdown notes.")],
+    path: Annotated[str, typer.Argument(help="Folder of markdown notes and PDFs.")],
     index: IndexOpt = settings.DEFAULT_INDEX,
     collection: CollectionOpt = settings.DEFAULT_COLLECTION,
     include: FileIncludeOpt = None,

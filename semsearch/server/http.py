@@ -12,7 +12,8 @@ Adding records stores them at once and hands embedding to a background worker
 Routes (OpenAPI at ``/docs``): ``GET /health``; ``GET|POST /collections``; ``GET
 /collections/{name}``; ``POST /collections/{name}/records``; ``GET|DELETE
 /collections/{name}/records/{id}``; ``POST /collections/{name}/search``; ``POST
-/collections/{name}/reindex``; ``GET /collections/{name}/stats``.
+/collections/{name}/reindex``; ``GET /collections/{name}/stats``; ``POST /v1/embeddings``
+(OpenAI's shape, :mod:`semsearch.server.http_embeddings`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from semsearch import __version__
 from semsearch.rerank import Reranker
 from semsearch.server.host_guard import HostGuard, HostPolicy
 from semsearch.server.http_auth import Role, request_key, requires
+from semsearch.server.http_embeddings import embeddings_router
 from semsearch.server.http_errors import ApiError, error_responses, install_error_handlers
 from semsearch.server.http_limits import BodyLimit
 from semsearch.server.http_memory import memory_router
@@ -118,6 +120,7 @@ def create_app(
     _add_collection_routes(app)
     _add_record_routes(app)
     app.include_router(memory_router())  # /memory/... (semsearch/server/http_memory.py)
+    app.include_router(embeddings_router())  # /v1/embeddings (OpenAI's shape)
     _add_page(app)
     return app
 
@@ -331,6 +334,7 @@ def _search(name: str, body: SearchIn, state: ServerState) -> SearchOut:
         fallback=body.fallback,
         rerank=_reranker(body.rerank, state),
         rerank_top_n=body.rerank_top_n or state.rerank_top_n,
+        offset=body.offset,
     )
     return search_out(result, coll, body.include_vectors)
 

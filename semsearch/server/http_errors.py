@@ -5,6 +5,10 @@ collection, record or route, 405 wrong method, 409 model or schema mismatch, 413
 large, 421 a Host this server does not answer (DNS rebinding), 422 request validation, 429 the
 key's rate limit (with ``Retry-After``), 503 embedder or backend unavailable, 500 anything unexpected (logged
 server-side; the client sees no stack trace). Messages never carry absolute paths.
+
+Routes under ``/v1/`` (the OpenAI-shaped ``/v1/embeddings``) answer the same fields in OpenAI's
+error shape, ``{"error": {"message", "type", "code", "param", "hint"}}`` (``type`` and ``code``
+are the error code above), because OpenAI clients read only ``error.message``.
 """
 
 from __future__ import annotations
@@ -134,10 +138,22 @@ def redact_paths(text: str) -> str:
     return _ABS_PATH.sub(repl, text)
 
 
+#: Routes in OpenAI's API shape, whose errors take OpenAI's error shape.
+OPENAI_PREFIX = "/v1/"
+
+
 def _body(
-    status: int, error: str, message: str, hint: str | None, headers: dict[str, str] | None = None
+    request: Request,
+    status: int,
+    error: str,
+    message: str,
+    hint: str | None,
+    headers: dict[str, str] | None = None,
 ) -> JSONResponse:
-    content = ErrorBody(error=error, message=message, hint=hint).model_dump()
+    content: dict[str, Any] = ErrorBody(error=error, message=message, hint=hint).model_dump()
+    if request.url.path.startswith(OPENAI_PREFIX):
+        content = {"error": {"message": message, "type": error, "code": error, "param": None,
+                             "hint": hint}}  # fmt: skip
     return JSONResponse(content, status_code=status, headers=headers)
 
 
@@ -213,17 +229,17 @@ def install_error_handlers(app: FastAPI) -> None:
         status = status_for(exc)
         if status >= 500:
             log.warning("%s on %s: %s", type(exc).__name__, request.url.path, exc.message)
-        return _body(status, _snake(type(exc).__name__), redact_paths(exc.message), hint)
+        return _body(request, status, _snake(type(exc).__name__), redact_paths(exc.message), hint)
 
     @app.exception_handler(ApiError)
     async def _api(request: Request, exc: ApiError) -> JSONResponse:
-        return _body(exc.status, exc.error, exc.message, exc.hint, exc.headers)
+        return _body(request, exc.status, exc.error, exc.message, exc.hint, exc.headers)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
         content_type = request.headers.get("content-type")
         status, code, message, hint = _validation_message(exc, request.url.path, content_type)
-        return _body(status, code, message, hint)
+        return _body(request, status, code, message, hint)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -240,11 +256,15 @@ def install_error_handlers(app: FastAPI) -> None:
         headers = dict(getattr(exc, "headers", None) or {})
         if exc.status_code == 405:
             headers["Allow"] = _allowed_methods(request)
-        return _body(exc.status_code, code, message, hint, headers or None)
+        return _body(request, exc.status_code, code, message, hint, headers or None)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         log.exception("unexpected error on %s %s", request.method, request.url.path)
         return _body(
-            500, "internal_error", "the server hit an unexpected error", "see the server log"
+            request,
+            500,
+            "internal_error",
+            "the server hit an unexpected error",
+            "see the server log",
         )

@@ -142,9 +142,17 @@ class SearchIn(BaseModel):
 
     model_config = STRICT
 
-    query: str = Field(default="", max_length=MAX_TEXT, examples=["my blue jacket"])
+    query: str = Field(
+        default="",
+        max_length=MAX_TEXT,
+        examples=["my blue jacket"],
+        description="empty: list the records (matching `where`/`folder`) by id, no ranking",
+    )
     mode: Literal["semantic", "keyword", "hybrid"] = "semantic"
     limit: int = Field(default=10, ge=1, le=1000)
+    offset: int = Field(
+        default=0, ge=0, le=2**63 - 1, description="listing (empty query) only: skip this many"
+    )
     min_score: MinScore = Field(
         default="default",
         description='semantic mode: minimum cosine similarity; "default" (or omitted) is the '
@@ -174,7 +182,8 @@ class SearchIn(BaseModel):
 
 
 class ChunkOut(BaseModel):
-    """The hit's best-matching chunk of text, with char offsets and (markdown) headings/lines."""
+    """The hit's best-matching chunk of text, with char offsets, (markdown) headings/lines and
+    (PDF) 1-based pages."""
 
     text: str
     ordinal: int
@@ -183,6 +192,8 @@ class ChunkOut(BaseModel):
     heading_path: list[str]
     line_start: int | None
     line_end: int | None
+    page_start: int | None = None
+    page_end: int | None = None
 
 
 class LegOut(BaseModel):

@@ -106,6 +106,11 @@ class ServerState:
         cached = with_query_cache(embedder, self.query_cache)
         return self._embedders.setdefault(embedder.model_id, cached)
 
+    def served_embedder(self) -> Embedder:
+        """The model ``/v1/embeddings`` serves: the server's embedder, else the default model
+        (``SEMSEARCH_MODEL`` or all-MiniLM-L6-v2), shared with the collections that use it."""
+        return self._embedder(None)
+
     def warm_up(self) -> None:
         """Load the local embedding model of every existing collection, then freeze the heap.
 

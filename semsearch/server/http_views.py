@@ -62,6 +62,8 @@ def _hit(
             heading_path=list(chunk.heading_path),
             line_start=chunk.line_start,
             line_end=chunk.line_end,
+            page_start=chunk.page_start,
+            page_end=chunk.page_end,
         ),
         fields=hit.fields,
         components=components,

@@ -172,8 +172,8 @@ class McpService:
         True requires one (InvalidQuery when the server has none).
         """
         if not isinstance(query, str) or (not query.strip() and not where and not folder):
-            raise InvalidQuery(
-                "the query is empty",
+            raise InvalidQuery(  # a whole-index listing would only flood the agent's context
+                "the query is empty; the search tool does not list every record",
                 hint="pass the question or words to look for as `query`, "
                 "or a `where` filter or `folder` to list matching records",
             )
@@ -372,6 +372,8 @@ def _chunk_view(
         "heading_path": list(c.heading_path),
         "line_start": c.line_start,
         "line_end": c.line_end,
+        "page_start": c.page_start,
+        "page_end": c.page_end,
         "text": c.text,
     }
 
@@ -413,6 +415,8 @@ def hit_view(hit: Hit) -> dict[str, Any]:
         "heading_path": list(chunk.heading_path) if chunk is not None else [],
         "line_start": chunk.line_start if chunk is not None else None,
         "line_end": chunk.line_end if chunk is not None else None,
+        "page_start": chunk.page_start if chunk is not None else None,
+        "page_end": chunk.page_end if chunk is not None else None,
         "fields": hit.fields,
         "components": components,
     }

@@ -62,6 +62,8 @@ class HitOut(TypedDict):
     heading_path: list[str]
     line_start: int | None
     line_end: int | None
+    page_start: int | None
+    page_end: int | None
     fields: dict[str, Any]
     components: dict[str, LegOut] | None
 
@@ -90,6 +92,8 @@ class ChunkOut(TypedDict):
     heading_path: list[str]
     line_start: int | None
     line_end: int | None
+    page_start: int | None
+    page_end: int | None
 
 
 class RecordOut(TypedDict):
@@ -110,7 +114,8 @@ SEARCH_DOC = f"""Search the user's indexed notes or records by meaning, by keywo
 Returns up to `limit` hits, best first. Each hit has the record `id` (for notes: the file path
 relative to the vault), `title`, `score`, the matching chunk's `text` (at most about
 {SNIPPET_CHARS} characters; `truncated` says if it was cut), its `heading_path`, `line_start` and
-`line_end`, the record's `fields`, and in hybrid mode each leg's score and rank in `components`.
+`line_end` (markdown), `page_start` and `page_end` (PDF, 1-based), the record's `fields`, and in
+hybrid mode each leg's score and rank in `components`.
 Scores: semantic = cosine similarity in [-1, 1]; keyword = BM25 (>= 0); hybrid = a convex
 combination of both legs' normalised scores in [0, 1], comparable only within one query. Call
 `get` with a hit's `id` for the full text.

@@ -1,9 +1,13 @@
-"""Markdown folders ("vaults") as records: one file, one record; incremental and idempotent.
+"""Folders of markdown notes and PDFs ("vaults") as records: one file, one record; incremental
+and idempotent.
 
 A record's id is the file's path relative to the folder (POSIX). Its fields are ``path``,
 ``title`` (front matter ``title``, else the first H1, else the file name), ``folder``,
 ``modified`` (mtime, Unix seconds), ``body_line`` (1-based line where the body starts) and the
-keys of the YAML front matter. The front matter never goes into a chunk.
+keys of the YAML front matter. The front matter never goes into a chunk. A PDF's fields are
+``path``, ``title`` (its Title, else the file name), ``folder``, ``modified``, ``pages`` and
+``page_starts`` (see :mod:`semsearch.sources.pdf`); one that has no text, is encrypted or
+broken is skipped with the reason.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from semsearch.collection import Collection
 from semsearch.errors import SemsearchError
 from semsearch.schema import Field, Schema
 from semsearch.search import path_matches
+from semsearch.sources.pdf import PdfSkipped, is_pdf, pdf_record
 
 __all__ = [
     "VAULT_SCHEMA",
@@ -48,7 +53,7 @@ VAULT_SCHEMA = Schema(
     text=("text",),
     chunker="markdown",
 )
-DEFAULT_INCLUDE = ("*.md", "*.markdown")
+DEFAULT_INCLUDE = ("*.md", "*.markdown", "*.pdf")
 SKIPPED_DIRS = frozenset({".git", "node_modules"})
 _OPENING = re.compile(r"\A---[ \t]*\r?\n")
 #: The warning for a file whose first line opens front matter that no ``---``/``...`` closes.
@@ -147,7 +152,7 @@ def _skip_folder_link(root: Path, link: Path, links: list[tuple[str, str]] | Non
 def read_note(
     root: Path, rel: str, warnings: list[tuple[str, str]] | None = None
 ) -> dict[str, Any]:
-    """Read one markdown file into a record (``id``, ``text`` and fields).
+    """Read one markdown file (or PDF) into a record (``id``, ``text`` and fields).
 
     Args:
         warnings: appended (and logged) when the file is indexed but probably not as meant:
@@ -156,6 +161,7 @@ def read_note(
     Raises:
         UnicodeDecodeError: the file is not valid UTF-8. OSError: it cannot be read.
         LinkOutsideFolder: (an OSError) a symbolic link takes the path outside ``root``.
+        PdfSkipped: a PDF with no text, encrypted, broken, or pypdf is not installed.
     """
     path = root / rel
     if not inside_root(root, path):
@@ -163,6 +169,11 @@ def read_note(
         raise LinkOutsideFolder(
             0, "a symbolic link to a path outside the indexed folder; not followed", rel
         )
+    folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
+    if is_pdf(rel):
+        document = pdf_record(path.read_bytes(), rel)
+        stat = {"path": rel, "folder": folder, "modified": path.stat().st_mtime}
+        return {"id": rel, **document, **stat}
     raw = path.read_bytes().decode("utf-8-sig")  # a BOM must not hide the front matter
     front, body, body_line = split_front_matter(raw)
     if body_line == 1 and _OPENING.match(raw):
@@ -172,7 +183,6 @@ def read_note(
             warnings.append((rel, reason))
     h1 = _H1.search(body)
     title = front.get("title") or (h1.group(1).strip() if h1 else Path(rel).stem)
-    folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
     fields = {k: _jsonable(v) for k, v in front.items() if k not in ("id", "text")}
     fields.update(
         path=rel,
@@ -217,11 +227,12 @@ def index_folder(
     exclude: Sequence[str] = (),
     progress: Callable[[int, int], None] | None = None,
 ) -> SyncReport:
-    """Bring ``collection`` in step with the markdown files under ``root``.
+    """Bring ``collection`` in step with the markdown files and PDFs under ``root``.
 
     New files are added, changed ones replaced (unchanged chunks keep their vectors), files no
     longer present (or now excluded) are removed from every search path. A file that is not
-    valid UTF-8 or cannot be read is reported in ``skipped`` and the run goes on.
+    valid UTF-8 or cannot be read, and a PDF with no text layer, encrypted or broken, is
+    reported in ``skipped`` (and not stored) and the run goes on.
 
     Args:
         progress: called with (files done, files total) after each batch.
@@ -272,6 +283,8 @@ def _try_read(root: Path, rel: str, report: SyncReport) -> dict[str, Any] | None
     except LinkOutsideFolder as exc:
         report.skipped.append((rel, str(exc.strerror)))
         report.links.append(rel)
+    except PdfSkipped as exc:
+        report.skipped.append((rel, exc.reason))
     except UnicodeDecodeError:
         report.skipped.append((rel, "not valid UTF-8"))
     except OSError as exc:

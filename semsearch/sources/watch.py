@@ -1,4 +1,4 @@
-"""Live folders: keep a collection in step with a markdown folder while it changes.
+"""Live folders: keep a collection in step with a folder (markdown, PDFs) while it changes.
 
 :class:`FolderWatcher` first runs a full incremental sync (:func:`~semsearch.sources.vault.index_folder`,
 so changes made while nothing watched are picked up), then follows file-system events from
@@ -36,6 +36,7 @@ from semsearch.collection import Collection
 from semsearch.errors import EmbedderUnavailable, InvalidRecord, SemsearchError
 from semsearch.health import Health, begin_sync, end_sync, quarantine, read_health
 from semsearch.search import path_matches
+from semsearch.sources.pdf import PdfSkipped
 from semsearch.sources.vault import (
     DEFAULT_INCLUDE,
     SKIPPED_DIRS,
@@ -245,9 +246,10 @@ class FolderWatcher:
             if self._stored(rel):
                 report.removed += self.collection.delete([rel])
             return []
-        except LinkOutsideFolder as exc:  # policy, not a failure: health stays ok
-            report.skipped.append((rel, str(exc.strerror)))
-            if self._stored(rel):
+        except (LinkOutsideFolder, PdfSkipped) as exc:  # not a failure: health stays ok
+            reason = exc.reason if isinstance(exc, PdfSkipped) else str(exc.strerror)
+            report.skipped.append((rel, reason))
+            if self._stored(rel):  # its old text is no longer the file's
                 report.removed += self.collection.delete([rel])
             return []
         except (UnicodeDecodeError, OSError, InvalidRecord) as exc:

@@ -90,11 +90,13 @@ def test_bad_filter_raises_invalid_filter_with_hint(database, where) -> None:
         assert info.value.hint
 
 
-def test_empty_query_without_filter_is_refused(database) -> None:
-    coll = spells(database)
+def test_empty_query_without_filter_lists_every_record_by_id(database) -> None:
+    coll = spells(database)  # alarm cure detect fireball light note wish
     for mode in ("semantic", "keyword", "hybrid"):
-        with pytest.raises(InvalidQuery):
-            coll.search("   ", mode=mode)
+        result = coll.search("   ", mode=mode, limit=3)
+        assert (result.mode, result.ids) == ("structured", ["alarm", "cure", "detect"])
+    assert coll.search("", limit=3, offset=3).ids == ["fireball", "light", "note"]
+    assert coll.search("", offset=6).ids == ["wish"]
 
 
 def test_empty_query_with_filter_lists_matching_records(database) -> None:

@@ -40,11 +40,10 @@ def test_400_bad_filter_names_the_field_and_hints_the_declared_ones(items_client
     assert "category" in body["hint"]
 
 
-def test_400_empty_query_without_filter(items_client) -> None:
+def test_400_offset_with_a_ranked_query(items_client) -> None:
     client, _ = items_client
-    assert_error(
-        client.post("/collections/items/search", json={"query": "  "}), 400, "invalid_query"
-    )
+    body = {"query": "umbrella", "offset": 1}
+    assert_error(client.post("/collections/items/search", json=body), 400, "invalid_query")
 
 
 def test_400_record_with_wrong_field_type_writes_nothing(items_client) -> None:

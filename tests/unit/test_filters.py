@@ -138,7 +138,10 @@ def test_bad_filters_name_the_bad_part_and_the_choices(where, names) -> None:
 
 @pytest.mark.parametrize(
     ("where", "hint"),
-    [({"level": 1.5}, "give an int value"), ({"cr": "high"}, "give a float value")],
+    [
+        ({"level": 1.5}, "give an int value"),
+        ({"cr": "high"}, 'give a float value (a number, or a fraction such as "1/4")'),
+    ],
 )
 def test_type_hints_read_as_english(where, hint) -> None:
     with pytest.raises(semsearch.InvalidFilter) as info:

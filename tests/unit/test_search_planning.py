@@ -107,9 +107,9 @@ def test_bad_arguments_raise_invalid_query(notes: semsearch.Collection, kwargs: 
     assert info.value.hint
 
 
-def test_empty_query_without_filter_is_invalid(notes: semsearch.Collection) -> None:
-    with pytest.raises(semsearch.InvalidQuery):
-        notes.search("   ")
+def test_offset_with_a_ranked_query_is_invalid(notes: semsearch.Collection) -> None:
+    with pytest.raises(semsearch.InvalidQuery, match="offset"):
+        notes.search("tomatoes", offset=1)
 
 
 def test_keyword_scores_are_positive_and_sorted(notes: semsearch.Collection) -> None:

@@ -354,8 +354,21 @@
     const snippet = el("p", { class: "snippet" });
     if (mode === "keyword") highlightInto(snippet, snippetText, query);
     else snippet.textContent = snippetText;
-    return el("li", { class: "card", "data-id": hit.id }, head, snippetText ? snippet : null, fieldList(hit, title),
-      mode === "hybrid" ? legs(hit) : null);
+    return el("li", { class: "card", "data-id": hit.id }, head, place(hit), snippetText ? snippet : null,
+      fieldList(hit, title), mode === "hybrid" ? legs(hit) : null);
+  }
+
+  // Where the chunk sits in its file: PDF pages, else markdown lines (null when neither is known).
+  function place(hit) {
+    const c = hit.chunk;
+    if (!c) return null;
+    let text = null;
+    if (c.page_start != null) {
+      text = c.page_end != null && c.page_end !== c.page_start ? `pages ${c.page_start}–${c.page_end}` : `page ${c.page_start}`;
+    } else if (c.line_start != null) {
+      text = c.line_end != null && c.line_end !== c.line_start ? `lines ${c.line_start}–${c.line_end}` : `line ${c.line_start}`;
+    }
+    return text ? el("p", { class: "place", text }) : null;
   }
 
   function scoreBadge(hit, mode) {
