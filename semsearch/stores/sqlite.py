@@ -546,7 +546,7 @@ class SQLiteStore:
         looked up again when its collection is gone by the time the cache reads it: a swap
         (:meth:`replace_collection`) gave the name to another collection meanwhile.
         """
-        for attempt in range(10):  # a swap in between each look-up and read: look again
+        for attempt in range(40):  # a swap in between each look-up and read: look again
             rows = self._rows("SELECT id FROM collections WHERE name = ?", (collection,))
             if not rows:
                 if attempt >= 2:
@@ -560,6 +560,9 @@ class SQLiteStore:
             state = index.refresh(self._in_read_txn, upkeep)
             if state is not None:
                 return cid, index, state
+            # swapped again before the read (reembed in a loop, a loaded machine): back off a
+            # little so the swaps cannot win every race
+            time.sleep(0.001 * min(attempt, 10))
         return None
 
     def _in_read_txn(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
