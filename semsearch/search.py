@@ -23,7 +23,7 @@ from semsearch.errors import EmbedderUnavailable, InvalidQuery
 from semsearch.filters import Filter, IdMatch, conjoin, path_filter, split_path_pattern
 from semsearch.long_query import QueryVector, embed_query_windows
 from semsearch.results import Hit, LegScore, SearchResult, with_pages
-from semsearch.stores.base import PartialIdFilters, ScoredChunk, Store
+from semsearch.stores.base import KeywordChunks, PartialIdFilters, ScoredChunk, Store
 
 if TYPE_CHECKING:
     from semsearch.collection import Collection
@@ -211,7 +211,7 @@ def _run_once(
     """One try of :func:`run_search`; raises _StateMoved (when ``strict``) if a hit vanished."""
     if req.mode == "keyword":
         leg = _keyword_leg(coll, req, req.limit)
-        hits = _hits(coll, [(c, c.score, None) for c in leg.best], strict)
+        hits = _hits(coll, [(c, c.score, None) for c in leg.best], strict, req.query)
         return SearchResult(req.query, hits, "keyword", total_candidates=leg.candidates)
     if req.mode == "semantic":
         try:
@@ -220,7 +220,7 @@ def _run_once(
             if req.fallback != "keyword":
                 raise
             kw = _keyword_leg(coll, req, req.limit)
-            hits = _hits(coll, [(c, c.score, None) for c in kw.best], strict)
+            hits = _hits(coll, [(c, c.score, None) for c in kw.best], strict, req.query)
             return SearchResult(
                 req.query, hits, "keyword", False, True,
                 f"semantic search unavailable ({exc.message}); keyword results instead",
@@ -312,7 +312,7 @@ def _hybrid(
     fused = (req.fusion or HYBRID_FUSION).fuse(
         *[[(c.record_id, c.score) for c in leg] for leg in legs.values()]
     )
-    hits = _hits(coll, _fused_rows(legs, fused[: req.limit]), strict)
+    hits = _hits(coll, _fused_rows(legs, fused[: req.limit]), strict, req.query)
     result = SearchResult(
         req.query, hits, "hybrid", _hyde(req) and embedded,
         reason is not None, reason, semantic.candidates + keyword.candidates,
@@ -359,13 +359,17 @@ def _hits(
     coll: Collection,
     rows: Sequence[tuple[ScoredChunk, float, dict[str, LegScore] | None]],
     strict: bool,
+    query: str | None = None,
 ) -> list[Hit]:
     """Hits with their chunk and fields. A row whose chunk or record is gone (deleted or
     rewritten since it was ranked) raises _StateMoved when ``strict``, else is dropped.
 
+    A ``provisional`` keyword row (a record-level hit, see ScoredChunk) shows the record's chunk
+    that matches ``query`` best, asked of the store for the shown rows only.
     Fields are read before chunks, so a record rewritten in between shows as a missing chunk
     (its old chunks are gone) rather than as old fields beside a new chunk.
     """
+    rows = _best_keyword_chunks(coll, rows, query)
     fields = coll.store.record_fields(coll.name, [c.record_id for c, _, _ in rows])
     chunks = coll.store.get_chunks(coll.name, [c.chunk_id for c, _, _ in rows])
     live = [row for row in rows if row[0].chunk_id in chunks and row[0].record_id in fields]
@@ -380,6 +384,22 @@ def _hits(
             comps,
         )
         for c, score, comps in live
+    ]
+
+
+def _best_keyword_chunks(
+    coll: Collection,
+    rows: Sequence[tuple[ScoredChunk, float, dict[str, LegScore] | None]],
+    query: str | None,
+) -> Sequence[tuple[ScoredChunk, float, dict[str, LegScore] | None]]:
+    """``rows`` with each provisional chunk replaced by the record's best keyword chunk."""
+    waiting = [c.record_id for c, _, _ in rows if c.provisional]
+    if not waiting or query is None or not isinstance(coll.store, KeywordChunks):
+        return rows
+    best = coll.store.keyword_chunks(coll.name, query, waiting)
+    return [
+        (dataclasses.replace(c, chunk_id=best[c.record_id]) if c.record_id in best else c, s, comps)
+        for c, s, comps in rows
     ]
 
 

@@ -104,11 +104,18 @@ class WriteResult:
 
 @dataclass(frozen=True)
 class ScoredChunk:
-    """A search candidate: chunk id, its record id, and the leg's score (higher is better)."""
+    """A search candidate: chunk id, its record id, and the leg's score (higher is better).
+
+    ``provisional`` marks a record-level keyword hit whose ``chunk_id`` is the record's first
+    chunk, not yet the one that matches best: search asks the store (:class:`KeywordChunks`)
+    for the best chunk only for the hits it shows (a second full-text query costs as much as
+    the ranking).
+    """
 
     chunk_id: int
     record_id: str
     score: float
+    provisional: bool = False
 
 
 @dataclass(frozen=True)
@@ -247,6 +254,19 @@ class PartialIdFilters(Protocol):
 
     def compiles_id_match(self, match: IdMatch) -> bool:
         """True when this store's filters express ``match`` exactly."""
+        ...
+
+
+@runtime_checkable
+class KeywordChunks(Protocol):
+    """Optional store capability, declared by a store whose keyword search ranks whole records
+    (its hits are ``provisional``): the chunk of each record that matches the query best."""
+
+    def keyword_chunks(
+        self, collection: str, text: str, record_ids: Sequence[str]
+    ) -> dict[str, int]:
+        """``{record id: chunk id}`` of the best-matching chunk (chunk-level BM25) of each
+        record; records none of whose chunks match the query on their own are left out."""
         ...
 
 

@@ -611,20 +611,45 @@ class SQLiteStore:
         )
         return found
 
-    def _keyword_search(
-        self, collection: str, text: str, k: int, where: Filter | None
-    ) -> list[ScoredChunk]:
+    def keyword_chunks(
+        self, collection: str, text: str, record_ids: Sequence[str]
+    ) -> dict[str, int]:
+        """``{record id: chunk id}``: each record's best chunk by chunk-level BM25 for ``text``
+        (for the record-level hits search shows; see :class:`~semsearch.stores.base.KeywordChunks`)."""
+        if self._read() is None:
+            return {}
+
+        def best(_: sqlite3.Connection) -> dict[str, int]:
+            found = self._keyword_setup(collection)
+            if found is None:
+                return {}
+            cid, tokenizer, counts = found
+            return sqlite_keyword.best_chunks(self._rows, cid, tokenizer, text, record_ids, counts)
+
+        chunks: dict[str, int] = self._in_read_txn(best)
+        return chunks
+
+    def _keyword_setup(self, collection: str) -> tuple[int, str, sqlite_keyword.TermCounts] | None:
+        """(collection id, keyword tokenizer, the snapshot's term counts), or None when gone."""
         rows = self._rows(
             "SELECT id, options, version, created_at FROM collections WHERE name = ?",
             (collection,),
         )
         if not rows:
-            return []
+            return None
         cid, options, *stamp = rows[0]
         counts = self._term_counts.get(cid)
         if counts is None or counts.key != (cid, *stamp):
             counts = self._term_counts[cid] = sqlite_keyword.TermCounts((cid, *stamp))
-        tokenizer = ddl.keyword_tokenizer(json.loads(options))
+        return int(cid), ddl.keyword_tokenizer(json.loads(options)), counts
+
+    def _keyword_search(
+        self, collection: str, text: str, k: int, where: Filter | None
+    ) -> list[ScoredChunk]:
+        found = self._keyword_setup(collection)
+        if found is None:
+            return []
+        cid, tokenizer, counts = found
         # files of format 1 keep ranking chunks until a write migrates them (never on a read)
         unit: sqlite_keyword.Unit = "record" if has_record_fts(self._rows, cid) else "chunk"
         return sqlite_keyword.keyword_search(

@@ -37,7 +37,7 @@ from semsearch.stores.sqlite_sql import (
     trigram_clauses,
 )
 
-__all__ = ["TermCounts", "keyword_search"]
+__all__ = ["TermCounts", "best_chunks", "keyword_search"]
 
 Rows = Callable[[str, Sequence[Any]], list[Any]]
 #: What one FTS5 row is: a chunk (files of format 1) or a whole record (format 2 on).
@@ -97,8 +97,8 @@ def keyword_search(
 
     With ``unit="record"`` records are ranked by BM25 over their whole text (title column
     weighted by TITLE_WEIGHT, see stores/sqlite_record_fts.py) and each comes back once, with
-    the score of the record and the chunk that matches best (its first chunk when the words
-    match only across chunks).
+    the score of the record and its first chunk, ``provisional`` (:func:`best_chunks` finds
+    the chunk that matches best, for the hits search shows).
 
     Args:
         rows: runs one SQL statement with bound parameters and returns its rows (all calls of
@@ -159,7 +159,7 @@ def _weighty(rows: Rows, cid: int, clauses: list[str], counts: TermCounts, unit:
 def _bm25_records(
     rows: Rows, cid: int, match: str, k: int, where: Filter | None
 ) -> list[ScoredChunk]:
-    """Top-k records by whole-record BM25, each with its best-matching chunk."""
+    """Top-k records by whole-record BM25, each with its first chunk, ``provisional``."""
     table = record_fts_table(cid)
     rank = f"-bm25({table}, {TITLE_WEIGHT}, 1.0)"
     filter_sql, params = compile_filter(where) if where is not None else ("1", [])
@@ -169,33 +169,55 @@ def _bm25_records(
         f"WHERE ({filter_sql}) ORDER BY m.score DESC, r.id LIMIT ?",
         (match, *params, k),
     )
-    best = _best_chunks(rows, cid, match, [int(r[0]) for r in ranked])
-    return [ScoredChunk(best[int(r[0])], r[1], float(r[2])) for r in ranked if int(r[0]) in best]
+    first: dict[int, int] = {}
+    for batch in batches([int(r[0]) for r in ranked]):
+        found = rows(
+            f"SELECT record_rowid, min(id) FROM chunks WHERE record_rowid IN ({marks(batch)}) "
+            "GROUP BY record_rowid",
+            batch,
+        )
+        first.update({int(r[0]): int(r[1]) for r in found})
+    return [
+        ScoredChunk(first[int(r[0])], r[1], float(r[2]), provisional=True)
+        for r in ranked
+        if int(r[0]) in first
+    ]
 
 
-def _best_chunks(rows: Rows, cid: int, match: str, rowids: list[int]) -> dict[int, int]:
-    """``{record rowid: chunk id}``: the record's chunk with the highest chunk-level BM25,
-    else (its words match only across chunks) its first chunk."""
-    if not rowids:
+def best_chunks(
+    rows: Rows,
+    cid: int,
+    tokenizer: str,
+    text: str,
+    record_ids: Sequence[str],
+    counts: TermCounts | None = None,
+) -> dict[str, int]:
+    """``{record id: chunk id}``: each record's chunk with the highest chunk-level BM25 for
+    ``text`` (ties: the first chunk); records with no chunk matching on its own are left out.
+    With ``counts``, weightless words (in half the chunks or more) are left out, as ranking
+    leaves them out: they add at most 2.2e-6 to a chunk's score and cost most of the query."""
+    clauses = trigram_clauses(text)[0] if tokenizer == "trigram" else fts_clauses(text)
+    if not clauses or not record_ids:
         return {}
+    if counts is not None and len(clauses) > 1:
+        clauses = _weighty(rows, cid, clauses, counts, "chunk") or clauses
     table = fts_table(cid)
-    out: dict[int, int] = {}
-    for batch in batches(rowids):
+    out: dict[str, int] = {}
+    for batch in batches(list(record_ids)):
+        rowids = {
+            int(r[0]): r[1]
+            for r in rows(
+                f"SELECT rowid, id FROM records WHERE collection_id = ? AND id IN ({marks(batch)})",
+                (cid, *batch),
+            )
+        }
         found = rows(
             f"SELECT k.record_rowid, k.id FROM {table} JOIN chunks k ON k.id = {table}.rowid "
-            f"WHERE {table} MATCH ? AND k.record_rowid IN ({marks(batch)}) "
+            f"WHERE {table} MATCH ? AND k.record_rowid IN ({marks(list(rowids))}) "
             f"ORDER BY bm25({table}) DESC, k.id DESC",
-            (match, *batch),
+            (" OR ".join(clauses), *rowids),
         )
-        out.update({int(r[0]): int(r[1]) for r in found})  # the last row per record is best
-        missing = [r for r in batch if r not in out]
-        if missing:
-            first = rows(
-                f"SELECT record_rowid, min(id) FROM chunks WHERE record_rowid IN "
-                f"({marks(missing)}) GROUP BY record_rowid",
-                missing,
-            )
-            out.update({int(r[0]): int(r[1]) for r in first})
+        out.update({rowids[int(r[0])]: int(r[1]) for r in found})  # the last row is the best
     return out
 
 

@@ -178,3 +178,15 @@ def test_format_1_file_searches_unchanged_until_a_write_migrates_it(db_path, fak
     assert version == 2 and len(names) == 1
     assert coll.search("kiwi", mode="keyword", limit=5).ids == ["titled", "twice"]
     db.close()
+
+
+def test_a_record_level_hit_shows_its_matching_chunk_not_its_first(db, fake_embedder) -> None:
+    coll = db.collection("tail", embedder=fake_embedder)
+    coll.upsert(
+        [{"id": "tail", "text": " ".join(["granite"] * 150) + " lantern at the end"}]
+        + [{"id": i, "text": t} for i, t in FILLER.items()]
+    )
+    for mode in ("keyword", "hybrid"):
+        hit = coll.search("lantern", mode=mode, limit=1)[0]
+        assert hit.id == "tail" and hit.chunk is not None and hit.chunk.ordinal > 0, mode
+        assert "lantern" in hit.chunk.text, mode
