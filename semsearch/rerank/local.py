@@ -63,6 +63,9 @@ class LocalReranker:
         threads: worker threads (default: every core this process may use).
         max_length: override the pair length in tokens (see :func:`cross_encoder_max_length`).
         batch_size: most pairs per forward pass (default 32).
+    Raises:
+        RerankerUnavailable: an unknown precision, or ``folder`` is not a folder (named at once:
+            a misconfiguration is an error, while a failure at rerank time degrades the search).
     """
 
     def __init__(
@@ -78,6 +81,13 @@ class LocalReranker:
                 f"unknown precision {precision!r}", hint="use 'fp32' or 'int8'"
             )
         self.path = Path(folder).expanduser()
+        if not self.path.is_dir():  # a misconfiguration, not an outage: refuse it up front
+            raise RerankerUnavailable(
+                f"no cross-encoder folder at {str(folder)!r}",
+                hint="give the folder of a sentence-transformers CrossEncoder "
+                "(config.json, model.safetensors, tokenizer.json), e.g. "
+                "'local:~/models/ms-marco-MiniLM-L6-v2'",
+            )
         self.precision = precision
         self.threads = threads
         self.batch_size = batch_size
