@@ -91,7 +91,7 @@ def test_two_label_model_is_refused(tmp_path: Path, cache_dir: Path) -> None:
 
 def test_missing_folder_says_what_is_missing(tmp_path: Path) -> None:
     # no folder at all: refused when the reranker is named (a misconfiguration, not an outage)
-    with pytest.raises(RerankerUnavailable, match="no cross-encoder folder at .*nowhere"):
+    with pytest.raises(RerankerUnavailable, match=r"no cross-encoder folder at .*nowhere"):
         LocalReranker(tmp_path / "nowhere")
     # a folder without the model's files: refused when it is first used
     (tmp_path / "empty").mkdir()
