@@ -68,7 +68,9 @@ def test_final_count_is_not_printed_twice(capsys: pytest.CaptureFixture[str]) ->
     with ProgressLine("x", "files", interval=5, clock=lambda: now[0], terminal=False) as bar:
         now[0] = 11.0
         bar.update(22, 22)
-    assert capsys.readouterr().err.splitlines() == ["x: 22/22 files (100%), 2.0 files/s, ETA 0:00:00"]
+    assert capsys.readouterr().err.splitlines() == [
+        "x: 22/22 files (100%), 2.0 files/s, ETA 0:00:00"
+    ]
 
 
 def test_interval_zero_prints_every_update_once(capsys: pytest.CaptureFixture[str]) -> None:
