@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 import semsearch
+from semsearch.health import read_health
 from semsearch.results import Chunk, with_pages
 from semsearch.sources.pdf import INSTALL_HINT, join_pages
 from semsearch.sources.vault import VAULT_SCHEMA, index_folder, scan_folder
-from semsearch.health import read_health
 from semsearch.sources.watch import FolderWatcher, sync_folder
 from tests.pdf.make import image_only_pdf, text_pdf
 
