@@ -26,12 +26,13 @@ import asyncio
 import functools
 import os
 from collections.abc import Callable, Coroutine
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from semsearch.collection import Collection
 from semsearch.database import Database, connect
+from semsearch.lifecycle import database_closed
 from semsearch.memory import ConversationMemory
 from semsearch.schema import Schema
 
@@ -41,10 +42,31 @@ _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 
+class _Pool(ThreadPoolExecutor):
+    """The database's thread pool; after :meth:`shutdown` (the database was closed) a new call
+    raises BackendUnavailable, as the sync API does, not the executor's RuntimeError."""
+
+    closed = False
+
+    def submit(self, fn: Callable[_P, _R], /, *args: _P.args, **kwargs: _P.kwargs) -> Future[_R]:
+        """As :meth:`ThreadPoolExecutor.submit`; raises BackendUnavailable once closed."""
+        try:
+            return super().submit(fn, *args, **kwargs)
+        except RuntimeError:
+            if self.closed:
+                raise database_closed() from None
+            raise
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Refuse new calls (BackendUnavailable), then shut the pool down."""
+        self.closed = True
+        super().shutdown(wait, cancel_futures=cancel_futures)
+
+
 class _Twin:
     """An async face over one sync object; its calls run on the database's executor."""
 
-    def __init__(self, sync: Any, executor: ThreadPoolExecutor) -> None:
+    def __init__(self, sync: Any, executor: _Pool) -> None:
         self._sync = sync
         self._executor = executor
 
@@ -84,7 +106,7 @@ async def aconnect(location: str | os.PathLike[str], *, max_workers: int = 1) ->
         raise InvalidQuery(
             f"max_workers must be an int >= 1, got {max_workers!r}", hint="e.g. max_workers=1"
         )
-    executor = ThreadPoolExecutor(max_workers, thread_name_prefix="semsearch-aio")
+    executor = _Pool(max_workers, thread_name_prefix="semsearch-aio")
     try:
         db = await asyncio.get_running_loop().run_in_executor(executor, connect, location)
     except BaseException:
@@ -140,7 +162,11 @@ class AsyncDatabase(_Twin):
     compact = _twin(Database.compact)
 
     async def close(self) -> None:
-        """Close the store (after the calls already queued), then the thread pool."""
+        """Close the store (after the calls already queued), then the thread pool; closing
+        twice is harmless. Every call on this database or its collections and memories after
+        raises BackendUnavailable."""
+        if self._executor.closed:
+            return
         try:
             await self._call(self._sync.close)
         finally:

@@ -69,10 +69,7 @@ class Lifecycle:
     def check_open(self) -> None:
         """Raise BackendUnavailable when the Database was closed."""
         if self.closed:
-            raise BackendUnavailable(
-                "this database is closed",
-                hint="reopen it with semsearch.connect(location) and open the collection again",
-            )
+            raise database_closed()
 
     def check(self, name: str, generation: int) -> None:
         """Raise when the Database was closed or collection ``name`` dropped since ``generation``.
@@ -87,3 +84,11 @@ class Lifecycle:
                 f"collection {name!r} was dropped; this handle can no longer be used",
                 hint=f"create it again with db.collection({name!r}) and use the new handle",
             )
+
+
+def database_closed() -> BackendUnavailable:
+    """The error for any use of a closed Database or of a handle opened from it."""
+    return BackendUnavailable(
+        "this database is closed",
+        hint="reopen it with semsearch.connect(location) and open the collection again",
+    )

@@ -6,10 +6,11 @@ stderr every :data:`DEFAULT_SECONDS` seconds, as pip and tqdm print theirs:
 
     indexing files: 120/300 files (40%), 12.0 files/s, ETA 0:00:15
 
-(``done/total``, rate since the start, ETA; without a known total only done and rate), and a
-last line when the work ends if any line was printed. stdout is never touched, so ``--json``
-output stays one clean document. ``SEMSEARCH_PROGRESS_SECONDS`` sets the interval (0: a line
-at every step).
+(``done/total``, rate since the start, ETA; without a known total only done and rate), and
+exactly one last line when the work ends, however short it was (not repeated when the last
+interval line already shows the final count). stdout is never touched, so ``--json`` output
+stays one clean document. ``SEMSEARCH_PROGRESS_SECONDS`` sets the interval (0: a line at every
+update the command makes, e.g. per batch of files for ``index``).
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ class ProgressLine:
         self._clock = clock
         self._terminal = err_console.is_terminal if terminal is None else terminal
         self._start = self._last = 0.0
-        self._printed = False
+        self._shown: tuple[int, int | None] | None = None  # (done, total) of the last line
         self._bar: Any = None
         self._task: Any = None
 
@@ -119,13 +120,13 @@ class ProgressLine:
     ) -> None:
         if self._bar is not None:
             self._bar.stop()
-        elif self._printed and exc is None:
+        elif exc is None and self._shown != (self.done, self.total):
             self._emit(self._clock())  # the last count, so a log ends with the whole run
 
     def _emit(self, now: float) -> None:
         line = progress_line(self.description, self.unit, self.done, self.total, now - self._start)
         err_console.print(line, markup=False, highlight=False)
-        self._printed = True
+        self._shown = (self.done, self.total)
 
 
 def _interval_from_env() -> float:

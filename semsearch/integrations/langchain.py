@@ -8,8 +8,8 @@
 
 Needs ``pip install 'semsearch[langchain]'`` (``langchain-core``). Documents become records by
 the rule of :mod:`semsearch.integrations.metadata`. Scores are semsearch's own: cosine similarity
-in [-1, 1] in semantic mode (the default), BM25 in keyword mode, the fused RRF score in hybrid
-mode. Searches return the top ``k`` without a threshold unless ``min_score`` is given, as
+in [-1, 1] in semantic mode (the default), BM25 in keyword mode, the fused score in [0, 1] in
+hybrid mode (:data:`semsearch.search.HYBRID_FUSION`). Searches return the top ``k`` without a threshold unless ``min_score`` is given, as
 LangChain expects. ``page_content`` is the record's whole text, even when semsearch chunked it and
 ranked it by its best chunk. See docs/integrations/langchain.md.
 """
@@ -215,7 +215,7 @@ class SemsearchVectorStore(VectorStore):
 
         Returns:
             ``(Document, score)`` pairs, best first: cosine similarity in [-1, 1] (semantic),
-            BM25 >= 0 (keyword) or the fused RRF score (hybrid).
+            BM25 >= 0 (keyword) or the fused score in [0, 1] (hybrid).
         Raises:
             InvalidFilter, InvalidQuery: as :meth:`Collection.search`.
         """

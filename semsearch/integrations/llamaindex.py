@@ -15,8 +15,8 @@ computed for the nodes are not used (see docs/integrations/llamaindex.md for the
 is the record ``{"id": node_id, "text": ..., "ref_doc_id": ..., "metadata": {...}}`` (the rule of
 :mod:`semsearch.integrations.metadata`); ``ref_doc_id`` is a declared field, so
 ``delete(ref_doc_id)`` is one ``delete_where``. Query modes: DEFAULT (semantic: cosine similarity
-in [-1, 1]), HYBRID and SEMANTIC_HYBRID (semsearch hybrid: reciprocal rank fusion, k=5; ``alpha``
-is not used), TEXT_SEARCH and SPARSE (keyword: BM25). Metadata filters become ``where``.
+in [-1, 1]), HYBRID and SEMANTIC_HYBRID (semsearch hybrid: the fused score of
+:data:`semsearch.search.HYBRID_FUSION`, in [0, 1]; ``alpha`` is not used), TEXT_SEARCH and SPARSE (keyword: BM25). Metadata filters become ``where``.
 """
 
 from __future__ import annotations
@@ -62,6 +62,21 @@ _MODES = {
     VectorStoreQueryMode.TEXT_SEARCH: "keyword",
     VectorStoreQueryMode.SPARSE: "keyword",
 }
+_MODE_HINT = "modes: default (semantic), hybrid, text_search (keyword)"
+
+
+def _query_mode(mode: VectorStoreQueryMode | str) -> VectorStoreQueryMode:
+    """``mode`` as the enum: LlamaIndex's pydantic model keeps a plain string as given.
+
+    Raises:
+        InvalidQuery: a string that names no VectorStoreQueryMode.
+    """
+    try:
+        return VectorStoreQueryMode(mode)
+    except ValueError:
+        raise InvalidQuery(f"unknown query mode {mode!r}", hint=_MODE_HINT) from None
+
+
 _COMPARE = {
     FilterOperator.NE: "$ne",
     FilterOperator.GT: "$gt",
@@ -243,20 +258,22 @@ class SemsearchVectorStore(BasePydanticVectorStore):
         """The ``similarity_top_k`` best nodes for ``query_str`` (or ``query_embedding``).
 
         Returns:
-            nodes, similarities (cosine in [-1, 1], BM25 or the fused RRF score by mode) and ids,
+            nodes, similarities (cosine in [-1, 1], BM25 or the fused hybrid score in [0, 1]
+            by mode) and ids,
             best first; no threshold (LlamaIndex's ``SimilarityPostprocessor`` cuts).
         Raises:
-            InvalidQuery: an unsupported mode (MMR and the learners), ``node_ids``, or neither
+            InvalidQuery: an unsupported mode (MMR and the learners) or an unknown one (a mode
+                may be the enum or its string, e.g. ``"hybrid"``), ``node_ids``, or neither
                 text nor embedding.
             InvalidFilter: as :func:`to_where`.
         """
-        mode = _MODES.get(query.mode)
+        asked_mode = _query_mode(query.mode)
+        mode = _MODES.get(asked_mode)
         if mode is None or query.node_ids:
-            asked = "node_ids" if query.node_ids else f"mode {query.mode.value!r}"
+            asked = "node_ids" if query.node_ids else f"mode {asked_mode.value!r}"
             raise InvalidQuery(
                 f"{asked} is not supported by the semsearch vector store",
-                hint="modes: default (semantic), hybrid, text_search (keyword); filter with "
-                "MetadataFilters or doc_ids",
+                hint=f"{_MODE_HINT}; filter with MetadataFilters or doc_ids",
             )
         where = to_where(query.filters)
         if query.doc_ids:

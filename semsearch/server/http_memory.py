@@ -57,7 +57,9 @@ class MessageIn(BaseModel):
     role: str = Field(description="user, assistant, system or tool")
     content: str = Field(min_length=1, max_length=MAX_CONTENT)
     topics: list[str] = Field(default_factory=list, max_length=100)
-    created_at: str | None = Field(None, description="ISO-8601; default now (UTC)")
+    created_at: str | float | None = Field(
+        None, description="ISO-8601 string or POSIX seconds; default now (UTC)"
+    )
 
 
 class SearchMemoryIn(BaseModel):

@@ -230,7 +230,7 @@ def _register_search(server: MCPServer, service: McpService) -> None:
             Literal["semantic", "keyword", "hybrid"],
             Field(
                 description="semantic: by meaning; keyword: by words (BM25); hybrid: both, "
-                "fused by reciprocal rank (best default)."
+                "scores fused 0.75 semantic + 0.25 keyword (best default)."
             ),
         ] = "hybrid",
         limit: Annotated[

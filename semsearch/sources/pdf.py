@@ -20,6 +20,9 @@ from __future__ import annotations
 
 import io
 import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -82,17 +85,49 @@ def _read(pypdf: Any, data: bytes) -> tuple[list[str], str]:
     file (its own, ValueError, KeyError, RecursionError, ...), and a broken file must be a skip,
     never an error, so any exception while reading is one."""
     try:
-        reader = pypdf.PdfReader(io.BytesIO(data))
-        if reader.is_encrypted and not reader.decrypt(""):  # "" opens owner-password-only PDFs
-            raise PdfSkipped("encrypted (a password is needed to read it); not indexed")
-        pages = [clean(page.extract_text() or "") for page in reader.pages]
-        title = clean(str((reader.metadata or {}).get("/Title") or ""))
+        with _quiet_pypdf():
+            return _pages_and_title(pypdf, data)
     except PdfSkipped:
         raise
     except Exception as exc:
         log.info("unreadable PDF", exc_info=exc)
         raise PdfSkipped(f"not a readable PDF ({type(exc).__name__}); not indexed") from None
+
+
+def _pages_and_title(pypdf: Any, data: bytes) -> tuple[list[str], str]:
+    """(text of each page, document title or ""); raises what pypdf raises, or PdfSkipped."""
+    reader = pypdf.PdfReader(io.BytesIO(data))
+    if reader.is_encrypted and not reader.decrypt(""):  # "" opens owner-password-only PDFs
+        raise PdfSkipped("encrypted (a password is needed to read it); not indexed")
+    pages = [clean(page.extract_text() or "") for page in reader.pages]
+    title = clean(str((reader.metadata or {}).get("/Title") or ""))
     return pages, title
+
+
+_PYPDF_LOGGER = logging.getLogger("pypdf")
+_quiet_lock = threading.Lock()
+_quiet_readers = 0
+_saved_level = logging.NOTSET
+
+
+@contextmanager
+def _quiet_pypdf() -> Iterator[None]:
+    """Hold back pypdf's own log warnings ("invalid pdf header", "EOF marker not found") while a
+    file is read: a file pypdf cannot read is reported once, as a ``skipped`` line. The "pypdf" logger's level is raised to ERROR while any thread reads (its
+    child loggers inherit it) and restored by the last reader."""
+    global _quiet_readers, _saved_level
+    with _quiet_lock:
+        if _quiet_readers == 0:
+            _saved_level = _PYPDF_LOGGER.level
+            _PYPDF_LOGGER.setLevel(logging.ERROR)
+        _quiet_readers += 1
+    try:
+        yield
+    finally:
+        with _quiet_lock:
+            _quiet_readers -= 1
+            if _quiet_readers == 0:
+                _PYPDF_LOGGER.setLevel(_saved_level)
 
 
 def clean(text: str) -> str:

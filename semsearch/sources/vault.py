@@ -84,7 +84,10 @@ def inside_root(root: Path, path: Path) -> bool:
 @dataclass
 class SyncReport:
     """What one folder sync did. ``skipped`` lists (relative path, reason); ``links`` holds the
-    relative paths of symbolic links not followed by policy (also in ``skipped``, not failures).
+    relative paths of symbolic links not followed by policy (also in ``skipped``, not failures);
+    ``by_policy`` holds every path skipped by policy, not failure: those links and the PDFs that
+    give no record (no text layer, encrypted, not a readable PDF, pypdf not installed). Files
+    that could not be read (an I/O error, not UTF-8) are in ``skipped`` only: failures.
     ``warnings`` lists (relative path, reason) of files indexed but probably not as meant, e.g.
     front matter opened with ``---`` and never closed (the whole file is indexed as body).
     """
@@ -95,6 +98,7 @@ class SyncReport:
     removed: int = 0
     skipped: list[tuple[str, str]] = field(default_factory=list)
     links: list[str] = field(default_factory=list)
+    by_policy: list[str] = field(default_factory=list)
     chunks_embedded: int = 0
     chunks_reused: int = 0
     chunks_pending: int = 0
@@ -106,6 +110,12 @@ class SyncReport:
     failed: list[tuple[str, str]] = field(default_factory=list)
     #: chunks of those notes left failed
     chunks_failed: int = 0
+
+    def skip(self, rel: str, reason: str, *, by_policy: bool = False) -> None:
+        """Report ``rel`` as skipped with ``reason``; ``by_policy``: not a failure."""
+        self.skipped.append((rel, reason))
+        if by_policy:
+            self.by_policy.append(rel)
 
 
 def scan_folder(
@@ -248,6 +258,7 @@ def index_folder(
     paths = list(scan_folder(base, include, exclude, folder_links))
     report.skipped += folder_links
     report.links += [rel for rel, _ in folder_links]
+    report.by_policy += report.links
     for offset in range(0, len(paths), FILES_PER_BATCH):
         batch = paths[offset : offset + FILES_PER_BATCH]
         records = [r for r in (_try_read(base, rel, report) for rel in batch) if r is not None]
@@ -281,10 +292,10 @@ def _try_read(root: Path, rel: str, report: SyncReport) -> dict[str, Any] | None
     try:
         return read_note(root, rel, report.warnings)
     except LinkOutsideFolder as exc:
-        report.skipped.append((rel, str(exc.strerror)))
+        report.skip(rel, str(exc.strerror), by_policy=True)
         report.links.append(rel)
     except PdfSkipped as exc:
-        report.skipped.append((rel, exc.reason))
+        report.skip(rel, exc.reason, by_policy=True)
     except UnicodeDecodeError:
         report.skipped.append((rel, "not valid UTF-8"))
     except OSError as exc:

@@ -69,7 +69,7 @@ def sync_folder(
 
     Runs :func:`~semsearch.sources.vault.index_folder`, then embeds every chunk still pending
     (so a sync after an embedder outage repairs the index), and stores ``ok``, ``degraded``
-    (unreadable files) or ``quarantined`` (embedder failed, store raised).
+    (files unread or not embedded; not ``by_policy`` skips) or ``quarantined`` (it failed).
 
     Returns:
         (what the sync did, the health stored at its end).
@@ -92,7 +92,7 @@ def sync_folder(
         quarantine(collection.store, name, f"the sync failed: {_message(exc)}")
         raise
     reasons = dict([*report.skipped, *report.failed])
-    failed = [rel for rel in reasons if rel not in report.links]
+    failed = [rel for rel in reasons if rel not in report.by_policy]
     health = end_sync(collection.store, name, errors=errors, failed=failed, reasons=reasons)
     return report, health
 
@@ -210,7 +210,7 @@ class FolderWatcher:
         self.batches += 1
         self.echo(
             f"applied: {report.new} new, {report.changed} changed, {report.removed} removed, "
-            f"{len(report.skipped)} failed; health {health.state}"
+            f"{len(report.skipped)} skipped; health {health.state}"
         )
         return report
 
@@ -225,8 +225,8 @@ class FolderWatcher:
                 if self.wanted(rel) or self._stored(rel):
                     out.add(rel)
                 continue
-            if known is None:
-                known = self.collection.ids()
+            if known is None:  # stored ids, and failed files (gone, they no longer fail)
+                known = [*self.collection.ids(), *self.failed]
             out.update(i for i in known if i == rel or i.startswith(rel + "/"))
             if full.is_dir() and not full.is_symlink():  # folder links are never followed
                 out.update(f"{rel}/{sub}" for sub in scan_folder(full, self.include, ()))
@@ -248,7 +248,7 @@ class FolderWatcher:
             return []
         except (LinkOutsideFolder, PdfSkipped) as exc:  # not a failure: health stays ok
             reason = exc.reason if isinstance(exc, PdfSkipped) else str(exc.strerror)
-            report.skipped.append((rel, reason))
+            report.skip(rel, reason, by_policy=True)
             if self._stored(rel):  # its old text is no longer the file's
                 report.removed += self.collection.delete([rel])
             return []

@@ -52,10 +52,37 @@ def test_plain_lines_every_interval_and_a_last_one(capsys: pytest.CaptureFixture
     ]
 
 
-def test_quick_work_prints_nothing(capsys: pytest.CaptureFixture[str]) -> None:
-    with ProgressLine("x", "files", interval=5, clock=lambda: 0.0, terminal=False) as bar:
+def test_quick_work_prints_one_last_line(capsys: pytest.CaptureFixture[str]) -> None:
+    # shorter than the interval: no interval line, but the run still ends with its count
+    now = [0.0]
+    with ProgressLine("x", "files", interval=5, clock=lambda: now[0], terminal=False) as bar:
+        now[0] = 1.0
         bar.update(3, 3)
-    assert capsys.readouterr().err == ""
+        now[0] = 2.0
+    assert capsys.readouterr().err.splitlines() == ["x: 3/3 files (100%), 1.5 files/s, ETA 0:00:00"]
+
+
+def test_final_count_is_not_printed_twice(capsys: pytest.CaptureFixture[str]) -> None:
+    # the one update comes after the interval (a slow first batch) and is already the end
+    now = [0.0]
+    with ProgressLine("x", "files", interval=5, clock=lambda: now[0], terminal=False) as bar:
+        now[0] = 11.0
+        bar.update(22, 22)
+    assert capsys.readouterr().err.splitlines() == [
+        "x: 22/22 files (100%), 2.0 files/s, ETA 0:00:00"
+    ]
+
+
+def test_interval_zero_prints_every_update_once(capsys: pytest.CaptureFixture[str]) -> None:
+    now = [0.0]
+    with ProgressLine("x", "files", interval=0, clock=lambda: now[0], terminal=False) as bar:
+        for done in (1, 2):
+            now[0] = float(done)
+            bar.update(done, 2)
+    assert capsys.readouterr().err.splitlines() == [
+        "x: 1/2 files (50%), 1.0 files/s, ETA 0:00:01",
+        "x: 2/2 files (100%), 1.0 files/s, ETA 0:00:00",
+    ]
 
 
 def run(args: list[str], tmp_path: Path) -> tuple[str, str]:
@@ -78,13 +105,14 @@ def test_index_and_import_log_progress_to_stderr(tmp_path: Path) -> None:
     for i in range(3):
         (notes / f"n{i}.md").write_text(f"# Note {i}\n\nText {i}.\n")
     out, err = run(["index", str(notes), "--index", str(tmp_path / "a.embed.db")], tmp_path)
-    assert re.search(r"^indexing files: 3/3 files \(100%\), [\d.]+ files/s, ETA ", err, re.M)
+    finals = re.findall(r"^indexing files: 3/3 files \(100%\), [\d.]+ files/s, ETA ", err, re.M)
+    assert len(finals) == 1, err  # one update (one batch) and no repeated last line
     assert out.startswith("files: 3 new") and "indexing" not in out
     data = tmp_path / "r.jsonl"
     data.write_text("".join(json.dumps({"id": str(i), "text": f"t {i}"}) + "\n" for i in range(5)))
     args = ["import", str(data), "-c", "recs", "--index", str(tmp_path / "b.embed.db")]
     out, err = run(args, tmp_path)
-    assert re.search(r"^importing records: 5/5 records \(100%\)", err, re.M)
+    assert len(re.findall(r"^importing records: 5/5 records \(100%\)", err, re.M)) == 1, err
     assert out.startswith("records: 5 new")
 
 

@@ -165,6 +165,9 @@ def test_unsupported_modes_and_operators_raise_with_a_hint(vector_store) -> None
     vector_store.add(_nodes())
     with pytest.raises(InvalidQuery):
         vector_store.query(VectorStoreQuery(query_str="x", mode=VectorStoreQueryMode.MMR))
+    for name in ("mmr", "no-such-mode"):  # a string mode, as the enum, or refused when unknown
+        with pytest.raises(InvalidQuery):
+            vector_store.query(VectorStoreQuery(query_str="x", mode=name))
     text_match = MetadataFilter(key="topic", value="gar", operator=FilterOperator.TEXT_MATCH)
     with pytest.raises(InvalidFilter):
         vector_store.query(

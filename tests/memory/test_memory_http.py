@@ -134,3 +134,14 @@ def test_reads_on_a_missing_memory_answer_empty_and_create_nothing_fake_embedder
     assert post(client, ALICE, "/memory/backfill", {}).json()["remaining"] == 0
     assert client.get("/collections", headers=reader).json() == []
     assert state.db.collections() == []
+
+
+def test_created_at_accepts_iso_8601_and_posix_seconds(client):
+    # 365 days after the epoch is 1971-01-01 00:00 UTC (1970 is no leap year)
+    for given in (31_536_000.5, "1971-01-01T00:00:00.5+00:00"):
+        body = {"conversation_id": "t", "role": "user", "content": "x", "created_at": given}
+        r = post(client, ALICE, "/memory/messages", body)
+        assert r.status_code == 201, r.text
+        assert r.json()["created_at"] == "1971-01-01T00:00:00.500000+00:00"
+    body["created_at"] = True  # a JSON boolean is no time
+    assert post(client, ALICE, "/memory/messages", body).status_code == 422

@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 
 import semsearch
+from semsearch.health import read_health
 from semsearch.results import Chunk, with_pages
 from semsearch.sources.pdf import INSTALL_HINT, join_pages
 from semsearch.sources.vault import VAULT_SCHEMA, index_folder, scan_folder
-from semsearch.sources.watch import FolderWatcher
+from semsearch.sources.watch import FolderWatcher, sync_folder
 from tests.pdf.make import image_only_pdf, text_pdf
 
 pytest.importorskip("pypdf")
@@ -109,11 +110,17 @@ def test_chunk_view_of_a_pdf_has_pages(db: semsearch.Database, folder: Path) -> 
     ids=["image-only", "encrypted", "garbage", "truncated", "empty"],
 )
 def test_unusable_pdfs_are_skipped_and_reported_never_stored(
-    db: semsearch.Database, folder: Path, data: bytes, reason: str
+    db: semsearch.Database,
+    folder: Path,
+    data: bytes,
+    reason: str,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     (folder / "bad.pdf").write_bytes(data)
     coll = db.collection("docs", schema=VAULT_SCHEMA, embedder="fake:32")
     report = index_folder(coll, folder)
+    # pypdf's own warnings ("EOF marker not found", ...) stay quiet: the skip is reported once
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("pypdf")] == []
     assert [rel for rel, _ in report.skipped] == ["bad.pdf"]
     assert reason in report.skipped[0][1]
     assert report.new == 2
@@ -154,3 +161,26 @@ def test_watch_indexes_a_new_pdf_and_drops_one_that_becomes_unreadable(
     assert report.removed == 1
     assert "no text layer" in report.skipped[0][1]
     assert "new.pdf" not in coll.ids()
+
+
+def test_skipped_pdfs_leave_health_ok_but_unreadable_notes_degrade_it(
+    db: semsearch.Database, folder: Path
+) -> None:
+    (folder / "scan.pdf").write_bytes(image_only_pdf())
+    (folder / "locked.pdf").write_bytes(text_pdf(["x"], owner_password="o", user_password="u"))
+    coll = db.collection("docs", schema=VAULT_SCHEMA, embedder="fake:32")
+    report, health = sync_folder(coll, folder)
+    assert sorted(rel for rel, _ in report.skipped) == ["locked.pdf", "scan.pdf"]  # reported
+    assert sorted(report.by_policy) == ["locked.pdf", "scan.pdf"]
+    assert (health.state, health.failed) == ("ok", ())  # a scanned PDF is no failure
+    (folder / "latin1.md").write_bytes("caf\xe9 au lait".encode("latin-1"))  # not UTF-8
+    report, health = sync_folder(coll, folder)
+    assert (health.state, health.failed) == ("degraded", ("latin1.md",))
+    watcher = FolderWatcher(coll, folder)  # a watch batch judges the same way, and a failed
+    # file that is deleted no longer fails
+    watcher.sync()
+    (folder / "latin1.md").unlink()
+    (folder / "scan2.pdf").write_bytes(image_only_pdf())
+    report = watcher.apply(["latin1.md", "scan2.pdf"])
+    assert report.by_policy == ["scan2.pdf"]
+    assert read_health(coll.store, coll.name).state == "ok"
