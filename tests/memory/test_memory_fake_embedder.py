@@ -121,6 +121,10 @@ def test_user_id_is_required_and_validated(fake_memory, bad):
         {"topics": "food"},
         {"topics": ["ok", ""]},
         {"created_at": "yesterday"},
+        {"created_at": float("nan")},  # was a raw ValueError
+        {"created_at": float("inf")},
+        {"created_at": 1e20},  # about 3e12 years: was a raw OverflowError
+        {"created_at": "0001-01-01T00:00:00+05:00"},  # before year 1 once moved to UTC
         {"conversation_id": ""},
     ],
 )
