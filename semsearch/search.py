@@ -444,14 +444,15 @@ def validate_request(
 
     Raises:
         InvalidQuery: naming the argument, the type received and the type expected: ``query``
-            or ``hypothetical_answer`` not a str or not valid Unicode (a lone surrogate), an
+            or ``hypothetical_answer`` not a str or not valid Unicode (a lone surrogate), a NUL
+            in ``query``, an
             unknown mode, a limit that is not an int in [1, 1000], a min_score that is not a
             number in [-1, 1], a folder that is not a str, exclude/include not a list of str,
             a fallback other than "keyword", or a non-bool ``exact``.
     """
     from semsearch.validation import check_text, type_name
 
-    check_text("query", query)
+    check_text("query", query, no_nul=True)
     check_text("hypothetical_answer", hypothetical_answer, optional=True)
     if mode not in MODES:
         raise InvalidQuery(f"unknown search mode {mode!r}", hint=f"use one of: {', '.join(MODES)}")
