@@ -69,6 +69,7 @@ from semsearch.memory_types import (
     normalise_time,
     search_scope,
 )
+from semsearch.search import check_limit
 from semsearch.worker import EmbeddingWorker
 
 __all__ = ["ConversationMemory"]
@@ -299,6 +300,7 @@ class ConversationMemory:
         where = search_scope(user_id, topics, conversation_id, exclude_conversation)
         if not isinstance(query, str) or not query.strip():
             raise InvalidQuery("the query is empty", hint="pass the text to recall by meaning")
+        check_limit(limit)  # as Collection.search: limit=0 returned [] silently
         ranked, reason = rank_messages(self.collection, query, mode, limit, min_score, where)
         records = {r.id: r for r in self.collection.get([h.id for h in ranked])}
         hits = []

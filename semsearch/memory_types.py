@@ -264,7 +264,8 @@ def normalise_time(value: datetime | str | float | None) -> str:
         value: None (now), an aware datetime (a naive one is taken as UTC), an ISO-8601 string
             (same rule), or a POSIX timestamp in seconds.
     Raises:
-        InvalidRecord: an unparseable string or another type.
+        InvalidRecord: an unparseable string, another type, a NaN or infinite timestamp, or a
+            time outside the years 1 to 9999 in UTC (e.g. ``1e20`` seconds).
     """
     if value is None:
         moment = datetime.now(UTC)
@@ -278,7 +279,7 @@ def normalise_time(value: datetime | str | float | None) -> str:
                 f"created_at {value!r} is not an ISO-8601 time", hint="2026-11-30T04:27:48Z"
             ) from exc
     elif isinstance(value, int | float) and not isinstance(value, bool):
-        moment = datetime.fromtimestamp(float(value), UTC)
+        moment = _from_timestamp(value)
     else:
         raise InvalidRecord(
             f"created_at must be a datetime, ISO-8601 string or timestamp, got {value!r}",
@@ -286,7 +287,27 @@ def normalise_time(value: datetime | str | float | None) -> str:
         )
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).isoformat(timespec="microseconds")
+    try:
+        return moment.astimezone(UTC).isoformat(timespec="microseconds")
+    except OverflowError as exc:  # e.g. 0001-01-01T00:00+05:00 falls before year 1 in UTC
+        raise InvalidRecord(
+            f"created_at {value!r} is outside the years 1 to 9999 in UTC", hint=_TIME_RANGE_HINT
+        ) from exc
+
+
+_TIME_RANGE_HINT = "pass a time between years 1 and 9999, e.g. datetime.now(timezone.utc)"
+
+
+def _from_timestamp(value: float) -> datetime:
+    """A POSIX timestamp (seconds) as an aware UTC datetime; InvalidRecord for NaN, infinity
+    or one outside what ``datetime`` holds (years 1 to 9999)."""
+    try:
+        return datetime.fromtimestamp(float(value), UTC)
+    except (ValueError, OverflowError, OSError) as exc:  # NaN: ValueError; 1e20: OverflowError
+        raise InvalidRecord(
+            f"created_at {value!r} is not a usable POSIX timestamp (seconds)",
+            hint=_TIME_RANGE_HINT,
+        ) from exc
 
 
 def search_scope(

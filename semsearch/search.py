@@ -35,6 +35,7 @@ __all__ = [
     "MODES",
     "PathScope",
     "SearchRequest",
+    "check_limit",
     "fused_components",
     "health_check",
     "path_matches",
@@ -427,6 +428,18 @@ def resolve_min_score(
     )
 
 
+def check_limit(limit: object) -> None:
+    """Raise InvalidQuery unless ``limit`` is an int in [1, :data:`MAX_LIMIT`] (every search's
+    rule, memory's included)."""
+    from semsearch.validation import type_name
+
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise InvalidQuery(
+            f"limit must be an int in [1, {MAX_LIMIT}], got {limit!r} ({type_name(limit)})",
+            hint="e.g. limit=10",
+        )
+
+
 def validate_request(
     query: object,
     mode: object,
@@ -444,22 +457,19 @@ def validate_request(
 
     Raises:
         InvalidQuery: naming the argument, the type received and the type expected: ``query``
-            or ``hypothetical_answer`` not a str or not valid Unicode (a lone surrogate), an
+            or ``hypothetical_answer`` not a str or not valid Unicode (a lone surrogate), a NUL
+            in ``query``, an
             unknown mode, a limit that is not an int in [1, 1000], a min_score that is not a
             number in [-1, 1], a folder that is not a str, exclude/include not a list of str,
             a fallback other than "keyword", or a non-bool ``exact``.
     """
     from semsearch.validation import check_text, type_name
 
-    check_text("query", query)
+    check_text("query", query, no_nul=True)
     check_text("hypothetical_answer", hypothetical_answer, optional=True)
     if mode not in MODES:
         raise InvalidQuery(f"unknown search mode {mode!r}", hint=f"use one of: {', '.join(MODES)}")
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise InvalidQuery(
-            f"limit must be an int in [1, {MAX_LIMIT}], got {limit!r} ({type_name(limit)})",
-            hint="e.g. limit=10",
-        )
+    check_limit(limit)
     if (
         min_score is not None
         and min_score != DEFAULT_MIN_SCORE

@@ -24,6 +24,7 @@ from semsearch.schema import Schema, resolve_path
 
 __all__ = [
     "MAX_VALUE_DEPTH",
+    "NUL_HINT",
     "SURROGATE_HINT",
     "PreparedRecord",
     "as_ids",
@@ -42,6 +43,11 @@ SURROGATE_HINT = (
     "unpaired \\uD800-\\uDFFF escape makes one); remove or replace that character"
 )
 
+
+#: The hint of every NUL-character error (queries and record ids).
+NUL_HINT = (
+    "remove the NUL (\\x00) characters: PostgreSQL text cannot hold them, so no store takes them"
+)
 
 #: Most nested lists/objects in one record field value (``{"a": [[1]]}``: field ``a`` is 2 deep).
 #: As JSON-heavy stores cap it (e.g. Couchbase, 32); deeper values broke reading them back:
@@ -74,12 +80,19 @@ def surrogate_at(text: str) -> int | None:
 
 
 def check_text(
-    name: str, value: object, error: type[SemsearchError] = InvalidQuery, *, optional: bool = False
+    name: str,
+    value: object,
+    error: type[SemsearchError] = InvalidQuery,
+    *,
+    optional: bool = False,
+    no_nul: bool = False,
 ) -> None:
-    """Raise ``error`` unless ``value`` is a str (or None when ``optional``) of valid Unicode.
+    """Raise ``error`` unless ``value`` is a str (or None when ``optional``) of valid Unicode,
+    and with ``no_nul`` also when it holds a NUL (U+0000), which PostgreSQL text cannot hold:
+    queries and record ids are refused so on every store alike.
 
     The message names the argument, the type received and the expected type, or the position of
-    the first lone surrogate.
+    the first lone surrogate or NUL.
     """
     if value is None and optional:
         return
@@ -94,6 +107,11 @@ def check_text(
             f"{name} holds a lone surrogate {value[position]!r} at character {position}",
             hint=SURROGATE_HINT,
         )
+    if no_nul and "\x00" in value:
+        raise error(
+            f"{name} holds a NUL character (\\x00) at character {value.index(chr(0))}",
+            hint=NUL_HINT,
+        )
 
 
 def prepare_record(
@@ -107,8 +125,8 @@ def prepare_record(
         name_only: the record's id is appended when a multi-part template yields only its
             first part (``upsert`` logs one warning for them).
     Raises:
-        InvalidRecord: not a JSON object; no usable id; a field value nested deeper than
-            :data:`MAX_VALUE_DEPTH`; a declared field of the wrong type; a
+        InvalidRecord: not a JSON object; no usable id (or one holding a NUL); a field value
+            nested deeper than :data:`MAX_VALUE_DEPTH`; a declared field of the wrong type; a
             text value that is not a str, number, list or object; a non-JSON value; or text that
             is not valid Unicode (the message names the record, the field and the position).
     """
@@ -124,7 +142,7 @@ def prepare_record(
             hint="give every record a non-empty string id",
         )
     record_id = str(raw_id)
-    check_text("record id", record_id, InvalidRecord)
+    check_text("record id", record_id, InvalidRecord, no_nul=True)
     _check_depth(record_id, record)
     for path in schema.text:
         _check_text_value(record_id, path, resolve_path(record, path))
@@ -231,7 +249,7 @@ def as_ids(ids: object, name: str = "ids") -> list[str]:
 
     Raises:
         InvalidQuery: ``ids`` is None, a dict or another type, an item is not a str or int, or
-            an id is not valid Unicode.
+            an id is not valid Unicode or holds a NUL.
     """
     if isinstance(ids, str | int) and not isinstance(ids, bool):
         items: list[object] = [ids]
@@ -249,7 +267,7 @@ def as_ids(ids: object, name: str = "ids") -> list[str]:
                 f"{name} must hold str ids, got {type_name(item)} ({item!r:.40})",
                 hint='e.g. ["a", "b"]',
             )
-        check_text("an id", str(item))
+        check_text("an id", str(item), no_nul=True)
         out.append(str(item))
     return out
 

@@ -28,7 +28,10 @@ def watch(
     include: FileIncludeOpt = None,
     exclude: FileExcludeOpt = None,
     debounce: Annotated[
-        int, typer.Option("--debounce", help="Group file events over this many milliseconds.")
+        int,
+        typer.Option(
+            "--debounce", min=0, help="Group file events over this many milliseconds (>= 0)."
+        ),
     ] = 300,
 ) -> None:
     """Sync the folder, then follow its changes until Ctrl-C. Health goes to `stats`."""

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from semsearch.embedders.local import DEFAULT_MODEL, DEFAULT_PRECISION, LocalEmbedder
-from semsearch.errors import EmbedderUnavailable
+from semsearch.errors import EmbedderUnavailable, InvalidQuery
 
 __all__ = ["CachedGraph", "LocalModel", "local_models", "prepare"]
 
@@ -79,12 +79,15 @@ def prepare(spec: str, precisions: list[str] | None = None, force: bool = False)
     Returns:
         The cached graphs' paths.
     Raises:
+        InvalidQuery: ``spec`` names another provider (``openai:...``, a typo such as
+            ``bogus:1``), or a precision is not one of ``fp32``, ``int8``.
         EmbedderUnavailable: the model is missing, the ONNX engine cannot build it, or the
             cache folder is not writable.
     """
-    from semsearch.embedders.onnx.cache import GraphSpec
+    from semsearch.embedders.onnx.cache import PRECISIONS, GraphSpec
     from semsearch.embedders.onnx.runtime import OnnxRunner
 
+    _check_request(spec, precisions or [], PRECISIONS)
     embedder = LocalEmbedder.from_spec(spec.removeprefix("local:"))
     if embedder.engine != "onnx":
         raise EmbedderUnavailable(
@@ -102,3 +105,20 @@ def prepare(spec: str, precisions: list[str] | None = None, force: bool = False)
         runner.session()  # builds when missing, foreign or damaged
         paths.append(graph.path)
     return paths
+
+
+def _check_request(spec: str, precisions: list[str], known: tuple[str, ...]) -> None:
+    """InvalidQuery for a spec of another provider or an unknown precision (bad input, not an
+    unavailable model). A prefix with a slash, or of one letter (``C:``), is part of a path."""
+    prefix, sep, _ = spec.partition(":")
+    if sep and prefix != "local" and len(prefix) > 1 and not {"/", "\\"} & set(prefix):
+        raise InvalidQuery(
+            f"{spec!r} names the provider {prefix!r}; only local: models have ONNX graphs to "
+            "prepare",
+            hint="e.g. semsearch models prepare local:all-MiniLM-L6-v2 (or a model folder)",
+        )
+    for precision in precisions:
+        if precision not in known:
+            raise InvalidQuery(
+                f"unknown precision {precision!r}", hint=f"use one of: {', '.join(known)}"
+            )

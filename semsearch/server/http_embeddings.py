@@ -31,6 +31,7 @@ from semsearch.embedders.base import Embedder
 from semsearch.server.http_auth import Role, requires
 from semsearch.server.http_errors import ApiError
 from semsearch.server.http_models import MAX_TEXT
+from semsearch.validation import SURROGATE_HINT, surrogate_at
 
 __all__ = ["EmbeddingsIn", "EmbeddingsOut", "embeddings_router", "model_names"]
 
@@ -118,7 +119,8 @@ def embeddings_router() -> APIRouter:
         """Embed texts with the served model (OpenAI's embeddings API shape; read key).
 
         404 ``model_not_found`` names the served model when ``model`` is another one; 400 for
-        an empty text, a text over the model's window, too many texts, or ``dimensions`` other
+        an empty text, a text over the model's window or not valid Unicode (a lone surrogate),
+        too many texts, or ``dimensions`` other
         than the model's; 503 when the model cannot be loaded."""
         state = request.app.state.semsearch
         embedder: Embedder = state.served_embedder()
@@ -151,6 +153,12 @@ def _check(body: EmbeddingsIn, embedder: Embedder, texts: list[str], max_batch: 
             raise ApiError(
                 400, "invalid_query", f"input[{i}] is empty or longer than {MAX_TEXT} characters",
                 "send non-empty texts of at most that length",
+            )  # fmt: skip
+        position = surrogate_at(text)
+        if position is not None:  # the tokenizer cannot read it (a TypeError, not a 400)
+            raise ApiError(
+                400, "invalid_query", f"input[{i}] holds a lone surrogate at character "
+                f"{position}", SURROGATE_HINT,
             )  # fmt: skip
 
 

@@ -56,10 +56,12 @@ def build_server(service: McpService) -> Any:
     """
     from mcp.server.mcpserver import MCPServer
 
+    from semsearch.server.mcp_stdio import run_stdio
     from semsearch.server.mcp_tools import ArgumentErrors, register_tools
 
     class Server(ArgumentErrors, MCPServer):
-        pass
+        async def run_stdio_async(self) -> None:
+            await run_stdio(self)  # answers tools/call lines holding a lone surrogate
 
     server: MCPServer = Server(
         "semsearch", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"

@@ -20,6 +20,8 @@ from typing_extensions import TypedDict  # pydantic needs this one on Python < 3
 
 from semsearch.errors import SemsearchError
 from semsearch.server.mcp_service import MAX_HITS, SNIPPET_CHARS, McpService, safe_message
+from semsearch.server.mcp_stdio import LONE_SURROGATES
+from semsearch.validation import SURROGATE_HINT
 
 __all__ = [
     "ArgumentErrors",
@@ -182,6 +184,12 @@ class ArgumentErrors:
     and answered with :func:`unexpected_error` text."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        if set(arguments) == {LONE_SURROGATES}:  # see semsearch.server.mcp_stdio
+            paths = ", ".join(f"`{p}`" for p in list(arguments[LONE_SURROGATES] or ()))
+            raise ToolError(
+                f"Error executing tool {name}: argument {paths} holds a lone surrogate"
+                f"\nhint: {SURROGATE_HINT}"
+            )
         schema = await self._input_schema(name)
         refused = unknown_arguments(name, arguments, schema) if schema is not None else None
         if refused is not None:

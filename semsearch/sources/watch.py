@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from semsearch.collection import Collection
-from semsearch.errors import EmbedderUnavailable, InvalidRecord, SemsearchError
+from semsearch.errors import EmbedderUnavailable, InvalidQuery, InvalidRecord, SemsearchError
 from semsearch.health import Health, begin_sync, end_sync, quarantine, read_health
 from semsearch.search import path_matches
 from semsearch.sources.pdf import PdfSkipped
@@ -129,11 +129,13 @@ class FolderWatcher:
         root: the folder of notes.
         include: globs of files to index (on the name or relative path).
         exclude: globs of relative paths to ignore (``path_matches`` semantics).
-        debounce_ms: group events over at most this many milliseconds, >= 1.
+        debounce_ms: group events over at most this many milliseconds, an int >= 0 (0 and 1
+            both apply each event within about a millisecond).
         retry_s: while quarantined, retry a full sync after this many idle seconds.
         echo: called with one line per sync or batch (default: the module logger).
     Raises:
         SemsearchError: ``root`` is not a folder.
+        InvalidQuery: ``debounce_ms`` is not an int or is negative.
     """
 
     def __init__(
@@ -147,6 +149,11 @@ class FolderWatcher:
         retry_s: float = RETRY_S,
         echo: Callable[[str], None] | None = None,
     ) -> None:
+        if isinstance(debounce_ms, bool) or not isinstance(debounce_ms, int) or debounce_ms < 0:
+            raise InvalidQuery(
+                f"debounce_ms must be an int >= 0, got {debounce_ms!r}",
+                hint=f"pass a number of milliseconds, e.g. {DEBOUNCE_MS}",
+            )
         self.root = Path(root).resolve()
         if not self.root.is_dir():
             raise SemsearchError(
@@ -155,7 +162,7 @@ class FolderWatcher:
         self.collection = collection
         self.include = tuple(include)
         self.exclude = tuple(exclude)
-        self.debounce_ms = max(1, int(debounce_ms))
+        self.debounce_ms = max(1, debounce_ms)
         self.retry_s = retry_s
         self.echo = echo or log.info
         self.stop_event = threading.Event()

@@ -12,6 +12,7 @@ from semsearch.errors import (
     IndexNotFound,
     InvalidFilter,
     InvalidQuery,
+    InvalidRecord,
     ModelMismatch,
 )
 from tests.contract.helpers import spells
@@ -111,6 +112,25 @@ def test_bad_limit_is_refused(database, limit) -> None:
     coll = database.collection("spells", schema=SCHEMA, embedder=FakeEmbedder(32))
     with pytest.raises(InvalidQuery):
         coll.search("magic", limit=limit)
+
+
+@pytest.mark.parametrize("mode", ["keyword", "semantic", "hybrid"])
+def test_a_nul_in_a_query_is_invalid_query_on_every_store(database, mode) -> None:
+    """PostgreSQL raised a raw psycopg.DataError; every store now refuses it alike."""
+    coll = spells(database)
+    with pytest.raises(InvalidQuery, match=r"query holds a NUL character .* at character 1"):
+        coll.search("x\x00y", mode=mode)
+
+
+def test_a_nul_in_a_record_id_is_invalid_record_and_nothing_is_written(database) -> None:
+    coll = spells(database)
+    with pytest.raises(InvalidRecord, match="record id holds a NUL character") as info:
+        coll.upsert([{"id": "fresh", "text": "ok"}, {"id": "n\x00ul", "text": "t"}])
+    assert "NUL" in str(info.value.hint)
+    assert coll.count() == 7 and coll.get(["fresh"]) == []  # the good record was not written
+    for call in (lambda: coll.get(["n\x00ul"]), lambda: coll.delete(["n\x00ul"])):
+        with pytest.raises(InvalidQuery, match="an id holds a NUL character"):
+            call()
 
 
 def _every_verb(coll) -> dict[str, object]:

@@ -6,16 +6,20 @@ then removes the model folder so the server's embedder fails at its first query.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import semsearch
+from semsearch.embedders.fake import FakeEmbedder
 from semsearch.embedders.local import LocalEmbedder, _packaged_model_path
+from semsearch.validation import surrogate_at
 from tests.e2e.mcp_client import REPO, McpProcess, server_env, text_of
 
 
@@ -114,3 +118,68 @@ def test_location_serves_like_index(tmp_path: Path) -> None:
         assert [h["id"] for h in found["hits"]] == ["a.md"]
     finally:
         server.close()
+
+
+def test_a_lone_surrogate_in_arguments_is_a_tool_error_not_a_hang_fake_embedder(
+    tmp_path: Path,
+) -> None:
+    """The SDK could not parse such a line and dropped it, so the client waited forever.
+
+    Raw JSON-RPC lines over the real stdio server, as a JavaScript client writes them: the SDK's
+    Python client cannot send a lone surrogate at all (its JSON encoder refuses it)."""
+    index = tmp_path / "notes.embed.db"
+    with semsearch.connect(index) as db:
+        db.collection("notes", embedder=FakeEmbedder(dim=32)).upsert([{"id": "a", "text": "owl"}])
+    calls = [
+        (2, {"query": "\\ud800"}),
+        (3, {"query": "x", "where": {"path": "\\udfff"}}),
+        (4, {"query": "owl"}),  # still serving afterwards
+    ]
+    lines = [
+        '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+        '"capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}',
+        '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+    ]
+    for id_, args in calls:  # json.dumps would escape the backslash: build the text by hand
+        text = json.dumps(args).replace("\\\\", "\\")
+        lines.append(
+            f'{{"jsonrpc":"2.0","id":{id_},"method":"tools/call",'
+            f'"params":{{"name":"search","arguments":{text}}}}}'
+        )
+    answers = _raw_stdio(index, lines, want=4)
+    for id_, path in ((2, "`query`"), (3, "`where.path`")):
+        result = answers[id_]["result"]
+        assert result["isError"] is True
+        message = result["content"][0]["text"]
+        assert f"argument {path} holds a lone surrogate" in message
+        assert "hint: the text holds half of a UTF-16 surrogate pair" in message
+        assert surrogate_at(message) is None and "\\ud" not in message  # not echoed
+    assert json.loads(answers[4]["result"]["content"][0]["text"])["hits"][0]["id"] == "a"
+
+
+def _raw_stdio(index: Path, lines: list[str], want: int) -> dict[int, dict[str, object]]:
+    """Write ``lines`` to a real `semsearch mcp` over stdio and read answers until ``want`` of
+    them (by id) have come; a missing answer fails at the timeout instead of hanging."""
+    argv = [sys.executable, "-m", "semsearch.cli.app", "mcp", "--index", str(index)]
+    env = server_env(SEMSEARCH_MODEL="fake:32", PYTHONPATH=str(REPO))
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            env=env, cwd=str(REPO), stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write("\n".join(lines) + "\n")
+        proc.stdin.flush()
+        answers: dict[int, dict[str, object]] = {}
+        timer = threading.Timer(120, proc.kill)  # an unanswered call ends the read, not the run
+        timer.start()
+        try:
+            while len(answers) < want and (line := proc.stdout.readline()):
+                message = json.loads(line)
+                if "id" in message:
+                    answers[message["id"]] = message
+        finally:
+            timer.cancel()
+        assert len(answers) == want, f"answered only {sorted(answers)}"
+        return answers
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)

@@ -42,3 +42,24 @@ def test_prepare_refuses_a_model_that_runs_on_torch(tiny_bert: Path, cache_dir: 
     result = CliRunner().invoke(app, ["models", "prepare", f"local:{tiny_bert}"])
     assert result.exit_code != 0
     assert "torch engine" in result.output and not (cache_dir / "onnx").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--precision", "fp8"], "unknown precision 'fp8'"),
+        (["bogus:1"], "names the provider 'bogus'"),
+        (["openai:text-embedding-3-small"], "names the provider 'openai'"),
+    ],
+)
+def test_prepare_refuses_bad_input_with_the_bad_input_exit_code(
+    tiny_bert: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], needle: str
+) -> None:
+    """These exited 8 (model unavailable), and bogus:1 was read as a folder path; bad input
+    exits 4, as every CLI command's bad input does (semsearch.cli.common.EXIT_CODES)."""
+    monkeypatch.setenv("SEMSEARCH_MODEL", f"local:{tiny_bert}")
+    monkeypatch.setenv("COLUMNS", "200")
+    result = CliRunner().invoke(app, ["models", "prepare", *args])
+    assert result.exit_code == 4, result.output
+    assert needle in result.output
+    assert not list(cache_dir.rglob("*.onnx"))  # nothing was built

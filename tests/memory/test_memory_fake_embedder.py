@@ -93,6 +93,20 @@ def test_search_min_score_and_limit_with_fake_embedder(fake_memory):
     assert len(fake_memory.search("u", "alpha", min_score=None, limit=1)) == 1
 
 
+@pytest.mark.parametrize("limit", [0, -1, 1001, True, 2.0])
+@pytest.mark.parametrize("mode", ["semantic", "keyword", "hybrid"])
+def test_search_refuses_a_limit_outside_1_to_1000_as_collection_search_does(
+    fake_memory, mode, limit
+):
+    """limit=0 returned [] silently; Collection.search raises for it, and now memory does."""
+    fake_memory.add_message("u", "c", "user", "alpha beta gamma")
+    with pytest.raises(InvalidQuery, match=r"limit must be an int in \[1, 1000\]") as err:
+        fake_memory.search("u", "alpha", min_score=None, limit=limit, mode=mode)
+    assert err.value.hint
+    with pytest.raises(InvalidQuery, match=r"limit must be an int in \[1, 1000\]"):
+        fake_memory.collection.search("alpha", limit=limit)
+
+
 @pytest.mark.parametrize("bad", [None, "", "   ", 42, ["alice"], "x" * 257])
 def test_user_id_is_required_and_validated(fake_memory, bad):
     with pytest.raises(InvalidRecord):
@@ -121,6 +135,10 @@ def test_user_id_is_required_and_validated(fake_memory, bad):
         {"topics": "food"},
         {"topics": ["ok", ""]},
         {"created_at": "yesterday"},
+        {"created_at": float("nan")},  # was a raw ValueError
+        {"created_at": float("inf")},
+        {"created_at": 1e20},  # about 3e12 years: was a raw OverflowError
+        {"created_at": "0001-01-01T00:00:00+05:00"},  # before year 1 once moved to UTC
         {"conversation_id": ""},
     ],
 )

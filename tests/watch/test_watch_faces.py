@@ -178,3 +178,32 @@ def test_watch_command_refuses_a_missing_folder_and_creates_no_index(tmp_path: P
     assert done.returncode == 1
     assert "is not a folder" in done.stderr and "hint:" in done.stderr
     assert not db_file.exists()
+
+
+def test_watch_command_refuses_a_negative_debounce_and_creates_no_index(tmp_path: Path) -> None:
+    """``--debounce -5`` was accepted (and ran with 1 ms); it is a usage error (exit 2)."""
+    (tmp_path / "notes").mkdir()
+    db_file = tmp_path / "none.embed.db"
+    args = ("watch", str(tmp_path / "notes"), "--index", str(db_file), "--debounce", "-5")
+    wide = {**env(), "COLUMNS": "200"}  # rich wraps the error box at the terminal width
+    done = subprocess.run(cli(*args), env=wide, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert "--debounce" in done.stderr
+    assert "greater than or equal to 0" in done.stderr
+    assert not db_file.exists()
+
+
+@pytest.mark.parametrize("debounce", [-5, -1, 2.5, True, "300"])
+def test_folder_watcher_refuses_a_debounce_that_is_not_an_int_at_least_0_fake_embedder(
+    tmp_path: Path, debounce: object
+) -> None:
+    from semsearch.embedders.fake import FakeEmbedder
+    from semsearch.sources.vault import VAULT_SCHEMA
+    from semsearch.sources.watch import FolderWatcher
+
+    with semsearch.connect(tmp_path / "w.embed.db") as db:
+        coll = db.collection("notes", schema=VAULT_SCHEMA, embedder=FakeEmbedder(dim=32))
+        with pytest.raises(semsearch.InvalidQuery, match="debounce_ms must be an int >= 0") as e:
+            FolderWatcher(coll, tmp_path, debounce_ms=debounce)  # type: ignore[arg-type]
+        assert e.value.hint
+        assert FolderWatcher(coll, tmp_path, debounce_ms=0).debounce_ms == 1  # the floor
