@@ -10,10 +10,8 @@ Syntax (MongoDB/chroma style), over a collection's declared fields:
 
 A float field also takes a fraction written as a string, ``{"challenge_rating": "1/4"}`` (as
 players write D&D challenge ratings), read here once for every face. Several keys in one object
-are ANDed. An empty object ``{}`` matches every record, at the top and inside ``$and`` and
-``$or``; ``{"$not": {}}`` is refused, as ``{"field": {}}`` and ``{"$and": []}`` are (it would
-match no record, silently), while ``$not`` of a non-empty filter that matches every record
-(``{"$not": {"$and": [{}]}}``) matches none. A filter nests at
+are ANDed. An empty object ``{}`` matches every record, at the top
+and inside ``$and``, ``$or`` and ``$not`` (so ``{"$not": {}}`` matches none). A filter nests at
 most :data:`MAX_FILTER_DEPTH` logical operators deep and holds at most
 :data:`MAX_FILTER_LEAVES` comparisons (the deepest filter SQLite's parser accepts with a path
 scope added, with margin); larger ones are InvalidFilter. ``$ne`` and ``$nin`` also match
@@ -181,7 +179,7 @@ def _parse_object(obj: Mapping[str, Any], schema: Schema, depth: int) -> Filter 
 
 def _parse_key(key: str, value: Any, schema: Schema, depth: int) -> Filter | None:
     """One key of a filter object; None (every record) for a logical operator over ``{}``:
-    ``$and`` of only match-alls, ``$or`` with one. ``$not {}`` is refused."""
+    ``$and`` of only match-alls, ``$or`` with one. ``$not {}`` matches no record."""
     if key in _LOGICAL and depth >= MAX_FILTER_DEPTH:
         raise InvalidFilter(
             f"the filter nests $and/$or/$not more than {MAX_FILTER_DEPTH} levels deep",
@@ -205,11 +203,6 @@ def _parse_key(key: str, value: Any, schema: Schema, depth: int) -> Filter | Non
         alts = tuple(p for p in parts if p is not None)
         return alts[0] if len(alts) == 1 else Or(alts)
     if key == "$not":
-        if isinstance(value, Mapping) and not value:  # matches no record: never what is meant
-            raise InvalidFilter(
-                "$not takes a non-empty filter ($not {} would match no record)",
-                hint='{"$not": {"field": value}}',
-            )
         inner = _parse_object(_need_object(value, key), schema, depth + 1)
         return NOTHING if inner is None else Not(inner)
     if key.startswith("$"):
