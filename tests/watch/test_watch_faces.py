@@ -70,6 +70,9 @@ def test_watch_command_follows_a_new_note_and_stats_reports_health_fake_embedder
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # Ctrl-C as a terminal sends it: a test run started in the background (nohup, `&`)
+        # inherits SIGINT ignored, and Python then never turns it into KeyboardInterrupt
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         eventually(
