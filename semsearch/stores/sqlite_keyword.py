@@ -162,13 +162,22 @@ def _bm25_records(
     """Top-k records by whole-record BM25, each with its first chunk, ``provisional``."""
     table = record_fts_table(cid)
     rank = f"-bm25({table}, {TITLE_WEIGHT}, 1.0)"
-    filter_sql, params = compile_filter(where) if where is not None else ("1", [])
-    ranked = rows(
-        f"SELECT r.rowid, r.id, m.score FROM (SELECT rowid, {rank} AS score FROM {table} "
-        f"WHERE {table} MATCH ?) AS m JOIN records r ON r.rowid = m.rowid "
-        f"WHERE ({filter_sql}) ORDER BY m.score DESC, r.id LIMIT ?",
-        (match, *params, k),
-    )
+    if where is None:
+        # rank inside the FTS table first, then join only the k winners (as _bm25_top does)
+        ranked = rows(
+            f"SELECT r.rowid, r.id, m.score FROM (SELECT rowid, {rank} AS score FROM {table} "
+            f"WHERE {table} MATCH ? ORDER BY score DESC, rowid LIMIT ?) AS m "
+            "JOIN records r ON r.rowid = m.rowid ORDER BY m.score DESC, r.id",
+            (match, k),
+        )
+    else:
+        filter_sql, params = compile_filter(where)
+        ranked = rows(
+            f"SELECT r.rowid, r.id, m.score FROM (SELECT rowid, {rank} AS score FROM {table} "
+            f"WHERE {table} MATCH ?) AS m JOIN records r ON r.rowid = m.rowid "
+            f"WHERE ({filter_sql}) ORDER BY m.score DESC, r.id LIMIT ?",
+            (match, *params, k),
+        )
     first: dict[int, int] = {}
     for batch in batches([int(r[0]) for r in ranked]):
         found = rows(
