@@ -77,7 +77,7 @@ def sync_folder(
         SemsearchError: ``root`` is not a folder, or the store failed (the index is then
             quarantined when the store still accepts that write).
     """
-    if not Path(root).is_dir():  # a wrong argument, not a failed sync: no health change
+    if not Path(root).expanduser().is_dir():  # a wrong argument, not a failed sync
         raise SemsearchError(f"{root} is not a folder", hint="give the path of a folder of notes")
     name = collection.name
     found = begin_sync(collection.store, name, "full sync")

@@ -253,3 +253,14 @@ def test_a_wrong_folder_raises_without_touching_the_health(
     with pytest.raises(SemsearchError, match="is not a folder"):
         sync_folder(coll, tmp_path / "missing")
     assert read_health(db.store, "notes").state == "ok"
+
+
+def test_sync_folder_expands_a_home_relative_path_fake_embedder(
+    db: semsearch.Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    write(tmp_path / "notes", "a.md", "# A\n\nthe lighthouse key is under the blue pot\n")
+    coll = db.collection("notes", schema=VAULT_SCHEMA, embedder=QuickFake())
+    report, health = sync_folder(coll, "~/notes")
+    assert (report.new, health.state) == (1, "ok")
+    assert coll.get("a.md") is not None
