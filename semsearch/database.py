@@ -228,6 +228,8 @@ class Database:
             ModelMismatch: ``embedder`` differs from the model the collection was built with
                 (with ``strict_model``).
             DimensionMismatch: the embedder's dimension differs from the stored one.
+            EmbedderUnavailable: creating a collection with an unknown provider, or a
+                ``local:`` folder that holds no model (nothing is created).
             BackendUnavailable: the Database was closed.
         """
         self._life.check_open()
@@ -308,6 +310,9 @@ class Database:
                 f"--collection {name}`, or name another index with --index",
             )
         emb = resolve_embedder(embedder)
+        check = getattr(emb, "check_configured", None)  # the Embedder protocol does not ask it
+        if callable(check):
+            check()
         schema = schema or Schema()
         info = CollectionInfo(name, schema.to_json(), emb.model_id, None, options)
         self.store.create_collection(info)

@@ -89,6 +89,12 @@ class BaseEmbedder(ABC):
 
         return model_default(self.model_id)
 
+    def check_configured(self) -> None:
+        """Checks that need no model load and no network, run before a collection is created
+        with this embedder, so that a spec naming nothing never leaves a collection behind.
+        The default checks nothing; raise EmbedderUnavailable with a hint to refuse."""
+        return None
+
     @property
     @abstractmethod
     def dim(self) -> int: ...

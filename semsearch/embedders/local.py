@@ -185,6 +185,10 @@ class LocalEmbedder(BaseEmbedder):
             self._path = path
         return self._path
 
+    def check_configured(self) -> None:
+        """Raises EmbedderUnavailable when the model folder (or the packaged model) is missing."""
+        _ = self.path
+
     @property
     def label(self) -> str:
         """A short name: ``all-MiniLM-L6-v2`` for the packaged model, else the folder's name."""

@@ -145,6 +145,18 @@ def test_bad_embedder_specs_are_clear_errors(spec: str) -> None:
         semsearch.connect(":memory:").collection("x", embedder=spec)
 
 
+def test_a_local_spec_naming_a_folder_without_a_model_creates_no_collection(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "empty").mkdir()
+    with semsearch.connect(tmp_path / "m.embed.db") as db:
+        for spec in (f"local:{tmp_path / 'missing'}", f"local:{tmp_path / 'empty'}"):
+            with pytest.raises(semsearch.EmbedderUnavailable) as info:
+                db.collection("notes", embedder=spec)
+            assert "no sentence-transformers model" in info.value.message and info.value.hint
+        assert db.collections() == []
+
+
 def test_upsert_of_a_single_dict_says_to_pass_a_list() -> None:
     coll = semsearch.connect(":memory:").collection("x")
     with pytest.raises(semsearch.InvalidRecord) as info:
