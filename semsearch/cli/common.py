@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import re
 import traceback
 from collections.abc import Callable
 from typing import Annotated, Any, ParamSpec, TypeVar
@@ -124,6 +125,18 @@ log = logging.getLogger("semsearch.cli")
 log.addHandler(logging.NullHandler())  # no traceback on stderr unless asked (or configured)
 
 
+#: Python argument names in library errors, and the CLI flags that set them.
+_FLAGS = {"limit": "--limit", "min_score": "--min-score", "offset": "--offset",
+          "rerank_top_n": "--rerank-top-n"}  # fmt: skip
+_ARGUMENT = re.compile(r"(?<![\w-])(" + "|".join(_FLAGS) + r")(=| must\b)")
+
+
+def cli_wording(text: str) -> str:
+    """A library error's text as a CLI user reads it: ``limit=10`` becomes ``--limit 10`` and
+    ``limit must be`` becomes ``--limit must be``; other text is unchanged."""
+    return _ARGUMENT.sub(lambda m: _FLAGS[m[1]] + (" " if m[2] == "=" else m[2]), text)
+
+
 def cli_errors(func: Callable[P, R]) -> Callable[P, R]:
     """Print a SemsearchError's message and hint on stderr and exit non-zero, no traceback.
 
@@ -138,9 +151,9 @@ def cli_errors(func: Callable[P, R]) -> Callable[P, R]:
         try:
             return func(*args, **kwargs)
         except SemsearchError as exc:
-            err_console.print(f"[bold red]error:[/] {escape(exc.message)}")
+            err_console.print(f"[bold red]error:[/] {escape(cli_wording(exc.message))}")
             if exc.hint:
-                err_console.print(f"[bold]hint:[/] {escape(exc.hint)}")
+                err_console.print(f"[bold]hint:[/] {escape(cli_wording(exc.hint))}")
             raise typer.Exit(exit_code(exc)) from None
         except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
             raise

@@ -138,9 +138,13 @@ def test_a_plain_sqlite_file_exits_7_and_is_left_unchanged(tmp_path: Path) -> No
 
 
 def test_an_embedder_that_cannot_load_exits_8(tmp_path: Path, monkeypatch) -> None:
-    index = str(tmp_path / "m.embed.db")
+    index, folder = str(tmp_path / "m.embed.db"), tmp_path / "no-such-model"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")  # passes the check at creation, never loaded
     with semsearch.connect(index) as db:  # nothing loads the model until a text is embedded
-        db.collection("notes", embedder="local:" + str(tmp_path / "no-such-model"))
+        db.collection("notes", embedder=f"local:{folder}")
+    (folder / "config.json").unlink()
+    folder.rmdir()  # the model folder went away after the index was built
     monkeypatch.delenv("SEMSEARCH_MODEL")  # use the stored model, which is missing
     result = runner.invoke(app, ["search", "owls", "--index", index])
     assert result.exit_code == 8, result.output

@@ -84,3 +84,16 @@ def test_a_hybrid_search_whose_folder_hides_everything_says_so_fake_embedder(ind
     assert result.exit_code == 0
     assert "no record inside the search's scope" in result.output
     assert "no record contains the query's words" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"), [(["--limit", "0"], "--limit"), (["--min-score", "2"], "--min-score")]
+)
+def test_a_bad_option_is_named_as_its_flag_not_as_a_python_argument_fake_embedder(
+    index: str, args: list[str], flag: str
+) -> None:
+    result = runner.invoke(app, ["search", "bees", "--index", index, *args])
+    assert result.exit_code != 0
+    assert f"error: {flag} must be" in result.output
+    assert f"hint: e.g. {flag} " in result.output
+    assert "limit=" not in result.output and "min_score" not in result.output
