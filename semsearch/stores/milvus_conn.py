@@ -149,6 +149,12 @@ def close_client(target: MilvusTarget, client: Any) -> None:
 
 def _check_lite_path(path: str) -> None:
     name = os.path.basename(path)
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):  # Milvus Lite reports it as a store it cannot open
+        raise BackendUnavailable(
+            f"cannot create the Milvus Lite store {name}: its folder does not exist",
+            hint="create the folder first, or choose a path in an existing folder",
+        )
     if os.path.isfile(path):
         raise StoreCorrupted(
             f"{name} is a file; Milvus Lite 3 keeps its data in a folder",

@@ -27,6 +27,15 @@ def test_a_file_where_the_folder_should_be_is_refused_untouched(tmp_path: Path) 
     assert path.read_bytes() == before
 
 
+def test_a_store_in_a_missing_folder_says_the_folder_is_missing(tmp_path: Path) -> None:
+    db = semsearch.connect(f"milvus-lite://{tmp_path / 'no' / 'such' / 'm.db'}")
+    with pytest.raises(BackendUnavailable) as err:  # the store opens on first use
+        db.collection("notes", embedder=FakeEmbedder(8))
+    assert "folder does not exist" in err.value.message
+    assert err.value.hint and "backup" not in err.value.hint
+    assert not (tmp_path / "no").exists()
+
+
 def test_a_foreign_folder_is_not_an_index(tmp_path: Path) -> None:
     folder = tmp_path / "photos.db"
     folder.mkdir()
