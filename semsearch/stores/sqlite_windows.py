@@ -22,7 +22,7 @@ __all__ = ["TABLE", "create_window_table", "read_windows", "write_windows"]
 TABLE = "chunk_windows"
 
 _TRIGGER = f"""
-CREATE TRIGGER {TABLE}_gc AFTER DELETE ON chunks
+CREATE TRIGGER IF NOT EXISTS {TABLE}_gc AFTER DELETE ON chunks
 WHEN NOT EXISTS (SELECT 1 FROM chunks WHERE collection_id = OLD.collection_id
                  AND content_hash = OLD.content_hash)
 BEGIN
@@ -35,7 +35,7 @@ END
 def create_window_table(conn: sqlite3.Connection) -> None:
     """Format 3 (a migration, inside its transaction): the windows table and its trigger."""
     conn.execute(
-        f"CREATE TABLE {TABLE} ("
+        f"CREATE TABLE IF NOT EXISTS {TABLE} ("
         "collection_id INTEGER NOT NULL REFERENCES collections(id), "
         "content_hash TEXT NOT NULL, "  # the chunks' sha256 of their embedded text
         "spans BLOB NOT NULL, "  # int32[m, 2] little-endian: offsets into the chunk's text
