@@ -223,6 +223,11 @@ class HitOut(BaseModel):
     chunk: ChunkOut | None
     fields: dict[str, Any]
     components: dict[str, LegOut] | None = None
+    highlight: tuple[int, int] | None = Field(
+        default=None,
+        description="[start, end) char offsets into chunk.text of the sentence that matched "
+        "(semantic: the closest sentence window; keyword: most query terms), or null",
+    )
     vector: list[float] | None = Field(default=None, description="admin + include_vectors only")
 
 
