@@ -254,22 +254,29 @@ def _semantic_leg(
     limit: int,
     min_score: float | None,
     queries: _QueryVectors,
+    rescore_depth: int | None = None,
 ) -> _Leg:
     """Each record's best chunk by cosine; with sentence windows (the store keeps them and the
-    collection has them on), the best ``max(limit, RESCORE_DEPTH)`` are rescored with their
-    windows (:func:`semsearch.windows.rescore`) and ``min_score`` applies to the mixed score."""
+    collection has them on), the best ``rescore_depth`` (default: all ``max(limit,
+    RESCORE_DEPTH)`` fetched) are rescored with their windows
+    (:func:`semsearch.windows.rescore`) and ``min_score`` applies to the mixed score."""
     text = req.hypothetical_answer if _hyde(req) else req.query
     query = queries.get(text or "")
     where = store_filter(coll.store, req.where, req.scope)
 
+    fetched: list[ScoredChunk] = []  # the last fetch's chunks: rescoring sees them all
+
     def fetch(k: int) -> list[ScoredChunk]:
-        return coll.store.vector_search(coll.name, query.vector, k, where, req.exact)
+        fetched[:] = coll.store.vector_search(coll.name, query.vector, k, where, req.exact)
+        return fetched
 
     if not (isinstance(coll.store, SentenceWindows) and windows_enabled(coll.info.options)):
         return dataclasses.replace(collect(fetch, limit, req.scope, min_score), query=query)
     depth = max(limit, RESCORE_DEPTH)
     leg = collect(fetch, depth, req.scope)
-    best, spans = rescore(coll.store, coll.name, query.vector, leg.best, depth)
+    best, spans = rescore(
+        coll.store, coll.name, query.vector, leg.best, rescore_depth or depth, fetched
+    )
     kept = [c for c in best if min_score is None or c.score >= min_score][:limit]
     return _Leg(kept, leg.candidates, query, spans)
 
@@ -300,6 +307,9 @@ HYBRID_DEPTH = 200
 #: on one half of the queries and scoring on the other gives 0.743 for this family, 0.726 for
 #: RRF. The fused score lies in [0, 1] and is comparable only within one query.
 HYBRID_FUSION = fusion.Fusion("weighted", weights=(0.75, 0.25), floors=(-1.0, 0.0))
+#: Records of the hybrid semantic leg rescored with sentence windows (semsearch.windows); the
+#: rest keep their chunk cosine. All of them: see docs/retrieval.md, "Sentence windows".
+HYBRID_RESCORE_DEPTH = HYBRID_DEPTH
 
 
 def _hybrid(
@@ -311,7 +321,7 @@ def _hybrid(
     embedded = True
     reason = None
     try:
-        semantic = _semantic_leg(coll, req, depth, None, queries)
+        semantic = _semantic_leg(coll, req, depth, None, queries, HYBRID_RESCORE_DEPTH)
     except EmbedderUnavailable as exc:
         semantic, embedded = _Leg([], 0), False
         reason = f"semantic leg missing: {exc.message}; keyword results only"

@@ -147,35 +147,44 @@ def rescore(
     query: NDArray[np.float32],
     ranked: Sequence[ScoredChunk],
     depth: int,
+    also: Sequence[ScoredChunk] = (),
 ) -> tuple[list[ScoredChunk], dict[int, Span]]:
-    """The first ``depth`` of ``ranked`` (a record's best chunk each, by chunk cosine) rescored
-    with their windows and sorted again (ties by record id); the rest are dropped.
+    """The first ``depth`` records of ``ranked`` rescored with their windows and sorted again
+    (ties by record id), then the rest as they came.
+
+    A record's score is the best mixed score over its chunks among ``ranked`` and ``also``
+    (the other chunks the vector search returned), so a record whose best window lies in a
+    chunk that is not its best by chunk cosine is found by that window.
 
     Args:
-        store: the collection's store (without windows, ``ranked[:depth]`` comes back as is).
+        store: the collection's store (without windows, ``ranked`` comes back as is).
         collection: the collection's name.
         query: the unit query vector, float32[dim].
-        ranked: candidates scored by chunk cosine in [-1, 1], best first.
-        depth: how many to rescore and return.
+        ranked: a record's best chunk each, by chunk cosine in [-1, 1], best first.
+        depth: how many records to rescore.
+        also: more candidate chunks (any records; those outside the first ``depth`` ignored).
     Returns:
-        (candidates with the mixed score in [-1, 1], best first; ``{chunk id: best window's
-        span}`` for the chunks that have windows).
+        (the rescored records' best chunks (mixed score in [-1, 1]) best first, then the
+        others (chunk cosine); ``{chunk id: best window's span}`` for the chunks with windows).
     """
-    top = list(ranked[:depth])
+    top, rest = list(ranked[:depth]), list(ranked[depth:])
     if not top or not isinstance(store, SentenceWindows):
-        return top, {}
-    sets = store.window_vectors(collection, [c.chunk_id for c in top])
+        return top + rest, {}
+    records = {c.record_id for c in top}
+    pool = {c.chunk_id: c for c in [*top, *also] if c.record_id in records}
+    sets = store.window_vectors(collection, list(pool))
     spans: dict[int, Span] = {}
-    scored: list[ScoredChunk] = []
-    for cand in top:
+    best: dict[str, ScoredChunk] = {}
+    for cand in pool.values():
         found = sets.get(cand.chunk_id)
-        if found is None:
-            scored.append(cand)
-            continue
-        sims = found.vectors.astype(np.float32) @ query
-        best = int(np.argmax(sims))
-        spans[cand.chunk_id] = (int(found.spans[best, 0]), int(found.spans[best, 1]))
-        mixed = WINDOW_WEIGHT * cand.score + (1.0 - WINDOW_WEIGHT) * float(sims[best])
-        scored.append(ScoredChunk(cand.chunk_id, cand.record_id, mixed, cand.provisional))
-    scored.sort(key=lambda c: (-c.score, c.record_id))
-    return scored, spans
+        if found is not None:
+            sims = found.vectors.astype(np.float32) @ query
+            at = int(np.argmax(sims))
+            spans[cand.chunk_id] = (int(found.spans[at, 0]), int(found.spans[at, 1]))
+            mixed = WINDOW_WEIGHT * cand.score + (1.0 - WINDOW_WEIGHT) * float(sims[at])
+            cand = ScoredChunk(cand.chunk_id, cand.record_id, mixed, cand.provisional)
+        held = best.get(cand.record_id)
+        if held is None or (cand.score, -cand.chunk_id) > (held.score, -held.chunk_id):
+            best[cand.record_id] = cand
+    scored = sorted(best.values(), key=lambda c: (-c.score, c.record_id))
+    return scored + rest, spans

@@ -250,7 +250,7 @@ class SQLiteStore:
             return None
         cid, fields = int(row[0]), [f["name"] for f in json.loads(row[1])["fields"]]
         ddl.drop_collection_objects(conn, cid, fields)
-        for table in ("changes", "chunks", "records"):
+        for table in ("changes", sqlite_windows.TABLE, "chunks", "records"):
             conn.execute(f"DELETE FROM {table} WHERE collection_id = ?", (cid,))
         conn.execute("DELETE FROM collections WHERE id = ?", (cid,))
         return cid
@@ -305,8 +305,10 @@ class SQLiteStore:
         result = WriteResult()
         with self._write(collection) as conn:
             cid = self._collection_id(conn, collection)
+            old = sqlite_windows.hashes_of(conn, cid, [r.id for r in records])
             for record in records:
                 write_record(conn, cid, record, result)
+            sqlite_windows.prune(conn, cid, old)
         self._written += len(records)
         if self._written >= max(ANALYZE_AFTER, 2 * self._analyzed_at):
             self.analyze()
@@ -396,7 +398,9 @@ class SQLiteStore:
             return 0
         with self._write(collection) as conn:
             cid = self._collection_id(conn, collection)
+            old = sqlite_windows.hashes_of(conn, cid, ids)
             deleted = sum(delete_record_rows(conn, cid, batch) for batch in batches(list(ids)))
+            sqlite_windows.prune(conn, cid, old)
             sqlite_changes.maybe_prune(conn, self.location, cid)
             return deleted
 

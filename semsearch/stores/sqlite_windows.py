@@ -2,9 +2,12 @@
 :class:`~semsearch.stores.base.SentenceWindows` and docs/storage.md.
 
 ``chunk_windows`` is keyed by (collection, content hash), so chunks that reuse a vector by
-hash reuse its windows. A trigger drops a row when the last chunk with its hash is deleted
-(its record deleted or rewritten, its collection dropped). Files of format 2 have no such
-table until their first write migrates them; their reads find no windows.
+hash reuse its windows. The store's record writes and deletes call :func:`prune` with the
+hashes the records' chunks had before (:func:`hashes_of`): rows that no chunk holds any more
+go, in the same transaction. (Not a trigger on chunk deletes: a rewritten record's chunks are
+deleted before their replacements, which reuse the same hashes, are inserted.) Dropping a
+collection deletes its rows. Files of format 2 have no such table until their first write
+migrates them; their reads find no windows.
 """
 
 from __future__ import annotations
@@ -17,23 +20,13 @@ from semsearch.stores.base import WindowSet
 from semsearch.stores.sqlite_sql import batches, marks
 from semsearch.stores.window_blobs import pack_windows, unpack_windows
 
-__all__ = ["TABLE", "create_window_table", "read_windows", "write_windows"]
+__all__ = ["TABLE", "create_window_table", "hashes_of", "prune", "read_windows", "write_windows"]
 
 TABLE = "chunk_windows"
 
-_TRIGGER = f"""
-CREATE TRIGGER IF NOT EXISTS {TABLE}_gc AFTER DELETE ON chunks
-WHEN NOT EXISTS (SELECT 1 FROM chunks WHERE collection_id = OLD.collection_id
-                 AND content_hash = OLD.content_hash)
-BEGIN
-    DELETE FROM {TABLE} WHERE collection_id = OLD.collection_id
-        AND content_hash = OLD.content_hash;
-END
-"""
-
 
 def create_window_table(conn: sqlite3.Connection) -> None:
-    """Format 3 (a migration, inside its transaction): the windows table and its trigger."""
+    """Format 3 (a migration, inside its transaction): the windows table."""
     conn.execute(
         f"CREATE TABLE IF NOT EXISTS {TABLE} ("
         "collection_id INTEGER NOT NULL REFERENCES collections(id), "
@@ -42,7 +35,6 @@ def create_window_table(conn: sqlite3.Connection) -> None:
         "vectors BLOB NOT NULL, "  # float16[m, dim] little-endian, unit vectors
         "PRIMARY KEY (collection_id, content_hash))"
     )
-    conn.execute(_TRIGGER)
 
 
 def write_windows(conn: sqlite3.Connection, cid: int, windows: Mapping[int, WindowSet]) -> None:
@@ -78,3 +70,29 @@ def read_windows(
         )
         out.update({int(r[0]): unpack_windows(r[1], r[2]) for r in found})
     return out
+
+
+def hashes_of(conn: sqlite3.Connection, cid: int, record_ids: Sequence[str]) -> set[str]:
+    """Inside a write transaction: the content hashes of the records' chunks."""
+    out: set[str] = set()
+    for batch in batches(list(record_ids)):
+        rows = conn.execute(
+            "SELECT k.content_hash FROM chunks k JOIN records r ON r.rowid = k.record_rowid "
+            f"WHERE r.collection_id = ? AND r.id IN ({marks(batch)})",
+            (cid, *batch),
+        ).fetchall()
+        out.update(r[0] for r in rows)
+    return out
+
+
+def prune(conn: sqlite3.Connection, cid: int, hashes: set[str]) -> None:
+    """Inside a write transaction: delete the windows of ``hashes`` that no chunk of the
+    collection holds any more."""
+    for batch in batches(sorted(hashes)):
+        conn.execute(
+            f"DELETE FROM {TABLE} WHERE collection_id = ? AND content_hash IN ({marks(batch)}) "
+            "AND NOT EXISTS (SELECT 1 FROM chunks k INDEXED BY chunks_by_hash "
+            f"WHERE k.collection_id = {TABLE}.collection_id "
+            f"AND k.content_hash = {TABLE}.content_hash)",
+            (cid, *batch),
+        )

@@ -49,14 +49,8 @@ def expected(query: str) -> dict[str, tuple[float, tuple[int, int] | None]]:
     return out
 
 
-def skip_without_windows(database) -> None:
-    if not isinstance(database.store, SentenceWindows):
-        pytest.xfail(f"{type(database.store).__name__} keeps no sentence windows yet")
-
-
 @pytest.mark.parametrize("query", QUERIES)
 def test_semantic_scores_and_highlights_match_the_mix_on_every_backend(database, query) -> None:
-    skip_without_windows(database)
     coll = database.collection("notes", embedder=FakeEmbedder(32))
     coll.upsert([{"id": k, "text": v} for k, v in NOTES.items()])
     want = expected(query)
@@ -68,7 +62,7 @@ def test_semantic_scores_and_highlights_match_the_mix_on_every_backend(database,
 
 
 def test_windows_go_with_their_record_on_every_backend(database) -> None:
-    skip_without_windows(database)
+    assert isinstance(database.store, SentenceWindows)
     coll = database.collection("notes", embedder=FakeEmbedder(32))
     coll.upsert([{"id": k, "text": v} for k, v in NOTES.items()])
     coll.upsert([{"id": "copy", "text": NOTES["compost"]}])  # same content: windows shared
@@ -85,3 +79,34 @@ def test_windows_go_with_their_record_on_every_backend(database) -> None:
     q = FakeEmbedder(32).embed_query("blue pot")
     docs = FakeEmbedder(32).embed_documents(["Only one sentence about the blue pot now."])
     assert chunks["copy"].score == pytest.approx(float(docs[0] @ q), abs=1e-5)
+    # no chunk holds the compost note's content now: its windows are gone from the store, so
+    # the same text written again (not embedded) finds none under its content hash
+    coll.upsert([{"id": "again", "text": NOTES["compost"]}], embed=False)
+    [found] = store.keyword_search(coll.name, "lighthouse", 5, None)
+    assert store.window_vectors(coll.name, [found.chunk_id]) == {}
+
+
+P1 = (
+    "The lighthouse key hangs on the hook behind the blue door of the shed. "
+    "The spare one is with the neighbour at number twelve, who waters the plants. "
+    "Both open the padlock on the gate as well as the shed itself at the back."
+)
+
+
+def test_a_rewritten_record_keeps_the_windows_of_its_unchanged_chunk(database) -> None:
+    """Editing one paragraph re-chunks the record; the untouched paragraph's chunk reuses its
+    vector by hash, and its windows with it."""
+    coll = database.collection("notes", embedder=FakeEmbedder(32, max_tokens=48))
+    old = P1 + "\n\n" + "Bread wants a hot oven for forty minutes. Salt goes in at the start."
+    new = P1 + "\n\n" + "Soup wants a slow simmer for an hour. Pepper goes in at the very end."
+    coll.upsert([{"id": "note", "text": old}])
+    # the query is P1's first sentence: that window's cosine is 1, so P1's chunk wins by it
+    query = "The lighthouse key hangs on the hook behind the blue door of the shed."
+    first = coll.search(query, limit=1, min_score=None)[0]
+    assert first.chunk is not None and first.chunk.text == P1
+    assert first.highlight == (0, len(query))
+    report = coll.upsert([{"id": "note", "text": new}])
+    assert report.chunks_embedded == 1  # the edited paragraph only; P1 keeps its vector
+    again = coll.search(query, limit=1, min_score=None)[0]
+    assert again.highlight == first.highlight
+    assert again.score == pytest.approx(first.score, abs=1e-6)

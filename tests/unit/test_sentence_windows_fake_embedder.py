@@ -113,7 +113,6 @@ def test_windows_are_deleted_with_their_record_and_kept_for_shared_content(
 def as_format_2(path: Path) -> None:
     """Turn a file into what semsearch wrote before format 3: no windows table."""
     conn = sqlite3.connect(path)
-    conn.execute("DROP TRIGGER chunk_windows_gc")
     conn.execute("DROP TABLE chunk_windows")
     conn.execute("DELETE FROM semsearch_migrations WHERE version >= 3")
     conn.commit()
