@@ -1,8 +1,7 @@
-"""Hit.highlight on every face: HTTP (offsets), MCP (the sentence), CLI (bold), web (<mark>)."""
+"""Hit.highlight on the faces: HTTP (offsets), MCP (the sentence), CLI (bold); the web page's
+<mark> is tested in a browser (tests/web/test_page_highlight_fake_embedder.py)."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 from semsearch.cli.search_cmd import _snippet
 from semsearch.server.http_views import search_out
@@ -25,10 +24,3 @@ def test_every_face_returns_the_highlighted_sentence(db, fake_embedder) -> None:
         "[bold]The lighthouse key is under the blue pot.[/bold]"
     )
     assert _snippet(NOTE, None) == NOTE
-
-
-def test_web_page_marks_the_highlight() -> None:
-    app = Path(__file__).resolve().parents[2] / "semsearch" / "server" / "web" / "app.js"
-    source = app.read_text()
-    assert "if (hit.highlight && hit.chunk) sentenceInto(" in source
-    assert 'el("mark", { class: "sentence"' in source
