@@ -80,9 +80,12 @@ def window_spans(text: str) -> list[Span]:
     """The sentence windows of a chunk's text: ``(start, end)`` char offsets, end exclusive.
 
     Cuts where the chunkers prefer to (paragraphs, list items, sentence ends: see
-    :data:`semsearch.chunking.SENTENCE_CUTS`), trims whitespace, and merges each short piece
-    (:func:`_short`) into the piece before it (the first into the one after). Returns [] when
-    fewer than two windows remain: a one-sentence chunk is its own window.
+    :data:`semsearch.chunking.SENTENCE_CUTS`), trims whitespace, drops a short first piece
+    on a line of its own (a title or heading: "Cure Wounds", "# Shed"; it is a label, not a
+    sentence, and a window holding it would match the label's words wherever the sentence
+    goes), and merges each other short piece (:func:`_short`) into the piece before it (the
+    first into the one after). Returns [] when fewer than two windows remain: a one-sentence
+    chunk is its own window.
     """
     cuts = sorted({i for sep in SENTENCE_CUTS for m in sep.finditer(text) for i in m.span()})
     bounds = [0, *cuts, len(text)]
@@ -94,6 +97,12 @@ def window_spans(text: str) -> list[Span]:
             end -= 1
         if start < end:
             pieces.append((start, end))
+    if (
+        len(pieces) > 1
+        and _short(text[slice(*pieces[0])])
+        and "\n" in text[slice(pieces[0][1], pieces[1][0])]
+    ):
+        pieces = pieces[1:]  # a title or heading line: a label, which the chunk vector holds
     merged: list[Span] = []
     for start, end in pieces:
         if merged and (_short(text[start:end]) or _short(text[slice(*merged[-1])])):

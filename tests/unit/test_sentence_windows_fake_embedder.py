@@ -32,6 +32,9 @@ def test_window_spans_cut_sentences_and_merge_short_fragments() -> None:
     assert window_spans(text) == [(0, 67), (68, 110)]
     assert window_spans("A long first sentence of the note. Fig. 2") == []  # merged: one left
     assert window_spans("One sentence only, however long it may be.") == []
+    # a short title on its own line is a label, not a window (it would match its words anywhere)
+    title = "Cure Wounds\n\nA creature you touch regains hit points. This spell has no effect on undead."
+    assert window_spans(title) == [(13, 53), (54, 89)]
     assert window_spans("First point of the list is here\n- second item of the list here") == [
         (0, 31),
         (32, 62),
