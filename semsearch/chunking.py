@@ -21,7 +21,14 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
 
-__all__ = ["ChunkSpan", "Tokenizer", "chunk_markdown", "chunk_text", "embedding_text"]
+__all__ = [
+    "SENTENCE_CUTS",
+    "ChunkSpan",
+    "Tokenizer",
+    "chunk_markdown",
+    "chunk_text",
+    "embedding_text",
+]
 
 
 class Tokenizer(Protocol):
@@ -74,6 +81,9 @@ _LEAD_LINES = re.compile(r"\s*\n")  # whole blank lines only: a line's indentati
 _PLAIN: Levels = (_PARA, _SENT, _LINE)
 _PROSE: Levels = (_PARA, _ITEM, _SENT, _LINE)
 _CODE: Levels = (_PARA, _LINE)
+#: The cuts between sentence-like units of prose (paragraph, list item, sentence), as the
+#: chunkers prefer them; :mod:`semsearch.windows` splits chunks into sentence windows with them.
+SENTENCE_CUTS: Levels = (_PARA, _ITEM, _SENT)
 _ROWS: Levels = (_LINE,)
 _LEVELS = {"fence": _CODE, "code_block": _CODE, "html_block": _CODE, "table": _ROWS}
 

@@ -450,7 +450,8 @@ class Collection:
             query: the user's text. Empty (or only whitespace) lists records without ranking
                 instead, as :meth:`find` does (``mode == "structured"``, score 0.0, no chunk):
                 those matching ``where`` and the path scope, or all records, ordered by id.
-            mode: ``"semantic"`` (cosine similarity in [-1, 1]), ``"keyword"`` (BM25, >= 0,
+            mode: ``"semantic"`` (cosine similarity in [-1, 1], mixed with the best sentence
+                window's: :mod:`semsearch.windows`), ``"keyword"`` (BM25, >= 0,
                 higher is better) or ``"hybrid"`` (convex fusion of both, search.HYBRID_FUSION; the
                 fused score is comparable only within one query; each hit carries both legs'
                 scores and ranks in ``components``).

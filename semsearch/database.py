@@ -124,6 +124,18 @@ def _keyword_options(keyword_tokenizer: str | None) -> dict[str, str]:
     return {"keyword_tokenizer": keyword_tokenizer}
 
 
+def _with_windows(coll: Collection, sentence_windows: bool | None) -> Collection:
+    """``coll`` with its ``sentence_windows`` option stored as asked (None: as stored)."""
+    from semsearch.windows import OPTION, windows_enabled
+
+    if sentence_windows is None or windows_enabled(coll.info.options) == sentence_windows:
+        return coll
+    info = dataclasses.replace(coll.info, options={**coll.info.options, OPTION: sentence_windows})
+    coll.store.update_collection(info)
+    coll.info = info
+    return coll
+
+
 def _is_memory(info: CollectionInfo) -> bool:
     return info.name == MEMORY_COLLECTION or bool(info.options.get(MEMORY_OPTION))
 
@@ -195,6 +207,7 @@ class Database:
         create: bool = True,
         keyword_tokenizer: str | None = None,
         strict_model: bool = True,
+        sentence_windows: bool | None = None,
     ) -> Collection:
         """Open (or create) a collection.
 
@@ -216,6 +229,11 @@ class Database:
                 the verbs that embed (semantic and hybrid search, ``upsert``, ``reindex``,
                 ``embed_pending``) raise ModelMismatch. The CLI, HTTP and MCP faces use False
                 for their configured model (``SEMSEARCH_MODEL``).
+            sentence_windows: True (the default for a new collection) embeds each chunk's
+                sentences too and ranks chunks by the mix of chunk and best-sentence cosine
+                (:mod:`semsearch.windows`); False embeds and scores whole chunks only (about
+                half the embedding work). Kept in the collection's options; None keeps what
+                is stored. Turning it on later gives windows to chunks embedded from then on.
         Raises:
             IndexNotFound: the collection does not exist and ``create`` is False.
             InvalidQuery: ``name`` is conversation memory (:data:`MEMORY_COLLECTION`, or a
@@ -241,7 +259,15 @@ class Database:
             )
         if self.is_memory(name):
             raise _memory_refused(name)
-        return self._open(name, schema, embedder, create, keyword_tokenizer, strict_model)
+        if sentence_windows is not None and not isinstance(sentence_windows, bool):
+            from semsearch.errors import InvalidQuery
+
+            raise InvalidQuery(
+                f"sentence_windows must be a bool or None, got {sentence_windows!r}",
+                hint="sentence_windows=False",
+            )
+        coll = self._open(name, schema, embedder, create, keyword_tokenizer, strict_model)
+        return _with_windows(coll, sentence_windows)
 
     def memory_collection(
         self, name: str = MEMORY_COLLECTION, *, schema: Schema, embedder: str | Embedder | None

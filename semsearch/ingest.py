@@ -25,6 +25,7 @@ from semsearch.errors import BadVectors, DimensionMismatch, EmbedderUnavailable
 from semsearch.filters import Filter, IdMatch, Or
 from semsearch.results import PAGE_STARTS, Chunk, UpsertReport, with_pages
 from semsearch.stores.base import ChunkWrite, PendingChunk, RecordWrite
+from semsearch.windows import embed_windows, windows_enabled
 
 if TYPE_CHECKING:
     from semsearch.collection import Collection
@@ -185,7 +186,9 @@ def embed_chunks(
     A text whose vector is unusable (NaN, Inf or zero: :class:`~semsearch.errors.BadVectors`,
     or such rows returned by an embedder that does not check its output) fails alone: its
     chunks are marked failed with the reason and its record is named in ``report.failed``;
-    every other chunk of the group is stored.
+    every other chunk of the group is stored. Each stored chunk of two or more sentences
+    also gets its sentence windows embedded and stored (:func:`semsearch.windows.embed_windows`)
+    unless the collection has them off.
 
     Returns:
         True when the embedder worked (poison texts aside). False when it failed or changed
@@ -199,6 +202,10 @@ def embed_chunks(
             vectors, bad = _embed_group(coll, group)
             good = [i for i in range(len(group)) if i not in bad]
             coll.store.set_vectors(coll.name, [group[i].chunk_id for i in good], vectors[good])
+            if windows_enabled(coll.info.options):
+                embed_windows(
+                    coll.store, coll.name, coll.embedder, [group[i].chunk_id for i in good]
+                )
         except (EmbedderUnavailable, DimensionMismatch) as exc:
             left = len(pending) - start
             coll.store.mark_failed(coll.name, [p.chunk_id for p in pending[start:]], exc.message)

@@ -90,7 +90,10 @@ class Hit:
 
     Attributes:
         id: the record id.
-        score: semantic: cosine similarity in [-1, 1]; keyword: BM25 (>= 0, higher is better);
+        score: semantic: cosine similarity in [-1, 1], mixed with the best sentence window's
+            (``0.5 * cos(query, chunk) + 0.5 * max cos(query, window)``, still in [-1, 1];
+            the chunk cosine alone for a chunk without windows, see :mod:`semsearch.windows`);
+            keyword: BM25 (>= 0, higher is better);
             hybrid: the fused score, comparable only within one query; structured: 0.0;
             reranked (``SearchResult.reranked_by`` set): the reranker's score in [0, 1].
         chunk: the record's best-matching chunk (None in structured mode).
@@ -98,6 +101,12 @@ class Hit:
         components: hybrid: ``{"semantic": LegScore, "keyword": LegScore}``; reranked hits
             add the retrieval mode's own score and rank (e.g. ``"hybrid"``: the fused score)
             and ``"rerank"`` (the reranker's score and the new rank).
+        highlight: where in the chunk the hit matched: ``(start, end)`` char offsets into
+            ``chunk.text`` (end exclusive) of one sentence window. Semantic: the window closest
+            to the query (:mod:`semsearch.windows`); keyword: the sentence holding the most
+            query terms (:mod:`semsearch.highlight`); hybrid: the semantic window when the
+            chunk has one, else the keyword sentence. None in structured mode, or when no
+            sentence boundary marks one out (a one-sentence chunk) or nothing matched.
     """
 
     id: str
@@ -105,6 +114,7 @@ class Hit:
     chunk: Chunk | None
     fields: dict[str, Any]
     components: dict[str, LegScore] | None = None
+    highlight: tuple[int, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (tuples become lists)."""

@@ -15,15 +15,23 @@ import dataclasses
 import fnmatch
 import numbers
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypeVar
 
 from semsearch import fusion
 from semsearch.errors import EmbedderUnavailable, InvalidQuery
 from semsearch.filters import Filter, IdMatch, conjoin, path_filter, split_path_pattern
+from semsearch.highlight import keyword_highlight
 from semsearch.long_query import QueryVector, embed_query_windows
 from semsearch.results import Hit, LegScore, SearchResult, with_pages
-from semsearch.stores.base import KeywordChunks, PartialIdFilters, ScoredChunk, Store
+from semsearch.stores.base import (
+    KeywordChunks,
+    PartialIdFilters,
+    ScoredChunk,
+    SentenceWindows,
+    Store,
+)
+from semsearch.windows import RESCORE_DEPTH, Span, rescore, windows_enabled
 
 if TYPE_CHECKING:
     from semsearch.collection import Collection
@@ -129,6 +137,7 @@ class _Leg:
     best: list[ScoredChunk]  # one per record, best first
     candidates: int
     query: QueryVector | None = None  # the semantic leg's query vector
+    highlights: Mapping[int, Span] = field(default_factory=dict)  # chunk id -> best window
 
 
 def collect(
@@ -227,7 +236,7 @@ def _run_once(
                 f"semantic search unavailable ({exc.message}); keyword results instead",
                 kw.candidates,
             )  # fmt: skip
-        hits = _hits(coll, [(c, c.score, None) for c in leg.best], strict)
+        hits = _hits(coll, [(c, c.score, None) for c in leg.best], strict, None, leg.highlights)
         result = SearchResult(
             req.query, hits, "semantic", _hyde(req), total_candidates=leg.candidates
         )
@@ -245,17 +254,31 @@ def _semantic_leg(
     limit: int,
     min_score: float | None,
     queries: _QueryVectors,
+    rescore_depth: int | None = None,
 ) -> _Leg:
+    """Each record's best chunk by cosine; with sentence windows (the store keeps them and the
+    collection has them on), the best ``rescore_depth`` (default: all ``max(limit,
+    RESCORE_DEPTH)`` fetched) are rescored with their windows
+    (:func:`semsearch.windows.rescore`) and ``min_score`` applies to the mixed score."""
     text = req.hypothetical_answer if _hyde(req) else req.query
     query = queries.get(text or "")
     where = store_filter(coll.store, req.where, req.scope)
-    leg = collect(
-        lambda k: coll.store.vector_search(coll.name, query.vector, k, where, req.exact),
-        limit,
-        req.scope,
-        min_score,
+
+    fetched: list[ScoredChunk] = []  # the last fetch's chunks: rescoring sees them all
+
+    def fetch(k: int) -> list[ScoredChunk]:
+        fetched[:] = coll.store.vector_search(coll.name, query.vector, k, where, req.exact)
+        return fetched
+
+    if not (isinstance(coll.store, SentenceWindows) and windows_enabled(coll.info.options)):
+        return dataclasses.replace(collect(fetch, limit, req.scope, min_score), query=query)
+    depth = max(limit, RESCORE_DEPTH)
+    leg = collect(fetch, depth, req.scope)
+    best, spans = rescore(
+        coll.store, coll.name, query.vector, leg.best, rescore_depth or depth, fetched
     )
-    return dataclasses.replace(leg, query=query)
+    kept = [c for c in best if min_score is None or c.score >= min_score][:limit]
+    return _Leg(kept, leg.candidates, query, spans)
 
 
 def _windowed(coll: Collection, leg: _Leg, result: SearchResult) -> SearchResult:
@@ -284,6 +307,9 @@ HYBRID_DEPTH = 200
 #: on one half of the queries and scoring on the other gives 0.743 for this family, 0.726 for
 #: RRF. The fused score lies in [0, 1] and is comparable only within one query.
 HYBRID_FUSION = fusion.Fusion("weighted", weights=(0.75, 0.25), floors=(-1.0, 0.0))
+#: Records of the hybrid semantic leg rescored with sentence windows (semsearch.windows); the
+#: rest keep their chunk cosine. All of them: see docs/retrieval.md, "Sentence windows".
+HYBRID_RESCORE_DEPTH = HYBRID_DEPTH
 
 
 def _hybrid(
@@ -295,7 +321,7 @@ def _hybrid(
     embedded = True
     reason = None
     try:
-        semantic = _semantic_leg(coll, req, depth, None, queries)
+        semantic = _semantic_leg(coll, req, depth, None, queries, HYBRID_RESCORE_DEPTH)
     except EmbedderUnavailable as exc:
         semantic, embedded = _Leg([], 0), False
         reason = f"semantic leg missing: {exc.message}; keyword results only"
@@ -313,7 +339,8 @@ def _hybrid(
     fused = (req.fusion or HYBRID_FUSION).fuse(
         *[[(c.record_id, c.score) for c in leg] for leg in legs.values()]
     )
-    hits = _hits(coll, _fused_rows(legs, fused[: req.limit]), strict, req.query)
+    rows = _fused_rows(legs, fused[: req.limit])
+    hits = _hits(coll, rows, strict, req.query, semantic.highlights)
     result = SearchResult(
         req.query, hits, "hybrid", _hyde(req) and embedded,
         reason is not None, reason, semantic.candidates + keyword.candidates,
@@ -361,14 +388,17 @@ def _hits(
     rows: Sequence[tuple[ScoredChunk, float, dict[str, LegScore] | None]],
     strict: bool,
     query: str | None = None,
+    highlights: Mapping[int, Span] | None = None,
 ) -> list[Hit]:
-    """Hits with their chunk and fields. A row whose chunk or record is gone (deleted or
+    """Hits with their chunk, fields and highlight. A row whose chunk or record is gone (deleted or
     rewritten since it was ranked) raises _StateMoved when ``strict``, else is dropped.
 
     A ``provisional`` keyword row (a record-level hit, see ScoredChunk) shows the record's chunk
     that matches ``query`` best, asked of the store for the shown rows only.
     Fields are read before chunks, so a record rewritten in between shows as a missing chunk
     (its old chunks are gone) rather than as old fields beside a new chunk.
+    A hit's highlight is its chunk's best window from ``highlights`` (the semantic leg's), else,
+    when ``query`` is given (keyword and hybrid), the sentence holding most of its terms.
     """
     rows = _best_keyword_chunks(coll, rows, query)
     fields = coll.store.record_fields(coll.name, [c.record_id for c, _, _ in rows])
@@ -383,9 +413,18 @@ def _hits(
             with_pages(chunks[c.chunk_id], fields[c.record_id]),
             fields[c.record_id],
             comps,
+            _highlight(chunks[c.chunk_id].text, c.chunk_id, query, highlights or {}),
         )
         for c, score, comps in live
     ]
+
+
+def _highlight(
+    text: str, chunk_id: int, query: str | None, spans: Mapping[int, Span]
+) -> Span | None:
+    if chunk_id in spans:
+        return spans[chunk_id]
+    return None if query is None else keyword_highlight(text, query)
 
 
 def _best_keyword_chunks(

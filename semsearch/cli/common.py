@@ -39,6 +39,7 @@ __all__ = [
     "FileIncludeOpt",
     "IndexOpt",
     "KeywordTokenizerOpt",
+    "SentenceWindowsOpt",
     "cli_errors",
     "err_console",
     "open_collection",
@@ -84,6 +85,17 @@ KeywordTokenizerOpt = Annotated[
         "--keyword-tokenizer",
         help="New collections only: porter (English stemming, default) or trigram (substrings: "
         "Chinese, Japanese, Korean, prefixes); fixed at creation.",
+    ),
+]
+
+SentenceWindowsOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--sentence-windows/--no-sentence-windows",
+        show_default=False,
+        help="Embed each chunk's sentences too and rank by chunk and best sentence (default "
+        "for new collections); --no-sentence-windows embeds whole chunks only (faster "
+        "indexing). Stored with the collection; left out keeps what is stored.",
     ),
 ]
 

@@ -9,7 +9,14 @@ import typer
 from rich.markup import escape
 
 from semsearch import settings
-from semsearch.cli.common import IndexOpt, KeywordTokenizerOpt, cli_errors, err_console, out
+from semsearch.cli.common import (
+    IndexOpt,
+    KeywordTokenizerOpt,
+    SentenceWindowsOpt,
+    cli_errors,
+    err_console,
+    out,
+)
 from semsearch.errors import SemsearchError
 
 
@@ -53,6 +60,7 @@ def import_records(
     ] = False,
     index: IndexOpt = settings.DEFAULT_INDEX,
     keyword_tokenizer: KeywordTokenizerOpt = None,
+    sentence_windows: SentenceWindowsOpt = None,
 ) -> None:
     """Import records; the same file imported twice changes nothing and embeds nothing.
 
@@ -72,6 +80,7 @@ def import_records(
         schema=schema,
         embedder=os.environ.get(settings.ENV_MODEL),
         keyword_tokenizer=keyword_tokenizer,
+        sentence_windows=sentence_windows,
     )
     with ProgressLine("importing records", "records") as bar:
         report = import_records(coll, records, progress=bar.update)

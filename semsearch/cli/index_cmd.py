@@ -16,6 +16,7 @@ from semsearch.cli.common import (
     FileIncludeOpt,
     IndexOpt,
     KeywordTokenizerOpt,
+    SentenceWindowsOpt,
     cli_errors,
     err_console,
     out,
@@ -31,6 +32,7 @@ def index(
     include: FileIncludeOpt = None,
     exclude: FileExcludeOpt = None,
     keyword_tokenizer: KeywordTokenizerOpt = None,
+    sentence_windows: SentenceWindowsOpt = None,
 ) -> None:
     """Index (or re-index) a folder of markdown notes and PDFs. Unchanged files are not re-embedded."""
     import semsearch
@@ -46,6 +48,7 @@ def index(
         schema=VAULT_SCHEMA,
         embedder=os.environ.get(settings.ENV_MODEL),
         keyword_tokenizer=keyword_tokenizer,
+        sentence_windows=sentence_windows,
     )
     with ProgressLine("indexing files", "files") as bar:
         report, health = sync_folder(

@@ -148,5 +148,18 @@ def render(result: SearchResult) -> None:
             where = f"{lines}  [dim]{escape(heading)}[/]" if heading else lines
         out.print(f"{rank:>2}. [cyan]{hit.score:.3f}[/]  [bold]{escape(hit.id)}[/]{where}")
         if hit.chunk is not None:
-            snippet = " ".join(hit.chunk.text.split())
-            out.print(f"    {snippet[:160]}{'…' if len(snippet) > 160 else ''}", markup=False)
+            out.print(f"    {_snippet(hit.chunk.text, hit.highlight)}")
+
+
+def _snippet(text: str, highlight: tuple[int, int] | None) -> str:
+    """A one-line snippet as rich markup: the chunk's first 160 characters, or, when the hit
+    has a highlight, its matching sentence in bold with up to 60 characters on each side."""
+    flat = " ".join(text.split())
+    if highlight is None:
+        return escape(flat[:160] + ("…" if len(flat) > 160 else ""))
+    before = " ".join(text[: highlight[0]].split())
+    after = " ".join(text[highlight[1] :].split())
+    mark = " ".join(text[highlight[0] : highlight[1]].split())
+    lead = "…" + before[-60:] if len(before) > 60 else before
+    tail = after[:60] + "…" if len(after) > 60 else after
+    return f"{escape(lead)} [bold]{escape(mark)}[/bold] {escape(tail)}".strip()

@@ -209,7 +209,8 @@ class LegOut(BaseModel):
 class HitOut(BaseModel):
     """One result: a record with its best chunk.
 
-    ``score``: semantic: cosine similarity in [-1, 1]; keyword: BM25 (>= 0, higher is better);
+    ``score``: semantic: cosine similarity in [-1, 1] (half the chunk's, half its best sentence
+    window's: :mod:`semsearch.windows`); keyword: BM25 (>= 0, higher is better);
     hybrid: reciprocal-rank-fusion score (comparable within one query only); reranked
     (``reranked_by`` set): the reranker's score in [0, 1], the mode's own in ``components``.
     """
@@ -223,6 +224,11 @@ class HitOut(BaseModel):
     chunk: ChunkOut | None
     fields: dict[str, Any]
     components: dict[str, LegOut] | None = None
+    highlight: tuple[int, int] | None = Field(
+        default=None,
+        description="[start, end) char offsets into chunk.text of the sentence that matched "
+        "(semantic: the closest sentence window; keyword: most query terms), or null",
+    )
     vector: list[float] | None = Field(default=None, description="admin + include_vectors only")
 
 

@@ -67,6 +67,7 @@ def _hit(
         ),
         fields=hit.fields,
         components=components,
+        highlight=hit.highlight,
         vector=vector,
     )
 

@@ -419,7 +419,16 @@ def hit_view(hit: Hit) -> dict[str, Any]:
         "page_end": chunk.page_end if chunk is not None else None,
         "fields": hit.fields,
         "components": components,
+        "highlight": _highlight_text(hit),
     }
+
+
+def _highlight_text(hit: Hit) -> str | None:
+    """The sentence of the hit's chunk that matched (``Hit.highlight``), or None."""
+    if hit.chunk is None or hit.highlight is None:
+        return None
+    start, end = hit.highlight
+    return " ".join(hit.chunk.text[start:end].split())
 
 
 def result_view(collection: str, result: SearchResult) -> dict[str, Any]:

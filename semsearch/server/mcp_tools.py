@@ -68,6 +68,7 @@ class HitOut(TypedDict):
     page_end: int | None
     fields: dict[str, Any]
     components: dict[str, LegOut] | None
+    highlight: str | None
 
 
 class SearchOut(TypedDict):
@@ -117,8 +118,9 @@ Returns up to `limit` hits, best first. Each hit has the record `id` (for notes:
 relative to the vault), `title`, `score`, the matching chunk's `text` (at most about
 {SNIPPET_CHARS} characters; `truncated` says if it was cut), its `heading_path`, `line_start` and
 `line_end` (markdown), `page_start` and `page_end` (PDF, 1-based), the record's `fields`, and in
-hybrid mode each leg's score and rank in `components`.
-Scores: semantic = cosine similarity in [-1, 1]; keyword = BM25 (>= 0); hybrid = a convex
+hybrid mode each leg's score and rank in `components`. `highlight` is the one sentence of the
+chunk that matched best (null when the chunk is one sentence or none matched): read it first.
+Scores: semantic = cosine similarity in [-1, 1] (half the chunk's, half its best sentence's); keyword = BM25 (>= 0); hybrid = a convex
 combination of both legs' normalised scores in [0, 1], comparable only within one query. Call
 `get` with a hit's `id` for the full text.
 When the server has a reranker, the top hits are rescored by it: `reranked_by` names it, `score`

@@ -9,7 +9,7 @@ parameters.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -27,9 +27,11 @@ __all__ = [
     "PendingChunk",
     "RecordWrite",
     "ScoredChunk",
+    "SentenceWindows",
     "Store",
     "StoreStats",
     "VectorExport",
+    "WindowSet",
     "WriteResult",
 ]
 
@@ -287,4 +289,39 @@ class CollectionSwap(Protocol):
         ``expected_version``, nothing changes and False is returned if ``target``'s
         :meth:`collection_version` differs (it was written meanwhile); otherwise returns True.
         """
+        ...
+
+
+@dataclass(frozen=True)
+class WindowSet:
+    """The sentence windows of one chunk (see :mod:`semsearch.windows`).
+
+    Attributes:
+        spans: int32[m, 2], each window's ``(start, end)`` char offsets into the chunk's text
+            (``Chunk.text``, end exclusive), in text order; m >= 2.
+        vectors: float16[m, dim], each window's unit vector from the collection's model
+            (float16 is enough for rescoring: cosines move by < 1e-3).
+    """
+
+    spans: NDArray[np.int32]
+    vectors: NDArray[np.float16]
+
+
+@runtime_checkable
+class SentenceWindows(Protocol):
+    """Optional store capability: the sentence windows of chunks, stored beside their vectors.
+
+    Windows belong to a chunk's content (its ``content_hash``), so a chunk whose vector is
+    reused by hash reuses its windows too; the store drops them when no chunk of the collection
+    has that content any more (its records deleted or rewritten). A store without this
+    capability, or a chunk without windows (one sentence, or written before windows existed),
+    scores by its chunk vector alone.
+    """
+
+    def set_windows(self, collection: str, windows: Mapping[int, WindowSet]) -> None:
+        """Store ``{chunk id: WindowSet}``; chunks that no longer exist are skipped."""
+        ...
+
+    def window_vectors(self, collection: str, chunk_ids: Sequence[int]) -> dict[int, WindowSet]:
+        """``{chunk id: WindowSet}`` for the chunks that have windows (others left out)."""
         ...

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,12 +27,14 @@ from semsearch.errors import InvalidQuery
 from semsearch.filters import Filter
 from semsearch.results import Chunk, Record
 from semsearch.stores import milvus_layout as lay
+from semsearch.stores import milvus_windows
 from semsearch.stores.base import (
     CollectionInfo,
     PendingChunk,
     RecordWrite,
     ScoredChunk,
     StoreStats,
+    WindowSet,
     WriteResult,
 )
 from semsearch.stores.milvus_access import MilvusAccess
@@ -143,6 +145,7 @@ class MilvusStore(MilvusAccess):
             for part in lay.names(name).values():
                 client.drop_collection(part)
                 self._loaded.discard(part)
+            milvus_windows.drop(self, name)
             client.delete(lay.META, filter=f"name == {literal(name)}")
             self._meta_cache.pop(name, None)
             client.flush(lay.META)
@@ -160,7 +163,10 @@ class MilvusStore(MilvusAccess):
         from semsearch.stores.milvus_writes import write_records
 
         with self._lock:
-            return write_records(self, collection, records)
+            old = milvus_windows.hashes_of(self, collection, [r.id for r in records])
+            result = write_records(self, collection, records)
+            milvus_windows.prune(self, collection, old)
+            return result
 
     def set_vectors(
         self, collection: str, chunk_ids: Sequence[int], vectors: NDArray[np.float32]
@@ -183,7 +189,19 @@ class MilvusStore(MilvusAccess):
         from semsearch.stores.milvus_writes import delete_records
 
         with self._lock:
-            return delete_records(self, collection, ids)
+            old = milvus_windows.hashes_of(self, collection, ids)
+            deleted = delete_records(self, collection, ids)
+            milvus_windows.prune(self, collection, old)
+            return deleted
+
+    def set_windows(self, collection: str, windows: Mapping[int, WindowSet]) -> None:
+        """Store chunks' sentence windows (see SentenceWindows and stores/milvus_windows.py)."""
+        with self._lock:
+            milvus_windows.write(self, collection, windows)
+
+    def window_vectors(self, collection: str, chunk_ids: Sequence[int]) -> dict[int, WindowSet]:
+        """``{chunk id: WindowSet}`` of the chunks with windows (see SentenceWindows)."""
+        return milvus_windows.read(self, collection, chunk_ids)
 
     def pending_chunks(
         self, collection: str, limit: int, where: Filter | None = None

@@ -1,6 +1,7 @@
 """The Milvus layout of a semsearch store: collection names, schemas and index parameters.
 
-Per semsearch collection ``name`` there are up to three Milvus collections, named from a
+Per semsearch collection ``name`` there are up to three Milvus collections (and a fourth for
+sentence windows, see :mod:`semsearch.stores.milvus_windows`), named from a
 prefix ``ss_<slug>_<hash8>`` (Milvus names allow only letters, digits and ``_``):
 
 - ``<prefix>_records``: one row per record (more when its JSON body exceeds one VARCHAR):

@@ -16,7 +16,7 @@ connections are checked before use, so the store survives a server restart betwe
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
@@ -27,10 +27,12 @@ from psycopg.errors import UndefinedTable
 from semsearch.errors import DimensionMismatch, InvalidRecord, StoreCorrupted
 from semsearch.filters import Filter
 from semsearch.stores import postgres_schema as ddl
+from semsearch.stores import postgres_windows as pg_windows
 from semsearch.stores.base import (
     CollectionInfo,
     RecordWrite,
     ScoredChunk,
+    WindowSet,
     WriteResult,
 )
 from semsearch.stores.postgres_conn import PgPool
@@ -308,6 +310,20 @@ class PostgresStore(PostgresReads):
                     "WHERE id = %s",
                     [(rows[i], int(c)) for i, c in enumerate(chunk_ids)],
                 )
+
+    def set_windows(self, collection: str, windows: Mapping[int, WindowSet]) -> None:
+        """Store chunks' sentence windows (see SentenceWindows); not a change of the index."""
+        if windows:
+            with self._write() as conn:
+                pg_windows.write_windows(conn, self._need_tables(conn, collection)[0], windows)
+
+    def window_vectors(self, collection: str, chunk_ids: Sequence[int]) -> dict[int, WindowSet]:
+        """``{chunk id: WindowSet}`` of the chunks with windows (see SentenceWindows)."""
+        found = self._tables(collection)
+        ids = [int(c) for c in chunk_ids]
+        if found is None or not ids:
+            return {}
+        return pg_windows.unpack_rows(self._on(None, pg_windows.read_sql(found[0]), (ids,)))
 
     def mark_failed(self, collection: str, chunk_ids: Sequence[int], error: str) -> None:
         """Record that embedding these chunks failed (they stay keyword-searchable)."""

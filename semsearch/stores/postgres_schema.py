@@ -23,6 +23,7 @@ from typing import Any
 from semsearch.errors import BackendUnavailable, StoreCorrupted
 from semsearch.schema import FieldType
 from semsearch.stores.postgres_sql import COLUMN_TYPES, TS_CONFIG, Tables, column
+from semsearch.stores.postgres_windows import drop_window_table
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -201,5 +202,6 @@ def drop_vector_index(conn: Any, t: Tables) -> None:
 
 def drop_collection_tables(conn: Any, t: Tables) -> None:
     """Drop a collection's tables (and with them every index on them)."""
+    drop_window_table(conn, t)  # first: its trigger function hangs on the chunks table
     conn.execute(f"DROP TABLE IF EXISTS {t.chunks}")
     conn.execute(f"DROP TABLE IF EXISTS {t.records}")

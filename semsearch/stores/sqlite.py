@@ -14,7 +14,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -25,7 +25,13 @@ from numpy.typing import NDArray
 from semsearch.errors import DimensionMismatch, IndexNotFound, StoreCorrupted
 from semsearch.filters import Filter
 from semsearch.results import Chunk, Record
-from semsearch.stores import sqlite_changes, sqlite_file, sqlite_keyword, sqlite_vectors
+from semsearch.stores import (
+    sqlite_changes,
+    sqlite_file,
+    sqlite_keyword,
+    sqlite_vectors,
+    sqlite_windows,
+)
 from semsearch.stores import sqlite_schema as ddl
 from semsearch.stores.ann import AnnIndex, AnnState
 from semsearch.stores.base import (
@@ -34,6 +40,7 @@ from semsearch.stores.base import (
     RecordWrite,
     ScoredChunk,
     StoreStats,
+    WindowSet,
     WriteResult,
 )
 from semsearch.stores.sqlite_record_fts import has_record_fts
@@ -243,7 +250,7 @@ class SQLiteStore:
             return None
         cid, fields = int(row[0]), [f["name"] for f in json.loads(row[1])["fields"]]
         ddl.drop_collection_objects(conn, cid, fields)
-        for table in ("changes", "chunks", "records"):
+        for table in ("changes", sqlite_windows.TABLE, "chunks", "records"):
             conn.execute(f"DELETE FROM {table} WHERE collection_id = ?", (cid,))
         conn.execute("DELETE FROM collections WHERE id = ?", (cid,))
         return cid
@@ -298,8 +305,10 @@ class SQLiteStore:
         result = WriteResult()
         with self._write(collection) as conn:
             cid = self._collection_id(conn, collection)
+            old = sqlite_windows.hashes_of(conn, cid, [r.id for r in records])
             for record in records:
                 write_record(conn, cid, record, result)
+            sqlite_windows.prune(conn, cid, old)
         self._written += len(records)
         if self._written >= max(ANALYZE_AFTER, 2 * self._analyzed_at):
             self.analyze()
@@ -364,6 +373,17 @@ class SQLiteStore:
             )
             sqlite_changes.maybe_prune(conn, self.location, cid)
 
+    def set_windows(self, collection: str, windows: Mapping[int, WindowSet]) -> None:
+        """Store chunks' sentence windows (see SentenceWindows); not a change of the index."""
+        if windows:
+            with self._write() as conn:
+                sqlite_windows.write_windows(conn, self._collection_id(conn, collection), windows)
+
+    def window_vectors(self, collection: str, chunk_ids: Sequence[int]) -> dict[int, WindowSet]:
+        """``{chunk id: WindowSet}`` of the chunks with windows (see SentenceWindows)."""
+        with self._read_lock:
+            return sqlite_windows.read_windows(self._rows, collection, chunk_ids)
+
     def mark_failed(self, collection: str, chunk_ids: Sequence[int], error: str) -> None:
         """Record that embedding these chunks failed (they stay keyword-searchable)."""
         with self._write(collection) as conn:
@@ -378,7 +398,9 @@ class SQLiteStore:
             return 0
         with self._write(collection) as conn:
             cid = self._collection_id(conn, collection)
+            old = sqlite_windows.hashes_of(conn, cid, ids)
             deleted = sum(delete_record_rows(conn, cid, batch) for batch in batches(list(ids)))
+            sqlite_windows.prune(conn, cid, old)
             sqlite_changes.maybe_prune(conn, self.location, cid)
             return deleted
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from semsearch.errors import StoreCorrupted
 from semsearch.stores.sqlite_record_fts import create_record_fts, record_fts_table
+from semsearch.stores.sqlite_windows import create_window_table
 
 __all__ = [
     "DEFAULT_KEYWORD_TOKENIZER",
@@ -95,6 +96,7 @@ def _v2_record_fts(conn: sqlite3.Connection) -> None:
 _MIGRATIONS: list[tuple[int, Callable[[sqlite3.Connection], None]]] = [
     (1, lambda conn: _executescript(conn, _V1)),
     (2, _v2_record_fts),
+    (3, create_window_table),  # sentence windows: stores/sqlite_windows.py
 ]
 SCHEMA_VERSION = _MIGRATIONS[-1][0]
 

@@ -175,7 +175,7 @@ def test_format_1_file_searches_unchanged_until_a_write_migrates_it(db_path, fak
 
     coll.upsert([{"id": "late", "text": "basalt plum"}])
     names, version = record_tables(db_path)
-    assert version == 2 and len(names) == 1
+    assert version >= 2 and len(names) == 1
     assert coll.search("kiwi", mode="keyword", limit=5).ids == ["titled", "twice"]
     db.close()
 

@@ -352,7 +352,8 @@
     const head = el("div", { class: "card-head" }, el("h3", { class: "card-title", text: title }), scoreBadge(hit, mode));
     const snippetText = hit.chunk ? snippetOf(hit.chunk.text, title, query, mode) : "";
     const snippet = el("p", { class: "snippet" });
-    if (mode === "keyword") highlightInto(snippet, snippetText, query);
+    if (hit.highlight && hit.chunk) sentenceInto(snippet, hit.chunk.text, hit.highlight);
+    else if (mode === "keyword") highlightInto(snippet, snippetText, query);
     else snippet.textContent = snippetText;
     return el("li", { class: "card", "data-id": hit.id }, head, place(hit), snippetText ? snippet : null,
       fieldList(hit, title), mode === "hybrid" ? legs(hit) : null);
@@ -439,6 +440,16 @@
     }
     const cut = body.slice(start, start + max);
     return `${start ? "…" : ""}${cut}${start + max < body.length ? "…" : ""}`;
+  }
+
+  // The hit's matching sentence (hit.highlight: [start, end) offsets into the chunk's text)
+  // marked, with up to 100 characters of context on each side.
+  function sentenceInto(node, text, span) {
+    const flat = (t) => t.replace(/\s+/g, " ");
+    const before = flat(text.slice(0, span[0])), after = flat(text.slice(span[1]));
+    const lead = before.length > 100 ? `…${before.slice(-100)}` : before;
+    const tail = after.length > 100 ? `${after.slice(0, 100)}…` : after;
+    node.append(lead, el("mark", { class: "sentence", text: flat(text.slice(span[0], span[1])) }), tail);
   }
 
   function highlightInto(node, text, query) {

@@ -1,0 +1,154 @@
+"""Sentence windows (semsearch.windows) and Hit.highlight: plumbing with the fake embedder.
+
+Expected spans are counted by hand from the texts; expected scores are cosines computed here
+from the fake embedder's own vectors, not read from the store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import semsearch
+from semsearch.highlight import keyword_highlight
+from semsearch.windows import window_spans
+
+NOTE = "Compost needs air and water every week. The lighthouse key is under the blue pot."
+# "Compost needs air and water every week." is chars 0..39; the second sentence 40..81.
+FIRST, SECOND = (0, 39), (40, 81)
+
+
+def test_window_spans_cut_sentences_and_merge_short_fragments() -> None:
+    assert window_spans(NOTE) == [FIRST, SECOND]
+    # "See above." (2 words, 10 chars) joins the sentence before it
+    text = (
+        "The boiler pressure should stay near one and a half bar. See above. "
+        "The plumber comes back on Tuesday morning."
+    )
+    assert window_spans(text) == [(0, 67), (68, 110)]
+    assert window_spans("A long first sentence of the note. Fig. 2") == []  # merged: one left
+    assert window_spans("One sentence only, however long it may be.") == []
+    # a short title on its own line is a label, not a window (it would match its words anywhere)
+    title = "Cure Wounds\n\nA creature you touch regains hit points. This spell has no effect on undead."
+    assert window_spans(title) == [(13, 53), (54, 89)]
+    assert window_spans("First point of the list is here\n- second item of the list here") == [
+        (0, 31),
+        (32, 62),
+    ]
+
+
+def test_keyword_highlight_marks_the_sentence_with_most_query_terms() -> None:
+    assert keyword_highlight(NOTE, "lighthouse keys") == SECOND
+    assert keyword_highlight(NOTE, "compost water") == FIRST
+    assert keyword_highlight(NOTE, "zebra") is None
+    assert keyword_highlight("One sentence only, however long.", "sentence") is None
+
+
+def cos(a: np.ndarray, b: np.ndarray) -> float:
+    return float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
+
+
+def expected_mix(fake, query: str, text: str, spans: list[tuple[int, int]]) -> float:
+    q = fake.embed_query(query)
+    chunk = cos(q, fake.embed_documents([text])[0])
+    windows = fake.embed_documents([text[a:b] for a, b in spans])
+    return 0.5 * chunk + 0.5 * max(cos(q, w) for w in windows)
+
+
+def test_semantic_score_mixes_chunk_and_best_window_and_highlights_it(db, fake_embedder) -> None:
+    coll = db.collection("notes", embedder=fake_embedder)
+    coll.upsert([{"id": "long", "text": NOTE}, {"id": "one", "text": "A kitchen note on bread."}])
+    hits = {h.id: h for h in coll.search("lighthouse key", limit=5, min_score=None)}
+    assert hits["long"].score == pytest.approx(
+        expected_mix(fake_embedder, "lighthouse key", NOTE, [FIRST, SECOND]), abs=2e-3
+    )
+    assert hits["long"].highlight == SECOND
+    one = "A kitchen note on bread."
+    q = fake_embedder.embed_query("lighthouse key")
+    assert hits["one"].score == pytest.approx(cos(q, fake_embedder.embed_documents([one])[0]))
+    assert hits["one"].highlight is None  # one sentence: nothing marks a window out
+    kw = coll.search("lighthouse", mode="keyword", limit=1)
+    assert kw[0].highlight == SECOND
+    hybrid = coll.search("lighthouse key", mode="hybrid", limit=1)
+    assert hybrid[0].id == "long" and hybrid[0].highlight == SECOND
+
+
+def test_option_off_gives_chunk_cosine_and_stores_no_windows(db, fake_embedder) -> None:
+    coll = db.collection("plain", embedder=fake_embedder, sentence_windows=False)
+    coll.upsert([{"id": "long", "text": NOTE}])
+    hit = coll.search("lighthouse key", limit=1, min_score=None)[0]
+    q = fake_embedder.embed_query("lighthouse key")
+    assert hit.score == pytest.approx(cos(q, fake_embedder.embed_documents([NOTE])[0]))
+    assert hit.highlight is None
+    assert window_rows(db.store.location) == 0
+    reopened = db.collection("plain", embedder=fake_embedder)
+    assert reopened.info.options["sentence_windows"] is False
+
+
+def window_rows(path: str) -> int:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return int(conn.execute("SELECT COUNT(*) FROM chunk_windows").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def test_windows_are_deleted_with_their_record_and_kept_for_shared_content(
+    db, fake_embedder
+) -> None:
+    coll = db.collection("notes", embedder=fake_embedder)
+    other = "Bread wants a hot oven for forty minutes. Salt goes in at the start."
+    coll.upsert([{"id": "a", "text": NOTE}, {"id": "b", "text": other}, {"id": "c", "text": NOTE}])
+    assert window_rows(db.store.location) == 2  # a and c share one content hash
+    coll.delete(["a"])
+    assert window_rows(db.store.location) == 2  # c still holds that content
+    assert coll.search("lighthouse key", limit=1, min_score=None)[0].highlight == SECOND
+    coll.delete(["c"])
+    assert window_rows(db.store.location) == 1
+    coll.upsert([{"id": "b", "text": "Now a single sentence about bread."}])
+    assert window_rows(db.store.location) == 0  # rewritten: its old windows went with it
+
+
+def as_format_2(path: Path) -> None:
+    """Turn a file into what semsearch wrote before format 3: no windows table."""
+    conn = sqlite3.connect(path)
+    conn.execute("DROP TABLE chunk_windows")
+    conn.execute("DELETE FROM semsearch_migrations WHERE version >= 3")
+    conn.commit()
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_format_2_file_searches_unchanged_until_a_write_migrates_it(db_path, fake_embedder) -> None:
+    db = semsearch.connect(db_path)
+    db.collection("notes", embedder=fake_embedder).upsert([{"id": "long", "text": NOTE}])
+    db.close()
+    as_format_2(db_path)
+    before = digest(db_path)
+
+    db = semsearch.connect(db_path)
+    coll = db.collection("notes", embedder=fake_embedder)
+    hit = coll.search("lighthouse key", limit=1, min_score=None)[0]
+    q = fake_embedder.embed_query("lighthouse key")
+    assert hit.score == pytest.approx(cos(q, fake_embedder.embed_documents([NOTE])[0]))
+    assert hit.highlight is None
+    assert digest(db_path) == before  # the read changed nothing on disk
+
+    coll.upsert([{"id": "new", "text": "Bread wants a hot oven. Salt goes in at the start."}])
+    conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+    version = conn.execute("SELECT MAX(version) FROM semsearch_migrations").fetchone()[0]
+    conn.close()
+    assert version == 3
+    assert window_rows(str(db_path)) == 1  # the new record's; the old chunk keeps none
+    assert coll.search("lighthouse key", limit=1, min_score=None)[0].score == pytest.approx(
+        hit.score
+    )
+    db.close()
