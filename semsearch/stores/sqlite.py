@@ -36,6 +36,7 @@ from semsearch.stores.base import (
     StoreStats,
     WriteResult,
 )
+from semsearch.stores.keyword_sidecar import KeywordSidecar, sidecar_rank
 from semsearch.stores.sqlite_record_fts import has_record_fts
 from semsearch.stores.sqlite_sql import batches, compile_filter, marks, order_by_sql
 from semsearch.stores.sqlite_writes import delete_record_rows, write_record
@@ -73,6 +74,7 @@ class SQLiteStore:
         self._read_lock = threading.RLock()  # the reader connection
         self._cache: dict[int, AnnIndex] = {}  # derived vector caches (stores/ann.py)
         self._term_counts: dict[int, sqlite_keyword.TermCounts] = {}  # per collection id
+        self._keyword_sidecars: dict[int, KeywordSidecar] = {}  # stores/keyword_sidecar.py
         self._conn: sqlite3.Connection | None = None  # writes
         self._reader: sqlite3.Connection | None = None  # reads
         self._closed = False
@@ -652,8 +654,9 @@ class SQLiteStore:
         cid, tokenizer, counts = found
         # files of format 1 keep ranking chunks until a write migrates them (never on a read)
         unit: sqlite_keyword.Unit = "record" if has_record_fts(self._rows, cid) else "chunk"
+        fast = sidecar_rank(self, cid, counts.key[2], tokenizer) if unit == "record" else None
         return sqlite_keyword.keyword_search(
-            self._rows, int(cid), tokenizer, text, k, where, counts, unit
+            self._rows, int(cid), tokenizer, text, k, where, counts, unit, fast
         )
 
     def find(

@@ -40,6 +40,9 @@ from semsearch.stores.sqlite_sql import (
 __all__ = ["TermCounts", "best_chunks", "keyword_search"]
 
 Rows = Callable[[str, Sequence[Any]], list[Any]]
+#: Record-level ranking from the keyword sidecar (stores/keyword_sidecar.py): ``(clauses, k,
+#: where) -> [(record rowid, score)]`` best first with ties at the k-th, or None (FTS5 answers).
+SidecarRank = Callable[[list[str], int, Filter | None], list[tuple[int, float]] | None]
 #: What one FTS5 row is: a chunk (files of format 1) or a whole record (format 2 on).
 Unit = Literal["chunk", "record"]
 
@@ -92,6 +95,7 @@ def keyword_search(
     where: Filter | None,
     counts: TermCounts | None = None,
     unit: Unit = "chunk",
+    sidecar: SidecarRank | None = None,
 ) -> list[ScoredChunk]:
     """Top-k chunks of collection ``cid`` for ``text``, best first, ties by record id.
 
@@ -111,6 +115,8 @@ def keyword_search(
         counts: the snapshot's document counts per clause; with them, weightless words (in at
             least half of the documents) are left out when that still finds k documents.
         unit: rank chunks (``chunk``) or records (``record``: needs the format-2 table).
+        sidecar: record-level ranking from posting arrays, tried first for ``porter``
+            records (same ranking as FTS5's, faster; see stores/keyword_sidecar.py).
     Returns:
         ScoredChunks with score > 0 (BM25, or the substring count of a short trigram query
         or of a scanned porter query, see :mod:`semsearch.keyword_text`).
@@ -122,7 +128,12 @@ def keyword_search(
         return _porter(rows, cid, clauses, k, where, counts, unit)
     if has_cjk(text):  # no porter token holds a CJK word: see semsearch.keyword_text
         return _substring_scan(rows, cid, substring_pieces(text), k, where)
-    found = _porter(rows, cid, fts_clauses(text), k, where, counts, unit)
+    clauses = fts_clauses(text)
+    ranked = sidecar(clauses, k, where) if sidecar is not None and unit == "record" else None
+    if ranked is not None:
+        found = _record_hits(rows, _by_id(rows, ranked, k))
+    else:
+        found = _porter(rows, cid, clauses, k, where, counts, unit)
     if found:
         return found
     return _substring_scan(rows, cid, substring_pieces(text), k, where)  # word parts, prefixes
@@ -178,6 +189,21 @@ def _bm25_records(
             f"WHERE ({filter_sql}) ORDER BY m.score DESC, r.id LIMIT ?",
             (match, *params, k),
         )
+    return _record_hits(rows, ranked)
+
+
+def _by_id(rows: Rows, ranked: list[tuple[int, float]], k: int) -> list[tuple[int, str, float]]:
+    """The top ``k`` of ``(record rowid, score)`` pairs as ``(rowid, id, score)``, ties by id."""
+    names: dict[int, str] = {}
+    for batch in batches([r for r, _ in ranked]):
+        found = rows(f"SELECT rowid, id FROM records WHERE rowid IN ({marks(batch)})", batch)
+        names.update({int(r[0]): r[1] for r in found})
+    out = [(r, names[r], s) for r, s in ranked if r in names]
+    return sorted(out, key=lambda x: (-x[2], x[1]))[:k]
+
+
+def _record_hits(rows: Rows, ranked: Sequence[Sequence[Any]]) -> list[ScoredChunk]:
+    """``(rowid, id, score)`` rows as ScoredChunks of each record's first chunk, in order."""
     first: dict[int, int] = {}
     for batch in batches([int(r[0]) for r in ranked]):
         found = rows(

@@ -1,0 +1,125 @@
+"""The on-disk keyword sidecar: a collection's posting arrays in one ``.kw`` file.
+
+For collection id ``C`` of ``notes.embed.db`` the file is ``notes.embed.db.c<C>.kw``: an
+uncompressed numpy ``.npz`` archive holding ``header`` (UTF-8 JSON as uint8), ``terms`` (the
+terms, newline-separated UTF-8: no FTS5 term holds whitespace) and the arrays of
+:class:`~semsearch.stores.keyword_postings.Postings`. The header names the collection (id,
+created_at), the FTS5 tokenizer, the title weight, the snapshot it was built from (``stamp``,
+see stores/keyword_sidecar.py) and a CRC-32 of every array, checked on every load.
+
+It is written to a temporary name and renamed into place, so a reader sees an old complete
+file or a new complete one. A missing, truncated, foreign or damaged file raises
+:class:`KeywordFileInvalid`; the caller rebuilds it from the SQLite file, the source of truth.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+import zipfile
+import zlib
+from typing import Any, cast
+
+import numpy as np
+from numpy.typing import NDArray
+
+from semsearch.stores.keyword_postings import Postings
+
+__all__ = ["KeywordFileInvalid", "keyword_path", "read_postings", "write_postings"]
+
+FORMAT = 1
+_ARRAYS = ("terms", "offsets", "docs", "freqs", "rowids", "lengths")
+
+
+class KeywordFileInvalid(Exception):
+    """The keyword sidecar is missing, truncated, foreign or damaged; rebuild it."""
+
+
+def keyword_path(db_path: str, collection_id: int) -> str:
+    """Path of a collection's ``.kw`` file next to the SQLite file."""
+    return f"{db_path}.c{int(collection_id)}.kw"
+
+
+def _crc(arr: NDArray[Any]) -> int:
+    return zlib.crc32(np.ascontiguousarray(arr).data.cast("B")) if arr.size else 0
+
+
+def write_postings(path: str, header: dict[str, Any], postings: Postings) -> int:
+    """Write ``postings`` with ``header`` (JSON-serialisable) atomically. Returns the bytes.
+
+    Raises:
+        OSError: the folder is not writable (the temporary file is removed).
+    """
+    arrays: dict[str, NDArray[Any]] = {
+        "terms": np.frombuffer("\n".join(postings.terms).encode(), dtype=np.uint8),
+        "offsets": postings.offsets,
+        "docs": postings.docs,
+        "freqs": postings.freqs,
+        "rowids": postings.rowids,
+        "lengths": postings.lengths,
+    }
+    head = dict(header, format=FORMAT, crc32={k: _crc(v) for k, v in arrays.items()})
+    blob = np.frombuffer(json.dumps(head).encode(), dtype=np.uint8)
+    tmp = f"{path}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    try:
+        with open(tmp, "wb") as out:
+            cast(Any, np.savez)(out, header=blob, **arrays)  # names as keywords
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return os.path.getsize(path)
+
+
+def read_postings(path: str, expect: dict[str, Any]) -> Postings:
+    """Load a ``.kw`` file whose header matches ``expect`` (every key equal).
+
+    Raises:
+        KeywordFileInvalid: missing, not a keyword sidecar, truncated, another format, a
+            header value that differs from ``expect``, or an array failing its CRC-32.
+    """
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            header = json.loads(bytes(archive["header"]).decode())
+            if not isinstance(header, dict) or header.get("format") != FORMAT:
+                raise KeywordFileInvalid("another keyword sidecar format")
+            for key, value in expect.items():
+                if header.get(key) != value:
+                    raise KeywordFileInvalid(f"stale or foreign: {key} differs")
+            arrays = {name: archive[name] for name in _ARRAYS}
+    except FileNotFoundError as exc:
+        raise KeywordFileInvalid("missing") from exc
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        raise KeywordFileInvalid(f"unreadable ({exc})") from exc
+    crcs = header.get("crc32") or {}
+    for name, arr in arrays.items():
+        if _crc(arr) != crcs.get(name):
+            raise KeywordFileInvalid(f"damaged: the {name} array fails its checksum")
+    terms = bytes(arrays["terms"]).decode().split("\n") if arrays["terms"].size else []
+    postings = Postings(
+        terms,
+        arrays["offsets"].astype(np.int64, copy=False),
+        arrays["docs"].astype(np.int32, copy=False),
+        arrays["freqs"].astype(np.float32, copy=False),
+        arrays["rowids"].astype(np.int64, copy=False),
+        arrays["lengths"].astype(np.int32, copy=False),
+    )
+    _check_shapes(postings)
+    return postings
+
+
+def _check_shapes(p: Postings) -> None:
+    """Reject arrays that agree with their checksums but not with each other."""
+    nnz, n = len(p.docs), len(p.rowids)
+    ok = (
+        len(p.offsets) == len(p.terms) + 1
+        and len(p.freqs) == nnz
+        and len(p.lengths) == n
+        and (len(p.offsets) == 0 or (int(p.offsets[0]) == 0 and int(p.offsets[-1]) == nnz))
+        and bool(np.all(np.diff(p.offsets) >= 0))
+        and (nnz == 0 or (int(p.docs.min()) >= 0 and int(p.docs.max()) < n))
+    )
+    if not ok:
+        raise KeywordFileInvalid("damaged: the arrays do not fit together")

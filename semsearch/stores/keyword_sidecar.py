@@ -1,0 +1,278 @@
+"""The keyword sidecar: record-level BM25 from posting arrays beside the SQLite file.
+
+An FTS5 OR query scores every record holding any query word through SQLite's virtual-table
+machinery, which at 100,000 records costs tens of milliseconds; the same exhaustive scoring over
+posting arrays in numpy costs a few (docs/benchmarks.md, "keyword-engines"). The sidecar holds
+those arrays (stores/keyword_postings.py), built from the same record text the record-level
+FTS5 table indexes and tokenized by FTS5 itself (stores/keyword_tokens.py), so it ranks as
+FTS5's ``bm25()`` does, to float tolerance. It answers ``porter`` collections' record-level
+queries whose clauses are single terms; phrases (``ADR-0042``), ``trigram`` collections, CJK
+text and the substring scan stay with FTS5 (stores/sqlite_keyword.py).
+
+Guarantees, as the HNSW sidecar's (docs/ann.md):
+
+- SQLite stays the source of truth; the sidecar is a derived cache (``<db>.c<C>.kw``,
+  stores/keyword_file.py), rebuilt when missing, truncated, damaged or stale.
+- Before every search the snapshot's *stamp* is read inside the search's read transaction:
+  the collection's creation time plus a digest of the record-level FTS5 table's structure and
+  averages records (``fts_rec_<C>_data`` rows 10 and 1; FTS5 rewrites both on every change to
+  the table, from any process). Embedding progress, which bumps the change counter but not
+  the text, leaves the stamp alone.
+- A stale or missing sidecar never answers: that search runs on FTS5 (same ranking), and
+  a rebuild starts in a background thread on its own connection; the next search after it
+  finishes uses the new arrays. So another process's writes are seen by the next search.
+  (There is no incremental catch-up: a rebuild re-reads the collection, reported as build
+  time in docs/benchmarks.md; FTS5 answers meanwhile.) In-memory stores build in place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from semsearch.filters import Filter
+from semsearch.stores.keyword_file import (
+    KeywordFileInvalid,
+    keyword_path,
+    read_postings,
+    write_postings,
+)
+from semsearch.stores.keyword_postings import Postings, build_postings
+from semsearch.stores.keyword_tokens import PieceTokenizer
+from semsearch.stores.sqlite_record_fts import BODY_SQL, TITLE_SQL, TITLE_WEIGHT, record_fts_table
+from semsearch.stores.sqlite_schema import KEYWORD_TOKENIZERS
+
+if TYPE_CHECKING:
+    from semsearch.stores.sqlite import SQLiteStore
+    from semsearch.stores.sqlite_keyword import SidecarRank
+
+__all__ = ["KeywordSidecar", "fts_stamp", "sidecar_rank"]
+
+log = logging.getLogger(__name__)
+Rows = Callable[[str, Sequence[Any]], list[Any]]
+#: A filter's cache name and the function giving the rowids of the records passing it.
+Allowed = tuple[Hashable, Callable[[], NDArray[np.int64]]]
+_MASKS = 16  # filter masks kept per snapshot
+
+
+def fts_stamp(rows: Rows, cid: int) -> str:
+    """The record-level FTS5 table's state: a digest of its structure and averages records."""
+    found = rows(
+        f"SELECT id, block FROM {record_fts_table(cid)}_data WHERE id IN (1, 10) ORDER BY id", ()
+    )
+    digest = hashlib.sha1(usedforsecurity=False)
+    for row_id, block in found:
+        digest.update(f"{int(row_id)}:".encode() + bytes(block or b""))
+    return digest.hexdigest()
+
+
+class _Snapshot:
+    """Posting arrays of one stamp, with the filter masks computed on them."""
+
+    def __init__(self, stamp: str, postings: Postings) -> None:
+        self.stamp = stamp
+        self.postings = postings
+        self.masks: OrderedDict[Hashable, NDArray[np.bool_]] = OrderedDict()
+
+    def mask(self, allowed: Allowed) -> NDArray[np.bool_]:
+        key, rowids = allowed
+        if key in self.masks:
+            self.masks.move_to_end(key)
+            return self.masks[key]
+        ids, own = rowids(), self.postings.rowids
+        at = np.searchsorted(own, ids)
+        ok = at < len(own)
+        ok[ok] = own[at[ok]] == ids[ok]
+        mask = np.zeros(len(own), dtype=np.bool_)
+        mask[at[ok]] = True
+        self.masks[key] = mask
+        if len(self.masks) > _MASKS:
+            self.masks.popitem(last=False)
+        return mask
+
+
+class KeywordSidecar:
+    """One collection's keyword sidecar in one process (see the module docstring).
+
+    Args:
+        db_path: the SQLite file, or ``:memory:`` (no file: built in place, in memory).
+        cid: the collection's id. created_at: its creation time (names the collection).
+        tokenize: the collection's FTS5 ``tokenize=`` argument (porter only).
+        persist: write and read the ``.kw`` file (off: memory only).
+    Thread-safe: searches run under the store's read lock; the build thread swaps in its
+    snapshot under this object's lock.
+    """
+
+    def __init__(
+        self, db_path: str, cid: int, created_at: str, tokenize: str, persist: bool = True
+    ) -> None:
+        self.db_path, self.cid, self.created_at, self.tokenize = db_path, cid, created_at, tokenize
+        self.persist = persist and db_path != ":memory:"
+        self._snapshot: _Snapshot | None = None
+        self._lock = threading.Lock()
+        self._building: threading.Thread | None = None
+        self._tokenizer = PieceTokenizer(tokenize)
+
+    @property
+    def path(self) -> str:
+        """The ``.kw`` file's path."""
+        return keyword_path(self.db_path, self.cid)
+
+    def _expect(self, stamp: str) -> dict[str, Any]:
+        return {
+            "collection_id": self.cid,
+            "created_at": self.created_at,
+            "tokenize": self.tokenize,
+            "title_weight": TITLE_WEIGHT,
+            "stamp": stamp,
+        }
+
+    def current(self, rows: Rows) -> _Snapshot | None:
+        """The snapshot matching the file as ``rows`` sees it, or None (FTS5 must answer).
+
+        Loads the ``.kw`` file when it matches; otherwise starts a rebuild (in place for an
+        in-memory store, where ``rows`` is the only connection)."""
+        stamp = fts_stamp(rows, self.cid)
+        with self._lock:
+            snap = self._snapshot
+        if snap is not None and snap.stamp == stamp:
+            return snap
+        if self.persist:
+            try:
+                snap = _Snapshot(stamp, read_postings(self.path, self._expect(stamp)))
+            except KeywordFileInvalid:
+                self._start_build()
+                return None
+        else:
+            if self.db_path != ":memory:":
+                self._start_build()
+                return None
+            snap = _Snapshot(stamp, self._build(rows, self._tokenizer)[1])
+        with self._lock:
+            self._snapshot = snap
+        return snap
+
+    def _build(self, rows: Rows, tokenizer: PieceTokenizer) -> tuple[str, Postings]:
+        """(stamp, postings) of the snapshot ``rows`` reads (one read transaction)."""
+        stamp = fts_stamp(rows, self.cid)
+        found = rows(
+            f"SELECT r.rowid, {TITLE_SQL}, {BODY_SQL} FROM records r "
+            "WHERE r.collection_id = ? ORDER BY r.rowid",
+            (self.cid,),
+        )
+        return stamp, build_postings(((int(a), b, c) for a, b, c in found), tokenizer)
+
+    def _start_build(self) -> None:
+        with self._lock:
+            if self._building is not None and self._building.is_alive():
+                return
+            self._building = threading.Thread(
+                target=self._build_in_background, name=f"semsearch-kw-{self.cid}", daemon=True
+            )
+            self._building.start()
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Wait for a running rebuild to finish (tests, benchmarks)."""
+        thread = self._building
+        if thread is not None:
+            thread.join(timeout)
+
+    def _build_in_background(self) -> None:
+        from semsearch.stores import sqlite_file  # the store's own connection settings
+
+        tokenizer = PieceTokenizer(self.tokenize)  # not shared with searching threads
+        try:
+            conn = sqlite_file.connect(self.db_path, True)
+            try:
+                conn.execute("BEGIN")
+                stamp, postings = self._build(
+                    lambda sql, params: conn.execute(sql, params).fetchall(), tokenizer
+                )
+                conn.execute("COMMIT")
+            finally:
+                conn.close()
+            if self.persist:
+                try:
+                    write_postings(self.path, self._expect(stamp), postings)
+                except OSError as exc:  # a read-only folder: keep it in memory
+                    log.info("keyword sidecar not written (%s); kept in memory", exc)
+            with self._lock:
+                self._snapshot = _Snapshot(stamp, postings)
+        except (sqlite3.Error, OSError) as exc:  # the file went away: FTS5 keeps answering
+            log.warning("keyword sidecar build failed: %s", exc)
+        finally:
+            tokenizer.close()
+
+    def terms(self, clauses: Sequence[str]) -> list[str] | None:
+        """One term per quoted FTS5 clause (``"word"``), or None when a clause is a phrase
+        (several terms; FTS5 must answer). A clause that gives no term is dropped, as it
+        matches nothing."""
+        inner = [c[1:-1].replace('""', '"') for c in clauses]
+        found = self._tokenizer.pieces(inner)
+        if any(len(found[p]) > 1 or len(p.split()) > 1 for p in inner):
+            return None
+        return [found[p][0] for p in inner if found[p]]
+
+    def rank(
+        self, rows: Rows, clauses: Sequence[str], k: int, allowed: Allowed | None
+    ) -> list[tuple[int, float]] | None:
+        """``[(record rowid, BM25 > 0)]``: the top ``k`` records for ORed ``clauses`` plus any
+        tied with the k-th, best first (ties not yet broken by id), or None when the sidecar
+        cannot answer (stale, or a phrase clause): FTS5 must.
+
+        As stores/sqlite_keyword.py does, weightless terms (in at least half of the records:
+        IDF clamped to 1e-6) are left out first, and scored too only when that finds fewer
+        than ``k`` records. ``allowed`` (a filter) is applied before the top k.
+        """
+        terms = self.terms(clauses)
+        if terms is None:
+            return None
+        snap = self.current(rows)
+        if snap is None:
+            return None
+        p = snap.postings
+        mask = None if allowed is None else snap.mask(allowed)
+        n = len(p.rowids)
+        weighty = [t for t in terms if 2 * p.df(t) < n]
+        if 0 < len(weighty) < len(terms):
+            rowids, scores, matched = p.top(weighty, k, mask)
+            if matched >= k:
+                return _ordered(rowids, scores)
+        rowids, scores, _ = p.top(terms, k, mask)
+        return _ordered(rowids, scores)
+
+
+def _ordered(rowids: NDArray[np.int64], scores: NDArray[np.float64]) -> list[tuple[int, float]]:
+    order = np.argsort(-scores, kind="stable")
+    return [(int(rowids[i]), float(scores[i])) for i in order]
+
+
+def sidecar_rank(
+    store: SQLiteStore, cid: int, created_at: str, tokenizer: str
+) -> SidecarRank | None:
+    """The sidecar ranking of one of ``store``'s collections for
+    :func:`~semsearch.stores.sqlite_keyword.keyword_search`, or None (``trigram``: FTS5 only).
+    Call it inside the search's read transaction (``store._rows`` reads that snapshot)."""
+    from semsearch.stores.sqlite_vectors import filter_key
+
+    if tokenizer != "porter":
+        return None
+    sidecars: dict[int, KeywordSidecar] = store._keyword_sidecars
+    sidecar = sidecars.get(cid)
+    if sidecar is None or sidecar.created_at != created_at:
+        tokenize = KEYWORD_TOKENIZERS[tokenizer]
+        sidecar = sidecars[cid] = KeywordSidecar(store.location, cid, created_at, tokenize)
+
+    def rank(clauses: list[str], k: int, where: Filter | None) -> list[tuple[int, float]] | None:
+        allowed = None if where is None else filter_key(store, cid, where)
+        return sidecar.rank(store._rows, clauses, k, allowed)
+
+    return rank
