@@ -32,13 +32,19 @@ from numpy.typing import NDArray
 from semsearch.stores.keyword_tokens import PieceTokenizer
 from semsearch.stores.sqlite_record_fts import TITLE_WEIGHT
 
-__all__ = ["K1", "B", "Postings", "build_postings"]
+__all__ = ["K1", "B", "Clause", "Phrase", "Postings", "build_postings"]
 
 #: FTS5's BM25 constants (fts5_aux.c).
 K1 = 1.2
 B = 0.75
 #: FTS5's floor for a non-positive IDF (a term in at least half of the records).
 IDF_FLOOR = 1e-6
+
+#: A phrase clause's part of the score, computed by FTS5 (stores/keyword_sidecar.py): the
+#: positions of the records holding it, int64[m], and its BM25 term for each, float64[m].
+Phrase = tuple[NDArray[np.int64], NDArray[np.float64]]
+#: One ORed query clause: a term (scored from the postings) or a phrase's scores.
+Clause = str | Phrase
 
 
 @dataclass
@@ -61,17 +67,22 @@ class Postings:
         # k1 * (1 - b + b * |d| / avgdl), once per snapshot
         self.norm = K1 * (1.0 - B + B * self.lengths.astype(np.float64) / (avgdl or 1.0))
 
-    def df(self, term: str) -> int:
+    def df(self, term: Clause) -> int:
         """n(q): records holding ``term`` (0 when no record does)."""
+        if not isinstance(term, str):
+            return len(term[0])
         tid = self.term_ids.get(term)
         return 0 if tid is None else int(self.offsets[tid + 1] - self.offsets[tid])
 
-    def scores(self, terms: list[str]) -> NDArray[np.float64]:
+    def scores(self, terms: list[Clause]) -> NDArray[np.float64]:
         """float64[N]: each record's BM25 for ``terms`` (one entry per query clause, repeats
         counted again, as FTS5 counts each phrase), 0 for records holding none of them."""
         out = np.zeros(len(self.rowids), dtype=np.float64)
         total = len(self.rowids)
         for term in terms:
+            if not isinstance(term, str):
+                out[term[0]] += term[1]
+                continue
             tid = self.term_ids.get(term)
             if tid is None:
                 continue
@@ -84,7 +95,7 @@ class Postings:
         return out
 
     def top(
-        self, terms: list[str], k: int, mask: NDArray[np.bool_] | None
+        self, terms: list[Clause], k: int, mask: NDArray[np.bool_] | None
     ) -> tuple[NDArray[np.int64], NDArray[np.float64], int]:
         """(record rowids, scores, matches): the best ``k`` records with a score > 0, plus any
         tied with the k-th (the caller breaks ties by record id), and how many records match.

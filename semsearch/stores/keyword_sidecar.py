@@ -6,8 +6,9 @@ posting arrays in numpy costs a few (docs/benchmarks.md, "keyword-engines"). The
 those arrays (stores/keyword_postings.py), built from the same record text the record-level
 FTS5 table indexes and tokenized by FTS5 itself (stores/keyword_tokens.py), so it ranks as
 FTS5's ``bm25()`` does, to float tolerance. It answers ``porter`` collections' record-level
-queries whose clauses are single terms; phrases (``ADR-0042``), ``trigram`` collections, CJK
-text and the substring scan stay with FTS5 (stores/sqlite_keyword.py).
+queries; a phrase clause (``ADR-0042`` adds ``"adr 0042"``) is scored by FTS5 for that phrase
+alone. ``trigram`` collections, CJK text and the substring scan stay with FTS5
+(stores/sqlite_keyword.py).
 
 Guarantees, as the HNSW sidecar's (docs/ann.md):
 
@@ -45,7 +46,7 @@ from semsearch.stores.keyword_file import (
     read_postings,
     write_postings,
 )
-from semsearch.stores.keyword_postings import Postings, build_postings
+from semsearch.stores.keyword_postings import Phrase, Postings, build_postings
 from semsearch.stores.keyword_tokens import PieceTokenizer
 from semsearch.stores.sqlite_record_fts import BODY_SQL, TITLE_SQL, TITLE_WEIGHT, record_fts_table
 from semsearch.stores.sqlite_schema import KEYWORD_TOKENIZERS
@@ -61,6 +62,7 @@ Rows = Callable[[str, Sequence[Any]], list[Any]]
 #: A filter's cache name and the function giving the rowids of the records passing it.
 Allowed = tuple[Hashable, Callable[[], NDArray[np.int64]]]
 _MASKS = 16  # filter masks kept per snapshot
+_PHRASES = 1024  # phrase clauses' scores kept per snapshot
 
 
 def fts_stamp(rows: Rows, cid: int) -> str:
@@ -81,6 +83,23 @@ class _Snapshot:
         self.stamp = stamp
         self.postings = postings
         self.masks: OrderedDict[Hashable, NDArray[np.bool_]] = OrderedDict()
+        self.phrases: dict[str, Phrase] = {}
+
+    def phrase(self, rows: Rows, cid: int, clause: str) -> Phrase:
+        """A phrase clause's BM25 part per record: FTS5's ``-bm25()`` of the phrase alone."""
+        if clause not in self.phrases:
+            table = record_fts_table(cid)
+            found = rows(
+                f"SELECT rowid, -bm25({table}, {TITLE_WEIGHT}, 1.0) FROM {table} "
+                f"WHERE {table} MATCH ?",
+                (clause,),
+            )
+            ids = np.fromiter((r[0] for r in found), np.int64, len(found))
+            scores = np.fromiter((r[1] for r in found), np.float64, len(found))
+            if len(self.phrases) >= _PHRASES:
+                self.phrases.clear()
+            self.phrases[clause] = (np.searchsorted(self.postings.rowids, ids), scores)
+        return self.phrases[clause]
 
     def mask(self, allowed: Allowed) -> NDArray[np.bool_]:
         key, rowids = allowed
@@ -211,34 +230,37 @@ class KeywordSidecar:
         finally:
             tokenizer.close()
 
-    def terms(self, clauses: Sequence[str]) -> list[str] | None:
-        """One term per quoted FTS5 clause (``"word"``), or None when a clause is a phrase
-        (several terms; FTS5 must answer). A clause that gives no term is dropped, as it
-        matches nothing."""
+    def clause_terms(self, clauses: Sequence[str]) -> list[tuple[str, tuple[str, ...]]]:
+        """Each quoted FTS5 clause (``"word"``, ``"adr 0042"``) with its terms; clauses that
+        give no term are dropped, as they match nothing."""
         inner = [c[1:-1].replace('""', '"') for c in clauses]
-        found = self._tokenizer.pieces(inner)
-        if any(len(found[p]) > 1 or len(p.split()) > 1 for p in inner):
-            return None
-        return [found[p][0] for p in inner if found[p]]
+        found = self._tokenizer.pieces(p for text in inner for p in text.split())
+        out = []
+        for clause, text in zip(clauses, inner, strict=True):
+            terms = tuple(t for piece in text.split() for t in found[piece])
+            if terms:
+                out.append((clause, terms))
+        return out
 
     def rank(
         self, rows: Rows, clauses: Sequence[str], k: int, allowed: Allowed | None
     ) -> list[tuple[int, float]] | None:
         """``[(record rowid, BM25 > 0)]``: the top ``k`` records for ORed ``clauses`` plus any
         tied with the k-th, best first (ties not yet broken by id), or None when the sidecar
-        cannot answer (stale, or a phrase clause): FTS5 must.
+        is stale (FTS5 must answer).
 
-        As stores/sqlite_keyword.py does, weightless terms (in at least half of the records:
-        IDF clamped to 1e-6) are left out first, and scored too only when that finds fewer
-        than ``k`` records. ``allowed`` (a filter) is applied before the top k.
+        A clause of one term is scored from the postings; a phrase (several terms) by FTS5's
+        own ``bm25()`` of that phrase alone, which is exactly its part of the sum, cached per
+        snapshot. As stores/sqlite_keyword.py does, weightless clauses (in at least half of
+        the records: IDF clamped to 1e-6) are left out first, and scored too only when that
+        finds fewer than ``k`` records. ``allowed`` (a filter) is applied before the top k.
         """
-        terms = self.terms(clauses)
-        if terms is None:
-            return None
+        parts = self.clause_terms(clauses)
         snap = self.current(rows)
         if snap is None:
             return None
         p = snap.postings
+        terms = [t[0] if len(t) == 1 else snap.phrase(rows, self.cid, c) for c, t in parts]
         mask = None if allowed is None else snap.mask(allowed)
         n = len(p.rowids)
         weighty = [t for t in terms if 2 * p.df(t) < n]

@@ -75,6 +75,9 @@ class SQLiteStore:
         self._cache: dict[int, AnnIndex] = {}  # derived vector caches (stores/ann.py)
         self._term_counts: dict[int, sqlite_keyword.TermCounts] = {}  # per collection id
         self._keyword_sidecars: dict[int, KeywordSidecar] = {}  # stores/keyword_sidecar.py
+        #: Rank record-level keyword queries from the keyword sidecar when it is current (off:
+        #: FTS5 only, the same ranking; benchmarks compare the two).
+        self.keyword_sidecar = True
         self._conn: sqlite3.Connection | None = None  # writes
         self._reader: sqlite3.Connection | None = None  # reads
         self._closed = False
@@ -654,7 +657,8 @@ class SQLiteStore:
         cid, tokenizer, counts = found
         # files of format 1 keep ranking chunks until a write migrates them (never on a read)
         unit: sqlite_keyword.Unit = "record" if has_record_fts(self._rows, cid) else "chunk"
-        fast = sidecar_rank(self, cid, counts.key[2], tokenizer) if unit == "record" else None
+        use = unit == "record" and self.keyword_sidecar
+        fast = sidecar_rank(self, cid, counts.key[2], tokenizer) if use else None
         return sqlite_keyword.keyword_search(
             self._rows, int(cid), tokenizer, text, k, where, counts, unit, fast
         )
