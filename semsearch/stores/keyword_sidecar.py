@@ -138,7 +138,7 @@ class KeywordSidecar:
         self._snapshot: _Snapshot | None = None
         self._lock = threading.Lock()
         self._building: threading.Thread | None = None
-        self._tokenizer = PieceTokenizer(tokenize)
+        self.tokenizer = PieceTokenizer(tokenize)  # for searches, under the store's read lock
 
     @property
     def path(self) -> str:
@@ -174,7 +174,7 @@ class KeywordSidecar:
             if self.db_path != ":memory:":
                 self._start_build()
                 return None
-            snap = _Snapshot(stamp, self._build(rows, self._tokenizer)[1])
+            snap = _Snapshot(stamp, self._build(rows, self.tokenizer)[1])
         with self._lock:
             self._snapshot = snap
         return snap
@@ -234,7 +234,7 @@ class KeywordSidecar:
         """Each quoted FTS5 clause (``"word"``, ``"adr 0042"``) with its terms; clauses that
         give no term are dropped, as they match nothing."""
         inner = [c[1:-1].replace('""', '"') for c in clauses]
-        found = self._tokenizer.pieces(p for text in inner for p in text.split())
+        found = self.tokenizer.pieces(p for text in inner for p in text.split())
         out = []
         for clause, text in zip(clauses, inner, strict=True):
             terms = tuple(t for piece in text.split() for t in found[piece])

@@ -36,6 +36,7 @@ from semsearch.stores.base import (
     StoreStats,
     WriteResult,
 )
+from semsearch.stores.keyword_chunks import best_chunks_from_text
 from semsearch.stores.keyword_sidecar import KeywordSidecar, sidecar_rank
 from semsearch.stores.sqlite_record_fts import has_record_fts
 from semsearch.stores.sqlite_sql import batches, compile_filter, marks, order_by_sql
@@ -629,6 +630,11 @@ class SQLiteStore:
             if found is None:
                 return {}
             cid, tokenizer, counts = found
+            sidecar = self._keyword_sidecars.get(cid) if self.keyword_sidecar else None
+            if sidecar is not None and tokenizer == "porter":  # no FTS5 scoring query
+                return best_chunks_from_text(
+                    self._rows, cid, sidecar.tokenizer, text, record_ids, counts
+                )
             return sqlite_keyword.best_chunks(self._rows, cid, tokenizer, text, record_ids, counts)
 
         chunks: dict[str, int] = self._in_read_txn(best)

@@ -21,14 +21,17 @@ import pytest
 
 import semsearch
 from semsearch.collection import Collection
+from semsearch.embedders.fake import FakeEmbedder
 from semsearch.filters import parse_filter
 from semsearch.schema import Field, Schema
 from semsearch.stores import sqlite_keyword
+from semsearch.stores.keyword_chunks import best_chunks_from_text
 from semsearch.stores.keyword_file import keyword_path
 from semsearch.stores.keyword_sidecar import KeywordSidecar, fts_stamp
 from tests.conftest import shared_path
 
 ROOT = Path(__file__).resolve().parents[2]
+CHUNKS = "SELECT k.id FROM chunks k JOIN records r ON r.rowid = k.record_rowid WHERE r.id = ?"
 SCHEMA = Schema((Field("title", "str"), Field("bucket", "int")))
 
 
@@ -208,3 +211,24 @@ def test_filter_guarantee_min_limit_matches(
         assert len(found) == min(limit, len(expected[text]))
         assert {int(i[1:]) for i, _ in found} <= set(expected[text])
         assert_same(found, fts5_path(c, text, limit, where))
+
+
+def test_best_chunk_from_text_is_the_fts5_best_chunk(db: semsearch.Database) -> None:
+    # short chunks (64 tokens), so that SciFact abstracts have several and the choice matters
+    c = db.collection("chunky", schema=SCHEMA, embedder=FakeEmbedder(dim=32, max_tokens=64))
+    c.upsert(scifact(300))
+    sidecar = sidecar_of(c)
+    store = c.store
+    several = 0
+
+    def both(text: str, ids: list[str]) -> tuple[dict[str, int], dict[str, int]]:
+        cid, tokenizer, counts = store._keyword_setup(c.name)
+        ours = best_chunks_from_text(store._rows, cid, sidecar.tokenizer, text, ids, counts)
+        return ours, sqlite_keyword.best_chunks(store._rows, cid, tokenizer, text, ids, counts)
+
+    for text in [*queries(80), "COVID-19 T-cell responses"]:
+        ids = [h.record_id for h in store.keyword_search(c.name, text, 20, None)]
+        ours, theirs = store._in_read_txn(lambda _, t=text, i=ids: both(t, i))
+        assert ours == theirs
+        several += sum(1 for i in ids if len(store._rows(CHUNKS, (i,))) > 1)
+    assert several > 100  # the choice was made among several chunks often
