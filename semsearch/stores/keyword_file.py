@@ -2,8 +2,10 @@
 
 For collection id ``C`` of ``notes.embed.db`` the file is ``notes.embed.db.c<C>.kw``: an
 uncompressed numpy ``.npz`` archive holding ``header`` (UTF-8 JSON as uint8), ``terms`` (the
-terms, newline-separated UTF-8: no FTS5 term holds whitespace) and the arrays of
-:class:`~semsearch.stores.keyword_postings.Postings`. The header names the collection (id,
+terms, newline-separated UTF-8: no FTS5 term holds whitespace), the arrays of
+:class:`~semsearch.stores.keyword_postings.Postings`, and per record (in rowid order) its id
+(``names``: UTF-8 bytes cut at ``name_offsets`` int64[N + 1]) and its first chunk's id
+(``first_chunks`` int64[N], -1 for none). The header names the collection (id,
 created_at), the FTS5 tokenizer, the title weight, the snapshot it was built from (``stamp``,
 see stores/keyword_sidecar.py) and a CRC-32 of every array, checked on every load.
 
@@ -19,6 +21,7 @@ import os
 import uuid
 import zipfile
 import zlib
+from itertools import pairwise
 from typing import Any, cast
 
 import numpy as np
@@ -29,7 +32,10 @@ from semsearch.stores.keyword_postings import Postings
 __all__ = ["KeywordFileInvalid", "keyword_path", "read_postings", "write_postings"]
 
 FORMAT = 1
-_ARRAYS = ("terms", "offsets", "docs", "freqs", "rowids", "lengths")
+_ARRAYS = (
+    "terms", "offsets", "docs", "freqs", "rowids", "lengths", "names", "name_offsets",
+    "first_chunks",
+)  # fmt: skip
 
 
 class KeywordFileInvalid(Exception):
@@ -45,12 +51,20 @@ def _crc(arr: NDArray[Any]) -> int:
     return zlib.crc32(np.ascontiguousarray(arr).data.cast("B")) if arr.size else 0
 
 
-def write_postings(path: str, header: dict[str, Any], postings: Postings) -> int:
-    """Write ``postings`` with ``header`` (JSON-serialisable) atomically. Returns the bytes.
+def write_postings(
+    path: str,
+    header: dict[str, Any],
+    postings: Postings,
+    names: list[str],
+    first_chunks: NDArray[np.int64],
+) -> int:
+    """Write ``postings``, the records' ids and first chunk ids, with ``header``
+    (JSON-serialisable), atomically. Returns the file's bytes.
 
     Raises:
         OSError: the folder is not writable (the temporary file is removed).
     """
+    encoded = [n.encode() for n in names]
     arrays: dict[str, NDArray[Any]] = {
         "terms": np.frombuffer("\n".join(postings.terms).encode(), dtype=np.uint8),
         "offsets": postings.offsets,
@@ -58,6 +72,9 @@ def write_postings(path: str, header: dict[str, Any], postings: Postings) -> int
         "freqs": postings.freqs,
         "rowids": postings.rowids,
         "lengths": postings.lengths,
+        "names": np.frombuffer(b"".join(encoded), dtype=np.uint8),
+        "name_offsets": np.cumsum([0, *map(len, encoded)], dtype=np.int64),
+        "first_chunks": first_chunks,
     }
     head = dict(header, format=FORMAT, crc32={k: _crc(v) for k, v in arrays.items()})
     blob = np.frombuffer(json.dumps(head).encode(), dtype=np.uint8)
@@ -73,8 +90,11 @@ def write_postings(path: str, header: dict[str, Any], postings: Postings) -> int
     return os.path.getsize(path)
 
 
-def read_postings(path: str, expect: dict[str, Any]) -> Postings:
-    """Load a ``.kw`` file whose header matches ``expect`` (every key equal).
+def read_postings(
+    path: str, expect: dict[str, Any]
+) -> tuple[Postings, list[str], NDArray[np.int64]]:
+    """(postings, record ids, first chunk ids) of a ``.kw`` file whose header matches
+    ``expect`` (every key equal).
 
     Raises:
         KeywordFileInvalid: missing, not a keyword sidecar, truncated, another format, a
@@ -107,7 +127,15 @@ def read_postings(path: str, expect: dict[str, Any]) -> Postings:
         arrays["lengths"].astype(np.int32, copy=False),
     )
     _check_shapes(postings)
-    return postings
+    blob, cuts = bytes(arrays["names"]), arrays["name_offsets"].astype(np.int64, copy=False)
+    first = arrays["first_chunks"].astype(np.int64, copy=False)
+    if len(cuts) != len(postings.rowids) + 1 or len(first) != len(postings.rowids):
+        raise KeywordFileInvalid("damaged: the record arrays do not fit together")
+    try:
+        names = [blob[a:b].decode() for a, b in pairwise(cuts.tolist())]
+    except UnicodeDecodeError as exc:
+        raise KeywordFileInvalid("damaged: a record id is not UTF-8") from exc
+    return postings, names, first
 
 
 def _check_shapes(p: Postings) -> None:

@@ -40,6 +40,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from semsearch.filters import Filter
+from semsearch.stores.base import ScoredChunk
 from semsearch.stores.keyword_file import (
     KeywordFileInvalid,
     keyword_path,
@@ -79,9 +80,13 @@ def fts_stamp(rows: Rows, cid: int) -> str:
 class _Snapshot:
     """Posting arrays of one stamp, with the filter masks computed on them."""
 
-    def __init__(self, stamp: str, postings: Postings) -> None:
+    def __init__(
+        self, stamp: str, postings: Postings, names: list[str], first: NDArray[np.int64]
+    ) -> None:
         self.stamp = stamp
         self.postings = postings
+        self.names = names  # record ids, in postings.rowids order
+        self.first = first  # each record's first chunk id, -1 for none
         self.masks: OrderedDict[Hashable, NDArray[np.bool_]] = OrderedDict()
         self.phrases: dict[str, Phrase] = {}
 
@@ -100,6 +105,16 @@ class _Snapshot:
                 self.phrases.clear()
             self.phrases[clause] = (np.searchsorted(self.postings.rowids, ids), scores)
         return self.phrases[clause]
+
+    def hits(
+        self, rowids: NDArray[np.int64], scores: NDArray[np.float64], k: int
+    ) -> list[ScoredChunk]:
+        """ScoredChunks of the best ``k`` of (rowids, scores), ties by record id."""
+        at = np.searchsorted(self.postings.rowids, rowids)
+        ranked = sorted(
+            (-float(s), self.names[i], int(self.first[i])) for i, s in zip(at, scores, strict=True)
+        )
+        return [ScoredChunk(c, r, -s, provisional=True) for s, r, c in ranked if c >= 0][:k]
 
     def mask(self, allowed: Allowed) -> NDArray[np.bool_]:
         key, rowids = allowed
@@ -166,7 +181,7 @@ class KeywordSidecar:
             return snap
         if self.persist:
             try:
-                snap = _Snapshot(stamp, read_postings(self.path, self._expect(stamp)))
+                snap = _Snapshot(stamp, *read_postings(self.path, self._expect(stamp)))
             except KeywordFileInvalid:
                 self._start_build()
                 return None
@@ -174,20 +189,24 @@ class KeywordSidecar:
             if self.db_path != ":memory:":
                 self._start_build()
                 return None
-            snap = _Snapshot(stamp, self._build(rows, self.tokenizer)[1])
+            snap = _Snapshot(*self._build(rows, self.tokenizer))
         with self._lock:
             self._snapshot = snap
         return snap
 
-    def _build(self, rows: Rows, tokenizer: PieceTokenizer) -> tuple[str, Postings]:
-        """(stamp, postings) of the snapshot ``rows`` reads (one read transaction)."""
+    def _build(self, rows: Rows, tokenizer: PieceTokenizer) -> tuple[Any, ...]:
+        """(stamp, postings, record ids, first chunk ids) of the snapshot ``rows`` reads (call
+        it inside one read transaction)."""
         stamp = fts_stamp(rows, self.cid)
         found = rows(
-            f"SELECT r.rowid, {TITLE_SQL}, {BODY_SQL} FROM records r "
-            "WHERE r.collection_id = ? ORDER BY r.rowid",
+            f"SELECT r.rowid, r.id, (SELECT min(k.id) FROM chunks k WHERE k.record_rowid = "
+            f"r.rowid), {TITLE_SQL}, {BODY_SQL} FROM records r WHERE r.collection_id = ? "
+            "ORDER BY r.rowid",
             (self.cid,),
         )
-        return stamp, build_postings(((int(a), b, c) for a, b, c in found), tokenizer)
+        postings = build_postings(((int(r[0]), r[3], r[4]) for r in found), tokenizer)
+        first = np.fromiter((-1 if r[2] is None else r[2] for r in found), np.int64, len(found))
+        return stamp, postings, [r[1] for r in found], first
 
     def _start_build(self) -> None:
         with self._lock:
@@ -212,19 +231,23 @@ class KeywordSidecar:
             conn = sqlite_file.connect(self.db_path, True)
             try:
                 conn.execute("BEGIN")
-                stamp, postings = self._build(
-                    lambda sql, params: conn.execute(sql, params).fetchall(), tokenizer
+                snap = _Snapshot(
+                    *self._build(
+                        lambda sql, params: conn.execute(sql, params).fetchall(), tokenizer
+                    )
                 )
                 conn.execute("COMMIT")
             finally:
                 conn.close()
             if self.persist:
                 try:
-                    write_postings(self.path, self._expect(stamp), postings)
+                    write_postings(
+                        self.path, self._expect(snap.stamp), snap.postings, snap.names, snap.first
+                    )
                 except OSError as exc:  # a read-only folder: keep it in memory
                     log.info("keyword sidecar not written (%s); kept in memory", exc)
             with self._lock:
-                self._snapshot = _Snapshot(stamp, postings)
+                self._snapshot = snap
         except (sqlite3.Error, OSError) as exc:  # the file went away: FTS5 keeps answering
             log.warning("keyword sidecar build failed: %s", exc)
         finally:
@@ -244,10 +267,10 @@ class KeywordSidecar:
 
     def rank(
         self, rows: Rows, clauses: Sequence[str], k: int, allowed: Allowed | None
-    ) -> list[tuple[int, float]] | None:
-        """``[(record rowid, BM25 > 0)]``: the top ``k`` records for ORed ``clauses`` plus any
-        tied with the k-th, best first (ties not yet broken by id), or None when the sidecar
-        is stale (FTS5 must answer).
+    ) -> list[ScoredChunk] | None:
+        """The top ``k`` records for ORed ``clauses``, best first, ties by record id, each with
+        its BM25 (> 0) and first chunk, ``provisional`` (as FTS5's record ranking returns
+        them); None when the sidecar is stale (FTS5 must answer).
 
         A clause of one term is scored from the postings; a phrase (several terms) by FTS5's
         own ``bm25()`` of that phrase alone, which is exactly its part of the sum, cached per
@@ -264,17 +287,12 @@ class KeywordSidecar:
         mask = None if allowed is None else snap.mask(allowed)
         n = len(p.rowids)
         weighty = [t for t in terms if 2 * p.df(t) < n]
+        found = None
         if 0 < len(weighty) < len(terms):
-            rowids, scores, matched = p.top(weighty, k, mask)
-            if matched >= k:
-                return _ordered(rowids, scores)
-        rowids, scores, _ = p.top(terms, k, mask)
-        return _ordered(rowids, scores)
-
-
-def _ordered(rowids: NDArray[np.int64], scores: NDArray[np.float64]) -> list[tuple[int, float]]:
-    order = np.argsort(-scores, kind="stable")
-    return [(int(rowids[i]), float(scores[i])) for i in order]
+            found = p.top(weighty, k, mask)
+        if found is None or found[2] < k:
+            found = p.top(terms, k, mask)
+        return snap.hits(found[0], found[1], k)
 
 
 def sidecar_rank(
@@ -293,7 +311,7 @@ def sidecar_rank(
         tokenize = KEYWORD_TOKENIZERS[tokenizer]
         sidecar = sidecars[cid] = KeywordSidecar(store.location, cid, created_at, tokenize)
 
-    def rank(clauses: list[str], k: int, where: Filter | None) -> list[tuple[int, float]] | None:
+    def rank(clauses: list[str], k: int, where: Filter | None) -> list[ScoredChunk] | None:
         allowed = None if where is None else filter_key(store, cid, where)
         return sidecar.rank(store._rows, clauses, k, allowed)
 

@@ -41,8 +41,8 @@ __all__ = ["TermCounts", "best_chunks", "keyword_search"]
 
 Rows = Callable[[str, Sequence[Any]], list[Any]]
 #: Record-level ranking from the keyword sidecar (stores/keyword_sidecar.py): ``(clauses, k,
-#: where) -> [(record rowid, score)]`` best first with ties at the k-th, or None (FTS5 answers).
-SidecarRank = Callable[[list[str], int, Filter | None], list[tuple[int, float]] | None]
+#: where) -> ScoredChunks`` as :func:`_bm25_records` returns them, or None (FTS5 answers).
+SidecarRank = Callable[[list[str], int, Filter | None], list[ScoredChunk] | None]
 #: What one FTS5 row is: a chunk (files of format 1) or a whole record (format 2 on).
 Unit = Literal["chunk", "record"]
 
@@ -130,10 +130,7 @@ def keyword_search(
         return _substring_scan(rows, cid, substring_pieces(text), k, where)
     clauses = fts_clauses(text)
     ranked = sidecar(clauses, k, where) if sidecar is not None and unit == "record" else None
-    if ranked is not None:
-        found = _record_hits(rows, _by_id(rows, ranked, k))
-    else:
-        found = _porter(rows, cid, clauses, k, where, counts, unit)
+    found = ranked if ranked is not None else _porter(rows, cid, clauses, k, where, counts, unit)
     if found:
         return found
     return _substring_scan(rows, cid, substring_pieces(text), k, where)  # word parts, prefixes
@@ -190,16 +187,6 @@ def _bm25_records(
             (match, *params, k),
         )
     return _record_hits(rows, ranked)
-
-
-def _by_id(rows: Rows, ranked: list[tuple[int, float]], k: int) -> list[tuple[int, str, float]]:
-    """The top ``k`` of ``(record rowid, score)`` pairs as ``(rowid, id, score)``, ties by id."""
-    names: dict[int, str] = {}
-    for batch in batches([r for r, _ in ranked]):
-        found = rows(f"SELECT rowid, id FROM records WHERE rowid IN ({marks(batch)})", batch)
-        names.update({int(r[0]): r[1] for r in found})
-    out = [(r, names[r], s) for r, s in ranked if r in names]
-    return sorted(out, key=lambda x: (-x[2], x[1]))[:k]
 
 
 def _record_hits(rows: Rows, ranked: Sequence[Sequence[Any]]) -> list[ScoredChunk]:
