@@ -6,8 +6,9 @@ most of a keyword search's time once the ranking itself is fast. Here only the s
 chunks are scored: their text is tokenized by FTS5's own tokenizer (stores/keyword_tokens.py),
 and BM25's collection statistics come from the chunk-level FTS5 table itself: N and the total
 token count from its averages record (``fts_<C>_data`` row 1: SQLite varints, the row count
-then each column's token total), n(q) from the snapshot's cached clause counts
-(:class:`~semsearch.stores.sqlite_keyword.TermCounts`). Same formula as FTS5's ``bm25()``
+then each column's token total), a term's n(q) from the keyword sidecar's chunk frequencies
+(counted from the same chunk texts at build), a phrase's from the snapshot's cached FTS5
+counts (:class:`~semsearch.stores.sqlite_keyword.TermCounts`). Same formula as FTS5's ``bm25()``
 (one column, weight 1), the same weightless-clause rule and the same ties (the first chunk),
 so the same chunk as ``best_chunks`` to float tolerance.
 """
@@ -18,7 +19,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from semsearch.stores.keyword_postings import IDF_FLOOR, K1, B
+from semsearch.stores.keyword_postings import IDF_FLOOR, K1, B, Postings
 from semsearch.stores.keyword_tokens import PieceTokenizer
 from semsearch.stores.sqlite_keyword import TermCounts
 from semsearch.stores.sqlite_schema import fts_table
@@ -65,6 +66,7 @@ def best_chunks_from_text(
     rows: Rows,
     cid: int,
     tokenizer: PieceTokenizer,
+    postings: Postings,
     text: str,
     record_ids: Sequence[str],
     counts: TermCounts,
@@ -78,11 +80,14 @@ def best_chunks_from_text(
     n_chunks, totals = fts_totals(rows, fts_table(cid))
     if n_chunks <= 0:
         return {}
-    hits = {c: counts.hits(rows, cid, "chunk", c) for c in clauses}
-    if len(clauses) > 1:  # as best_chunks: weightless clauses out, unless all are
-        clauses = [c for c in clauses if 2 * hits[c] < n_chunks] or clauses
     inner = {c: c[1:-1].replace('""', '"') for c in clauses}
     phrases = {c: tuple(tokenizer.terms(t)) for c, t in inner.items()}
+    hits = {  # n(q): a term's from the sidecar, a phrase's counted by FTS5 (cached)
+        c: postings.chunk_hits(t[0]) if len(t) == 1 else counts.hits(rows, cid, "chunk", c)
+        for c, t in phrases.items()
+    }
+    if len(clauses) > 1:  # as best_chunks: weightless clauses out, unless all are
+        clauses = [c for c in clauses if 2 * hits[c] < n_chunks] or clauses
     idf = {}
     for c in clauses:
         value = math.log((n_chunks - hits[c] + 0.5) / (hits[c] + 0.5))

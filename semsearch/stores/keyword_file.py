@@ -31,10 +31,10 @@ from semsearch.stores.keyword_postings import Postings
 
 __all__ = ["KeywordFileInvalid", "keyword_path", "read_postings", "write_postings"]
 
-FORMAT = 1
+FORMAT = 2  # 2: record ids, first chunks, chunk frequencies
 _ARRAYS = (
-    "terms", "offsets", "docs", "freqs", "rowids", "lengths", "names", "name_offsets",
-    "first_chunks",
+    "terms", "offsets", "docs", "freqs", "rowids", "lengths", "chunk_df", "names",
+    "name_offsets", "first_chunks",
 )  # fmt: skip
 
 
@@ -72,6 +72,7 @@ def write_postings(
         "freqs": postings.freqs,
         "rowids": postings.rowids,
         "lengths": postings.lengths,
+        "chunk_df": postings.chunk_df,
         "names": np.frombuffer(b"".join(encoded), dtype=np.uint8),
         "name_offsets": np.cumsum([0, *map(len, encoded)], dtype=np.int64),
         "first_chunks": first_chunks,
@@ -125,6 +126,7 @@ def read_postings(
         arrays["freqs"].astype(np.float32, copy=False),
         arrays["rowids"].astype(np.int64, copy=False),
         arrays["lengths"].astype(np.int32, copy=False),
+        arrays["chunk_df"].astype(np.int64, copy=False),
     )
     _check_shapes(postings)
     blob, cuts = bytes(arrays["names"]), arrays["name_offsets"].astype(np.int64, copy=False)
@@ -145,6 +147,7 @@ def _check_shapes(p: Postings) -> None:
         len(p.offsets) == len(p.terms) + 1
         and len(p.freqs) == nnz
         and len(p.lengths) == n
+        and len(p.chunk_df) == len(p.terms)
         and (len(p.offsets) == 0 or (int(p.offsets[0]) == 0 and int(p.offsets[-1]) == nnz))
         and bool(np.all(np.diff(p.offsets) >= 0))
         and (nnz == 0 or (int(p.docs.min()) >= 0 and int(p.docs.max()) < n))

@@ -17,7 +17,9 @@ mask before the top k keeps the min(k, matching records) guarantee.
 
 Arrays (CSR by term): ``offsets`` int64[T + 1], ``docs`` int32[nnz] (record positions,
 ascending within a term), ``freqs`` float32[nnz] (``f(q, d)``), ``rowids`` int64[N] (record
-rowids, ascending), ``lengths`` int32[N] (``|d|``), and the terms, in term-id order.
+rowids, ascending), ``lengths`` int32[N] (``|d|``), ``chunk_df`` int64[T] (chunks holding each
+term, for the chunk a hit shows: stores/keyword_chunks.py), and the terms, in term-id order
+(terms found only in chunks have no postings).
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ class Postings:
     freqs: NDArray[np.float32]
     rowids: NDArray[np.int64]
     lengths: NDArray[np.int32]
+    chunk_df: NDArray[np.int64]
     term_ids: dict[str, int] = field(init=False, repr=False)
     norm: NDArray[np.float64] = field(init=False, repr=False)
 
@@ -73,6 +76,11 @@ class Postings:
             return len(term[0])
         tid = self.term_ids.get(term)
         return 0 if tid is None else int(self.offsets[tid + 1] - self.offsets[tid])
+
+    def chunk_hits(self, term: str) -> int:
+        """Chunks holding ``term`` (chunk-level n(q), for the best chunk of a hit)."""
+        tid = self.term_ids.get(term)
+        return 0 if tid is None else int(self.chunk_df[tid])
 
     def scores(self, terms: list[Clause]) -> NDArray[np.float64]:
         """float64[N]: each record's BM25 for ``terms`` (one entry per query clause, repeats
@@ -117,20 +125,55 @@ class Postings:
         return sum(int(a.nbytes) for a in arrays)
 
 
-def build_postings(records: Iterable[tuple[int, str, str]], tokenizer: PieceTokenizer) -> Postings:
+def build_postings(
+    records: Iterable[tuple[int, str, str]],
+    tokenizer: PieceTokenizer,
+    chunks: Iterable[str] = (),
+) -> Postings:
     """Posting arrays of ``(rowid, title, body)`` rows, given in ascending rowid order (the
-    values the record-level FTS5 table indexes: TITLE_SQL and BODY_SQL)."""
+    values the record-level FTS5 table indexes: TITLE_SQL and BODY_SQL), and the chunk-level
+    document frequency of every term of ``chunks`` (the chunk texts the chunk table indexes)."""
     rowids: list[int] = []
     columns: list[list[str]] = []  # title, body, title, body, ... split at whitespace
     for rowid, title, body in records:
         rowids.append(rowid)
         columns += (title.split(), body.split())
+    term_ids: dict[str, int] = {}
+    terms_flat, col_flat = _expand(columns, tokenizer, term_ids)
+    weights = np.where(col_flat % 2 == 0, TITLE_WEIGHT, 1.0).astype(np.float32)
+    docs = col_flat // 2
+    lengths = np.bincount(docs, minlength=len(rowids)).astype(np.int32)
+    in_records = len(term_ids)
+    chunk_terms, chunk_of = _expand([c.split() for c in chunks], tokenizer, term_ids)
+    pairs = np.unique(chunk_terms * (int(chunk_of.max(initial=0)) + 1) + chunk_of)
+    chunk_df = np.bincount(pairs // (int(chunk_of.max(initial=0)) + 1), minlength=len(term_ids))
+    names = [""] * len(term_ids)
+    for t, i in term_ids.items():
+        names[i] = t
+    out = _csr(names[:in_records], terms_flat, docs, weights, np.array(rowids, np.int64), lengths)
+    # terms found only in chunks: no postings, a chunk frequency
+    extra = len(names) - in_records
+    return Postings(
+        names,
+        np.concatenate([out.offsets, np.full(extra, out.offsets[-1], np.int64)]),
+        out.docs,
+        out.freqs,
+        out.rowids,
+        out.lengths,
+        chunk_df.astype(np.int64),
+    )
+
+
+def _expand(
+    columns: list[list[str]], tokenizer: PieceTokenizer, term_ids: dict[str, int]
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """(term id, column number) of every token of ``columns`` (whitespace-split texts), in
+    order; new terms are added to ``term_ids``. Each distinct piece is tokenized once."""
     piece_ids: dict[str, int] = {}
     for col in columns:
         for piece in col:
             piece_ids.setdefault(piece, len(piece_ids))
     found = tokenizer.pieces(piece_ids)
-    term_ids: dict[str, int] = {}
     per_piece = [[term_ids.setdefault(t, len(term_ids)) for t in found[p]] for p in piece_ids]
     # pieces -> terms as CSR, so that every token is expanded in numpy
     p_len = np.fromiter(map(len, per_piece), np.int64, len(per_piece))
@@ -146,15 +189,7 @@ def build_postings(records: Iterable[tuple[int, str, str]], tokenizer: PieceToke
     within = np.arange(int(n_terms.sum()), dtype=np.int64) - np.repeat(
         np.cumsum(n_terms) - n_terms, n_terms
     )
-    terms_flat = p_terms[first + within]
-    col_flat = np.repeat(col_of, n_terms)
-    weights = np.where(col_flat % 2 == 0, TITLE_WEIGHT, 1.0).astype(np.float32)
-    docs = col_flat // 2
-    lengths = np.bincount(docs, minlength=len(rowids)).astype(np.int32)
-    names = [""] * len(term_ids)
-    for t, i in term_ids.items():
-        names[i] = t
-    return _csr(names, terms_flat, docs, weights, np.array(rowids, np.int64), lengths)
+    return p_terms[first + within], np.repeat(col_of, n_terms)
 
 
 def _csr(
@@ -178,5 +213,11 @@ def _csr(
         starts, freqs = np.zeros(0, np.int64), np.zeros(0, np.float32)
     offsets = np.searchsorted(terms[starts], np.arange(len(names) + 1)).astype(np.int64)
     return Postings(
-        names, offsets, docs[starts].astype(np.int32), freqs.astype(np.float32), rowids, lengths
+        names,
+        offsets,
+        docs[starts].astype(np.int32),
+        freqs.astype(np.float32),
+        rowids,
+        lengths,
+        np.zeros(len(names), np.int64),
     )

@@ -23,7 +23,8 @@ Guarantees, as the HNSW sidecar's (docs/ann.md):
   a rebuild starts in a background thread on its own connection; the next search after it
   finishes uses the new arrays. So another process's writes are seen by the next search.
   (There is no incremental catch-up: a rebuild re-reads the collection, reported as build
-  time in docs/benchmarks.md; FTS5 answers meanwhile.) In-memory stores build in place.
+  time in docs/benchmarks.md; FTS5 answers meanwhile.) In-memory stores rebuild inside the
+  search, up to :data:`MEMORY_BUILD_MAX` records.
 """
 
 from __future__ import annotations
@@ -64,6 +65,9 @@ Rows = Callable[[str, Sequence[Any]], list[Any]]
 Allowed = tuple[Hashable, Callable[[], NDArray[np.int64]]]
 _MASKS = 16  # filter masks kept per snapshot
 _PHRASES = 1024  # phrase clauses' scores kept per snapshot
+#: An in-memory store (one connection, no background thread) rebuilds inside the search that
+#: finds its sidecar stale, up to this many records (tens of ms); above it FTS5 answers.
+MEMORY_BUILD_MAX = 5000
 
 
 def fts_stamp(rows: Rows, cid: int) -> str:
@@ -189,6 +193,9 @@ class KeywordSidecar:
             if self.db_path != ":memory:":
                 self._start_build()
                 return None
+            size = rows("SELECT count(*) FROM records WHERE collection_id = ?", (self.cid,))
+            if int(size[0][0]) > MEMORY_BUILD_MAX:  # too slow to rebuild inside a search
+                return None
             snap = _Snapshot(*self._build(rows, self.tokenizer))
         with self._lock:
             self._snapshot = snap
@@ -204,7 +211,10 @@ class KeywordSidecar:
             "ORDER BY r.rowid",
             (self.cid,),
         )
-        postings = build_postings(((int(r[0]), r[3], r[4]) for r in found), tokenizer)
+        chunks = rows("SELECT text FROM chunks WHERE collection_id = ?", (self.cid,))
+        postings = build_postings(
+            ((int(r[0]), r[3], r[4]) for r in found), tokenizer, (c[0] for c in chunks)
+        )
         first = np.fromiter((-1 if r[2] is None else r[2] for r in found), np.int64, len(found))
         return stamp, postings, [r[1] for r in found], first
 

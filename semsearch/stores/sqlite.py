@@ -631,9 +631,10 @@ class SQLiteStore:
                 return {}
             cid, tokenizer, counts = found
             sidecar = self._keyword_sidecars.get(cid) if self.keyword_sidecar else None
-            if sidecar is not None and tokenizer == "porter":  # no FTS5 scoring query
+            snap = sidecar.current(self._rows) if sidecar is not None else None
+            if sidecar is not None and snap is not None:  # no FTS5 scoring query
                 return best_chunks_from_text(
-                    self._rows, cid, sidecar.tokenizer, text, record_ids, counts
+                    self._rows, cid, sidecar.tokenizer, snap.postings, text, record_ids, counts
                 )
             return sqlite_keyword.best_chunks(self._rows, cid, tokenizer, text, record_ids, counts)
 

@@ -25,7 +25,7 @@ from semsearch.embedders.fake import FakeEmbedder
 from semsearch.filters import parse_filter
 from semsearch.schema import Field, Schema
 from semsearch.stores import sqlite_keyword
-from semsearch.stores.keyword_chunks import best_chunks_from_text
+from semsearch.stores.keyword_chunks import best_chunks_from_text, fts_totals
 from semsearch.stores.keyword_file import keyword_path
 from semsearch.stores.keyword_sidecar import KeywordSidecar, fts_stamp
 from tests.conftest import shared_path
@@ -220,10 +220,16 @@ def test_best_chunk_from_text_is_the_fts5_best_chunk(db: semsearch.Database) -> 
     sidecar = sidecar_of(c)
     store = c.store
     several = 0
+    n_chunks = store._rows("SELECT count(*) FROM chunks", ())[0][0]
+    assert fts_totals(store._rows, f"fts_{sidecar.cid}")[0] == n_chunks  # the averages record
 
     def both(text: str, ids: list[str]) -> tuple[dict[str, int], dict[str, int]]:
         cid, tokenizer, counts = store._keyword_setup(c.name)
-        ours = best_chunks_from_text(store._rows, cid, sidecar.tokenizer, text, ids, counts)
+        snap = sidecar.current(store._rows)
+        assert snap is not None
+        ours = best_chunks_from_text(
+            store._rows, cid, sidecar.tokenizer, snap.postings, text, ids, counts
+        )
         return ours, sqlite_keyword.best_chunks(store._rows, cid, tokenizer, text, ids, counts)
 
     for text in [*queries(80), "COVID-19 T-cell responses"]:
