@@ -19,6 +19,8 @@ Engines:
   filter) over the sidecar's posting arrays;
 - ``bm25s`` (0.3.16) and ``tantivy`` (0.27.0, en_stem: Snowball, not FTS5's Porter) over the
   same title and body texts, title boosted 2 in tantivy, when installed (``[bench]`` extra).
+- ``postgres`` and ``milvus``: those stores' own keyword search (benchmarks/keyword_peers.py),
+  at 100k documents and below;
 - ``hybrid``: ``Collection.search(mode="hybrid")`` with the query vectors cached (embedding
   excluded), vectors from the fake embedder (dim 384; speed only).
 
@@ -28,6 +30,7 @@ of keyword search with and without the sidecar (the real corpus, once).
 
 Usage: .venv/bin/python benchmarks/keyword_engines.py [--sizes 100000,1000000]
        [--queries 300] [--workdir DIR] [--scifact ../shared/data/scifact] [--no-write]
+       [--peers postgres,milvus]
 Writes the "keyword-engines" section of docs/benchmarks.md (not with ``--no-write``).
 """
 
@@ -49,6 +52,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.keyword_peers import peer_engines
 from benchmarks.report import machine_info, markdown_table, write_section
 from semsearch import connect
 from semsearch.embedders.fake import FakeEmbedder
@@ -188,7 +192,9 @@ def interleaved(engines: dict[str, Callable[[str], Any]], texts: list[str]) -> d
     return {n: statistics.median(t) for n, t in times.items()}
 
 
-def measure_size(n: int, scifact: Path, work: Path, texts: list[str], k: int) -> dict[str, Any]:
+def measure_size(
+    n: int, scifact: Path, work: Path, texts: list[str], k: int, peers: list[str]
+) -> dict[str, Any]:
     records = corpus(scifact, n)
     path = work / f"kw-{n}.embed.db"
     ingest = build(path, records) if not path.exists() else float("nan")
@@ -231,7 +237,8 @@ def measure_size(n: int, scifact: Path, work: Path, texts: list[str], k: int) ->
             pass
     for t in texts[:5]:  # the query embeddings are cached: hybrid excludes them
         coll.search(t, mode="hybrid", limit=k)
-    p50 = interleaved(engines, texts)
+    with peer_engines(peers if n <= 100_000 else [], records, SCHEMA, work, k) as extra:
+        p50 = interleaved({**engines, **extra}, texts)
     semantic = interleaved({"semantic": lambda t: coll.search(t, limit=k)}, texts)["semantic"]
     filtered = {}
     for share, buckets in (("1%", list(range(10))), ("10%", list(range(100)))):
@@ -286,7 +293,9 @@ def quality(scifact: Path, work: Path) -> dict[str, float]:
 
 
 def render(results: list[dict[str, Any]], ndcg: dict[str, float], queries: int) -> str:
-    engines = ["fts5", "sidecar", "search()", "numpy", "bm25s", "tantivy", "hybrid"]
+    engines = [
+        "fts5", "sidecar", "search()", "numpy", "bm25s", "tantivy", "postgres", "milvus", "hybrid"
+    ]  # fmt: skip
     rows = []
     for r in results:
         p = r["p50"]
@@ -329,6 +338,7 @@ def main() -> None:
         "--scifact", default=str(Path(__file__).resolve().parents[2] / "shared/data/scifact")
     )
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--peers", default="postgres,milvus", help="at 100k and below; '' for none")
     args = parser.parse_args()
     scifact = Path(args.scifact)
     work = Path(args.workdir or tempfile.mkdtemp(prefix="kw-engines-"))
@@ -337,7 +347,8 @@ def main() -> None:
     texts = texts[: args.queries]
     results = []
     for n in (int(s) for s in args.sizes.split(",")):
-        results.append(measure_size(n, scifact, work, texts, 10))
+        peers = [p for p in args.peers.split(",") if p]
+        results.append(measure_size(n, scifact, work, texts, 10, peers))
         print(json.dumps(results[-1], default=str), flush=True)
     ndcg = quality(scifact, work)
     print(ndcg)

@@ -16,6 +16,7 @@ so the same chunk as ``best_chunks`` to float tolerance.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -56,8 +57,6 @@ def _varint(blob: bytes, pos: int) -> tuple[int, int]:
 
 def _occurrences(tokens: list[str], phrase: tuple[str, ...]) -> int:
     """Start positions where ``phrase`` occurs in ``tokens`` (FTS5 counts each)."""
-    if len(phrase) == 1:
-        return tokens.count(phrase[0])
     m = len(phrase)
     return sum(1 for i in range(len(tokens) - m + 1) if tuple(tokens[i : i + m]) == phrase)
 
@@ -96,10 +95,12 @@ def best_chunks_from_text(
     best: dict[str, tuple[float, int]] = {}
     for record_id, chunk_id, chunk_text in _chunks(rows, cid, record_ids):
         tokens = tokenizer.terms(chunk_text)
+        tf = Counter(tokens)
         norm = K1 * (1 - B + B * len(tokens) / avgdl)
         score = 0.0
         for c in clauses:
-            f = _occurrences(tokens, phrases[c]) if phrases[c] else 0
+            terms = phrases[c]
+            f = tf[terms[0]] if len(terms) == 1 else _occurrences(tokens, terms) if terms else 0
             score += idf[c] * (f * (K1 + 1)) / (f + norm)
         if score > 0 and (record_id not in best or score > best[record_id][0]):
             best[record_id] = (score, chunk_id)

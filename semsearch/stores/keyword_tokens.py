@@ -57,8 +57,12 @@ class PieceTokenizer:
     def terms(self, text: str) -> list[str]:
         """The terms of ``text`` in order (what FTS5 indexes for it)."""
         split = text.split()
-        found = self.pieces(split)
-        return [term for piece in split for term in found[piece]]
+        cache = self._cache
+        try:  # the common case: every piece seen before
+            return [term for piece in split for term in cache[piece]]
+        except KeyError:
+            found = self.pieces(split)
+            return [term for piece in split for term in found[piece]]
 
     def _tokenize(self, batch: list[str]) -> None:
         conn = self._conn
