@@ -29,8 +29,10 @@ Guarantees, as the HNSW sidecar's (docs/ann.md):
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
+import os
 import sqlite3
 import threading
 from collections import OrderedDict
@@ -57,7 +59,7 @@ if TYPE_CHECKING:
     from semsearch.stores.sqlite import SQLiteStore
     from semsearch.stores.sqlite_keyword import SidecarRank
 
-__all__ = ["KeywordSidecar", "fts_stamp", "sidecar_rank"]
+__all__ = ["KeywordSidecar", "forget_sidecar", "fts_stamp", "sidecar_rank"]
 
 log = logging.getLogger(__name__)
 Rows = Callable[[str, Sequence[Any]], list[Any]]
@@ -326,3 +328,13 @@ def sidecar_rank(
         return sidecar.rank(store._rows, clauses, k, allowed)
 
     return rank
+
+
+def forget_sidecar(store: SQLiteStore, cid: int) -> None:
+    """After a collection is dropped: let go of its sidecar and delete its ``.kw`` file (a
+    build still running may write it again; collection ids are never reused, so such a file
+    is never read)."""
+    store._keyword_sidecars.pop(cid, None)
+    if store.location != ":memory:":
+        with contextlib.suppress(OSError):
+            os.unlink(keyword_path(store.location, cid))

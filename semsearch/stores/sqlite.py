@@ -37,7 +37,7 @@ from semsearch.stores.base import (
     WriteResult,
 )
 from semsearch.stores.keyword_chunks import best_chunks_from_text
-from semsearch.stores.keyword_sidecar import KeywordSidecar, sidecar_rank
+from semsearch.stores.keyword_sidecar import KeywordSidecar, forget_sidecar, sidecar_rank
 from semsearch.stores.sqlite_record_fts import has_record_fts
 from semsearch.stores.sqlite_sql import batches, compile_filter, marks, order_by_sql
 from semsearch.stores.sqlite_writes import delete_record_rows, write_record
@@ -238,6 +238,7 @@ class SQLiteStore:
         if cid is None:  # another thread or process dropped it first
             return False
         self._cache.pop(cid, None)
+        forget_sidecar(self, cid)
         return True
 
     def _drop_rows(self, conn: sqlite3.Connection, name: str) -> int | None:
@@ -283,6 +284,7 @@ class SQLiteStore:
             )
         if old_id is not None:
             self._cache.pop(old_id, None)
+            forget_sidecar(self, old_id)
         return True
 
     # -- writes -------------------------------------------------------------------------------

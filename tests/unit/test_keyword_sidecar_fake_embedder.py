@@ -238,3 +238,14 @@ def test_best_chunk_from_text_is_the_fts5_best_chunk(db: semsearch.Database) -> 
         assert ours == theirs
         several += sum(1 for i in ids if len(store._rows(CHUNKS, (i,))) > 1)
     assert several > 100  # the choice was made among several chunks often
+
+
+def test_dropping_the_collection_deletes_its_keyword_file(
+    db: semsearch.Database, db_path: Path, coll: Collection
+) -> None:
+    sidecar = sidecar_of(coll)
+    path = Path(keyword_path(str(db_path), sidecar.cid))
+    assert path.exists()
+    db.drop_collection("docs")
+    assert not path.exists()
+    assert coll.store._keyword_sidecars == {}
