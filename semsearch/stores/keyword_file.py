@@ -17,8 +17,6 @@ file or a new complete one. A missing, truncated, foreign or damaged file raises
 from __future__ import annotations
 
 import json
-import os
-import uuid
 import zipfile
 import zlib
 from itertools import pairwise
@@ -27,6 +25,7 @@ from typing import Any, cast
 import numpy as np
 from numpy.typing import NDArray
 
+from semsearch.stores.atomic_file import write_atomically
 from semsearch.stores.keyword_postings import Postings
 
 __all__ = ["KeywordFileInvalid", "keyword_path", "read_postings", "write_postings"]
@@ -79,16 +78,12 @@ def write_postings(
     }
     head = dict(header, format=FORMAT, crc32={k: _crc(v) for k, v in arrays.items()})
     blob = np.frombuffer(json.dumps(head).encode(), dtype=np.uint8)
-    tmp = f"{path}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    try:
+
+    def write(tmp: str) -> None:
         with open(tmp, "wb") as out:
             cast(Any, np.savez)(out, header=blob, **arrays)  # names as keywords
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return os.path.getsize(path)
+
+    return write_atomically(path, write)
 
 
 def read_postings(
