@@ -133,35 +133,81 @@ def build_postings(
     """Posting arrays of ``(rowid, title, body)`` rows, given in ascending rowid order (the
     values the record-level FTS5 table indexes: TITLE_SQL and BODY_SQL), and the chunk-level
     document frequency of every term of ``chunks`` (the chunk texts the chunk table indexes)."""
-    rowids: list[int] = []
-    columns: list[list[str]] = []  # title, body, title, body, ... split at whitespace
-    for rowid, title, body in records:
-        rowids.append(rowid)
-        columns += (title.split(), body.split())
-    term_ids: dict[str, int] = {}
-    terms_flat, col_flat = _expand(columns, tokenizer, term_ids)
-    weights = np.where(col_flat % 2 == 0, TITLE_WEIGHT, 1.0).astype(np.float32)
-    docs = col_flat // 2
-    lengths = np.bincount(docs, minlength=len(rowids)).astype(np.int32)
-    in_records = len(term_ids)
-    chunk_terms, chunk_of = _expand([c.split() for c in chunks], tokenizer, term_ids)
-    pairs = np.unique(chunk_terms * (int(chunk_of.max(initial=0)) + 1) + chunk_of)
-    chunk_df = np.bincount(pairs // (int(chunk_of.max(initial=0)) + 1), minlength=len(term_ids))
-    names = [""] * len(term_ids)
-    for t, i in term_ids.items():
-        names[i] = t
-    out = _csr(names[:in_records], terms_flat, docs, weights, np.array(rowids, np.int64), lengths)
-    # terms found only in chunks: no postings, a chunk frequency
-    extra = len(names) - in_records
-    return Postings(
-        names,
-        np.concatenate([out.offsets, np.full(extra, out.offsets[-1], np.int64)]),
-        out.docs,
-        out.freqs,
-        out.rowids,
-        out.lengths,
-        chunk_df.astype(np.int64),
-    )
+    builder = PostingsBuilder(tokenizer)
+    builder.add_records(list(records))
+    builder.add_chunks(list(chunks))
+    return builder.finish()
+
+
+class PostingsBuilder:
+    """Builds :class:`Postings` from batches of records and chunk texts, so that memory holds
+    one batch of text at a time (call :meth:`add_records` in ascending rowid order)."""
+
+    def __init__(self, tokenizer: PieceTokenizer) -> None:
+        self.tokenizer = tokenizer
+        self.term_ids: dict[str, int] = {}
+        self._parts: list[tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float32]]] = []
+        self._rowids: list[NDArray[np.int64]] = []
+        self._lengths: list[NDArray[np.int32]] = []
+        self._docs = 0
+        self._record_terms = 0
+        self._chunk_df = np.zeros(0, np.int64)
+
+    def add_records(self, batch: list[tuple[int, str, str]]) -> None:
+        """Add records (rowid, title, body); each batch's rowids follow the previous one's."""
+        columns: list[list[str]] = []  # title, body, title, body, ... split at whitespace
+        for _, title, body in batch:
+            columns += (title.split(), body.split())
+        terms, col = _expand(columns, self.tokenizer, self.term_ids)
+        self._record_terms = len(self.term_ids)
+        weights = np.where(col % 2 == 0, TITLE_WEIGHT, 1.0).astype(np.float32)
+        docs = col // 2
+        self._lengths.append(np.bincount(docs, minlength=len(batch)).astype(np.int32))
+        # one (term, record) pair per record holding the term, its weighted frequency summed
+        key = terms * (len(batch) + 1) + docs
+        pairs, inverse = np.unique(key, return_inverse=True)
+        freqs = np.bincount(inverse, weights=weights).astype(np.float32)
+        self._parts.append(
+            (pairs // (len(batch) + 1), pairs % (len(batch) + 1) + self._docs, freqs)
+        )
+        self._rowids.append(np.array([r[0] for r in batch], np.int64))
+        self._docs += len(batch)
+
+    def add_chunks(self, texts: list[str]) -> None:
+        """Count each term once per chunk text (chunk-level document frequency)."""
+        terms, chunk = _expand([t.split() for t in texts], self.tokenizer, self.term_ids)
+        pairs = np.unique(terms * (len(texts) + 1) + chunk)
+        found = np.bincount(pairs // (len(texts) + 1), minlength=len(self.term_ids))
+        grown = np.zeros(len(self.term_ids), np.int64)
+        grown[: len(self._chunk_df)] = self._chunk_df
+        self._chunk_df = grown + found
+
+    def finish(self) -> Postings:
+        """The postings of everything added (terms found only in chunks have none)."""
+        names = [""] * len(self.term_ids)
+        for t, i in self.term_ids.items():
+            names[i] = t
+        empty = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float32))
+        terms, docs, freqs = (
+            np.concatenate(c) for c in zip(*(self._parts or [empty]), strict=True)
+        )
+        # a stable sort by term keeps records ascending within each term (batches come in
+        # rowid order, pairs within a batch sorted): two 16-bit radix passes, linear time
+        order = np.argsort((terms & 0xFFFF).astype(np.uint16), kind="stable")
+        order = order[np.argsort((terms[order] >> 16).astype(np.uint16), kind="stable")]
+        chunk_df = np.zeros(len(names), np.int64)
+        chunk_df[: len(self._chunk_df)] = self._chunk_df
+        rowids = np.concatenate(self._rowids) if self._rowids else np.zeros(0, np.int64)
+        lengths = np.concatenate(self._lengths) if self._lengths else np.zeros(0, np.int32)
+        return Postings(
+            names,
+            np.searchsorted(terms[order], np.arange(len(names) + 1)).astype(np.int64),
+            docs[order].astype(np.int32),
+            freqs[order],
+            rowids,
+            lengths,
+            chunk_df,
+        )
 
 
 def _expand(
@@ -190,34 +236,3 @@ def _expand(
         np.cumsum(n_terms) - n_terms, n_terms
     )
     return p_terms[first + within], np.repeat(col_of, n_terms)
-
-
-def _csr(
-    names: list[str],
-    terms: NDArray[np.int64],
-    docs: NDArray[np.int64],
-    weights: NDArray[np.float32],
-    rowids: NDArray[np.int64],
-    lengths: NDArray[np.int32],
-) -> Postings:
-    """Sum the weights of equal (term, record) pairs and lay them out by term, records
-    ascending. ``docs`` is ascending already, so a stable sort by term keeps it so: two
-    16-bit radix passes (numpy sorts uint16 stably in linear time)."""
-    order = np.argsort((terms & 0xFFFF).astype(np.uint16), kind="stable")
-    order = order[np.argsort((terms[order] >> 16).astype(np.uint16), kind="stable")]
-    terms, docs, weights = terms[order], docs[order], weights[order]
-    if len(terms):
-        starts = np.flatnonzero(np.r_[True, (terms[1:] != terms[:-1]) | (docs[1:] != docs[:-1])])
-        freqs = np.add.reduceat(weights, starts)
-    else:
-        starts, freqs = np.zeros(0, np.int64), np.zeros(0, np.float32)
-    offsets = np.searchsorted(terms[starts], np.arange(len(names) + 1)).astype(np.int64)
-    return Postings(
-        names,
-        offsets,
-        docs[starts].astype(np.int32),
-        freqs.astype(np.float32),
-        rowids,
-        lengths,
-        np.zeros(len(names), np.int64),
-    )

@@ -50,7 +50,7 @@ from semsearch.stores.keyword_file import (
     read_postings,
     write_postings,
 )
-from semsearch.stores.keyword_postings import Phrase, Postings, build_postings
+from semsearch.stores.keyword_postings import Phrase, Postings, PostingsBuilder
 from semsearch.stores.keyword_tokens import PieceTokenizer
 from semsearch.stores.sqlite_record_fts import BODY_SQL, TITLE_SQL, TITLE_WEIGHT, record_fts_table
 from semsearch.stores.sqlite_schema import KEYWORD_TOKENIZERS
@@ -70,6 +70,7 @@ _PHRASES = 1024  # phrase clauses' scores kept per snapshot
 #: An in-memory store (one connection, no background thread) rebuilds inside the search that
 #: finds its sidecar stale, up to this many records (tens of ms); above it FTS5 answers.
 MEMORY_BUILD_MAX = 5000
+_PAGE = 20_000  # records (or chunks) read and tokenized at a time by a build
 
 
 def fts_stamp(rows: Rows, cid: int) -> str:
@@ -205,20 +206,36 @@ class KeywordSidecar:
 
     def _build(self, rows: Rows, tokenizer: PieceTokenizer) -> tuple[Any, ...]:
         """(stamp, postings, record ids, first chunk ids) of the snapshot ``rows`` reads (call
-        it inside one read transaction)."""
+        it inside one read transaction). Text is read in pages of :data:`_PAGE` rows."""
         stamp = fts_stamp(rows, self.cid)
-        found = rows(
-            f"SELECT r.rowid, r.id, (SELECT min(k.id) FROM chunks k WHERE k.record_rowid = "
-            f"r.rowid), {TITLE_SQL}, {BODY_SQL} FROM records r WHERE r.collection_id = ? "
-            "ORDER BY r.rowid",
-            (self.cid,),
-        )
-        chunks = rows("SELECT text FROM chunks WHERE collection_id = ?", (self.cid,))
-        postings = build_postings(
-            ((int(r[0]), r[3], r[4]) for r in found), tokenizer, (c[0] for c in chunks)
-        )
-        first = np.fromiter((-1 if r[2] is None else r[2] for r in found), np.int64, len(found))
-        return stamp, postings, [r[1] for r in found], first
+        builder = PostingsBuilder(tokenizer)
+        names: list[str] = []
+        first: list[int] = []
+        after = -1
+        while True:
+            page = rows(
+                "SELECT r.rowid, r.id, (SELECT min(k.id) FROM chunks k WHERE k.record_rowid = "
+                f"r.rowid), {TITLE_SQL}, {BODY_SQL} FROM records r WHERE r.collection_id = ? "
+                "AND r.rowid > ? ORDER BY r.rowid LIMIT ?",
+                (self.cid, after, _PAGE),
+            )
+            if not page:
+                break
+            builder.add_records([(int(r[0]), r[3], r[4]) for r in page])
+            names += (r[1] for r in page)
+            first += (-1 if r[2] is None else int(r[2]) for r in page)
+            after = int(page[-1][0])
+        after = -1
+        while True:
+            texts = rows(
+                "SELECT id, text FROM chunks WHERE collection_id = ? AND id > ? ORDER BY id LIMIT ?",
+                (self.cid, after, _PAGE),
+            )
+            if not texts:
+                break
+            builder.add_chunks([t[1] for t in texts])
+            after = int(texts[-1][0])
+        return stamp, builder.finish(), names, np.array(first, np.int64)
 
     def _start_build(self) -> None:
         with self._lock:
