@@ -22,7 +22,8 @@ Engines:
 - ``postgres`` and ``milvus``: those stores' own keyword search (benchmarks/keyword_peers.py),
   at 100k documents and below;
 - ``hybrid``: ``Collection.search(mode="hybrid")`` with the query vectors cached (embedding
-  excluded), vectors from the fake embedder (dim 384; speed only).
+  excluded), vectors from the fake embedder (dim 384; speed only), up to 100k documents (the
+  1M run is keyword-only: a 1M HNSW build is benchmarks/ann.py's subject).
 
 Also: filtered sidecar p50 at 1% and 10% with the min(k, matches) check, build time and disk
 of the keyword sidecar beside the FTS5 table and the HNSW sidecar, and SciFact test nDCG@10
@@ -31,7 +32,9 @@ of keyword search with and without the sidecar (the real corpus, once).
 Usage: .venv/bin/python benchmarks/keyword_engines.py [--sizes 100000,1000000]
        [--queries 300] [--workdir DIR] [--scifact ../shared/data/scifact] [--no-write]
        [--peers postgres,milvus]
-Writes the "keyword-engines" section of docs/benchmarks.md (not with ``--no-write``).
+Writes the "keyword-engines" section of docs/benchmarks.md (not with ``--no-write``). The
+indexes are kept in ``--workdir`` and reused by a second run. Expect about an hour on 2 cores
+(the 1M ingest through ``Collection.upsert`` and the 100k HNSW build dominate).
 """
 
 from __future__ import annotations
@@ -65,6 +68,9 @@ from semsearch.stores.keyword_sidecar import KeywordSidecar
 from semsearch.stores.sqlite_sql import fts_clauses
 
 SCHEMA = Schema((Field("title", "str"), Field("bucket", "int")))
+#: Sizes up to this get vectors (hybrid, semantic and HNSW columns); above it keyword only (a
+#: 1M-vector HNSW build takes hours on 2 cores and is benchmarks/ann.py's subject).
+VECTORS_MAX = 100_000
 DIM = 384
 
 
@@ -81,12 +87,12 @@ def corpus(scifact: Path, n: int) -> list[dict[str, Any]]:
     return out
 
 
-def build(path: Path, records: list[dict[str, Any]]) -> float:
+def build(path: Path, records: list[dict[str, Any]], embed: bool) -> float:
     start = time.perf_counter()
     with connect(path) as db:
         coll = db.collection("bench", schema=SCHEMA, embedder=FakeEmbedder(DIM))
         for s in range(0, len(records), 5000):
-            coll.upsert(records[s : s + 5000])
+            coll.upsert(records[s : s + 5000], embed=embed)
     return time.perf_counter() - start
 
 
@@ -197,15 +203,18 @@ def measure_size(
 ) -> dict[str, Any]:
     records = corpus(scifact, n)
     path = work / f"kw-{n}.embed.db"
-    ingest = build(path, records) if not path.exists() else float("nan")
+    vectors = n <= VECTORS_MAX
+    ingest = build(path, records, vectors) if not path.exists() else float("nan")
     db = connect(path)
     coll = db.collection("bench", embedder=CachedEmbedder(FakeEmbedder(DIM), QueryCache(4096)))
     store = coll.store
     sidecar, kw_build, kw_mb = sidecar_of(coll)
-    start = time.perf_counter()
-    coll.search_by_vector(FakeEmbedder(DIM).embed_query("warm"), limit=10)  # HNSW build/load
-    ann_s = time.perf_counter() - start
-    ann_mb = sum(f.stat().st_size for f in work.glob(f"kw-{n}.embed.db.c*.*")) / 1e6 - kw_mb
+    ann_s = ann_mb = float("nan")
+    if vectors:
+        start = time.perf_counter()
+        coll.search_by_vector(FakeEmbedder(DIM).embed_query("warm"), limit=10)  # HNSW build
+        ann_s = time.perf_counter() - start
+        ann_mb = sum(f.stat().st_size for f in work.glob(f"kw-{n}.embed.db.c*.*")) / 1e6 - kw_mb
 
     def store_kw(on: bool, where: Any = None) -> Callable[[str], Any]:
         def run(text: str) -> Any:
@@ -222,8 +231,11 @@ def measure_size(
         "sidecar": store_kw(True),
         "search()": lambda t: coll.search(t, mode="keyword", limit=k),
         "numpy": store._in_read_txn(lambda _: numpy_bm25(sidecar, store._rows, k)),
-        "hybrid": lambda t: coll.search(t, mode="hybrid", limit=k),
     }
+    if vectors:
+        engines["hybrid"] = lambda t: coll.search(t, mode="hybrid", limit=k)
+        for t in texts[:5]:  # the query embeddings are cached: hybrid excludes them
+            coll.search(t, mode="hybrid", limit=k)
     builds: dict[str, tuple[float, float]] = {}
     for name, make in (("bm25s", lambda: bm25s_engine(records, k)), ("tantivy", None)):
         try:
@@ -235,11 +247,11 @@ def measure_size(
                 engines[name], builds[name] = run, (secs, disk)
         except ImportError:
             pass
-    for t in texts[:5]:  # the query embeddings are cached: hybrid excludes them
-        coll.search(t, mode="hybrid", limit=k)
     with peer_engines(peers if n <= 100_000 else [], records, SCHEMA, work, k) as extra:
         p50 = interleaved({**engines, **extra}, texts)
-    semantic = interleaved({"semantic": lambda t: coll.search(t, limit=k)}, texts)["semantic"]
+    semantic = float("nan")
+    if vectors:
+        semantic = interleaved({"semantic": lambda t: coll.search(t, limit=k)}, texts)["semantic"]
     filtered = {}
     for share, buckets in (("1%", list(range(10))), ("10%", list(range(100)))):
         where = parse_filter({"bucket": {"$in": buckets}}, SCHEMA)
@@ -301,7 +313,7 @@ def render(results: list[dict[str, Any]], ndcg: dict[str, float], queries: int) 
         p = r["p50"]
         rows.append(
             [f"{r['n']:,}"] + [f"{p[e]:.2f}" if e in p else "-" for e in engines]
-            + [f"{r['semantic']:.2f}"]
+            + [f"{r['semantic']:.2f}" if r["semantic"] == r["semantic"] else "-"]
             + [f"{r['filtered'][s][0]:.2f} ({r['filtered'][s][1]} differ)" for s in ("1%", "10%")]
         )  # fmt: skip
     speed = markdown_table(
