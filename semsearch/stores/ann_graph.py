@@ -7,7 +7,6 @@ unit vectors is cosine similarity in [-1, 1].
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import numpy as np
@@ -15,6 +14,7 @@ from numpy.typing import NDArray
 
 from semsearch.errors import BackendUnavailable
 from semsearch.stores.ann_policy import AnnOptions
+from semsearch.stores.atomic_file import write_atomically
 
 __all__ = [
     "add_to_graph",
@@ -72,15 +72,7 @@ def add_to_graph(graph: Graph, vectors: NDArray[np.float32], batch: int = 65_536
 def save_graph(graph: Graph, path: str) -> int:
     """Write the graph to ``path`` via a temporary file and an atomic rename. Returns bytes."""
     faiss = _faiss()
-    tmp = f"{path}.tmp-{os.getpid()}"
-    try:
-        faiss.write_index(graph, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return os.path.getsize(path)
+    return write_atomically(path, lambda tmp: faiss.write_index(graph, tmp), unique=False)
 
 
 def clone_graph(graph: Graph) -> Graph:

@@ -43,6 +43,8 @@ from semsearch.stores.base import (
     WindowSet,
     WriteResult,
 )
+from semsearch.stores.keyword_chunks import best_chunks_from_text
+from semsearch.stores.keyword_sidecar import KeywordSidecar, forget_sidecar, sidecar_rank
 from semsearch.stores.sqlite_record_fts import has_record_fts
 from semsearch.stores.sqlite_sql import batches, compile_filter, marks, order_by_sql
 from semsearch.stores.sqlite_writes import delete_record_rows, write_record
@@ -80,6 +82,10 @@ class SQLiteStore:
         self._read_lock = threading.RLock()  # the reader connection
         self._cache: dict[int, AnnIndex] = {}  # derived vector caches (stores/ann.py)
         self._term_counts: dict[int, sqlite_keyword.TermCounts] = {}  # per collection id
+        self._keyword_sidecars: dict[int, KeywordSidecar] = {}  # stores/keyword_sidecar.py
+        #: Rank record-level keyword queries from the keyword sidecar when it is current (off:
+        #: FTS5 only, the same ranking; benchmarks compare the two).
+        self.keyword_sidecar = True
         self._conn: sqlite3.Connection | None = None  # writes
         self._reader: sqlite3.Connection | None = None  # reads
         self._closed = False
@@ -239,6 +245,7 @@ class SQLiteStore:
         if cid is None:  # another thread or process dropped it first
             return False
         self._cache.pop(cid, None)
+        forget_sidecar(self, cid)
         return True
 
     def _drop_rows(self, conn: sqlite3.Connection, name: str) -> int | None:
@@ -284,6 +291,7 @@ class SQLiteStore:
             )
         if old_id is not None:
             self._cache.pop(old_id, None)
+            forget_sidecar(self, old_id)
         return True
 
     # -- writes -------------------------------------------------------------------------------
@@ -646,6 +654,12 @@ class SQLiteStore:
             if found is None:
                 return {}
             cid, tokenizer, counts = found
+            sidecar = self._keyword_sidecars.get(cid) if self.keyword_sidecar else None
+            snap = sidecar.current(self._rows) if sidecar is not None else None
+            if sidecar is not None and snap is not None:  # no FTS5 scoring query
+                return best_chunks_from_text(
+                    self._rows, cid, sidecar.tokenizer, snap.postings, text, record_ids, counts
+                )
             return sqlite_keyword.best_chunks(self._rows, cid, tokenizer, text, record_ids, counts)
 
         chunks: dict[str, int] = self._in_read_txn(best)
@@ -674,8 +688,10 @@ class SQLiteStore:
         cid, tokenizer, counts = found
         # files of format 1 keep ranking chunks until a write migrates them (never on a read)
         unit: sqlite_keyword.Unit = "record" if has_record_fts(self._rows, cid) else "chunk"
+        use = unit == "record" and self.keyword_sidecar
+        fast = sidecar_rank(self, cid, counts.key[2], tokenizer) if use else None
         return sqlite_keyword.keyword_search(
-            self._rows, int(cid), tokenizer, text, k, where, counts, unit
+            self._rows, int(cid), tokenizer, text, k, where, counts, unit, fast
         )
 
     def find(

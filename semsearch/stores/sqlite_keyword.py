@@ -40,6 +40,9 @@ from semsearch.stores.sqlite_sql import (
 __all__ = ["TermCounts", "best_chunks", "keyword_search"]
 
 Rows = Callable[[str, Sequence[Any]], list[Any]]
+#: Record-level ranking from the keyword sidecar (stores/keyword_sidecar.py): ``(clauses, k,
+#: where) -> ScoredChunks`` as :func:`_bm25_records` returns them, or None (FTS5 answers).
+SidecarRank = Callable[[list[str], int, Filter | None], list[ScoredChunk] | None]
 #: What one FTS5 row is: a chunk (files of format 1) or a whole record (format 2 on).
 Unit = Literal["chunk", "record"]
 
@@ -92,6 +95,7 @@ def keyword_search(
     where: Filter | None,
     counts: TermCounts | None = None,
     unit: Unit = "chunk",
+    sidecar: SidecarRank | None = None,
 ) -> list[ScoredChunk]:
     """Top-k chunks of collection ``cid`` for ``text``, best first, ties by record id.
 
@@ -111,6 +115,8 @@ def keyword_search(
         counts: the snapshot's document counts per clause; with them, weightless words (in at
             least half of the documents) are left out when that still finds k documents.
         unit: rank chunks (``chunk``) or records (``record``: needs the format-2 table).
+        sidecar: record-level ranking from posting arrays, tried first for ``porter``
+            records (same ranking as FTS5's, faster; see stores/keyword_sidecar.py).
     Returns:
         ScoredChunks with score > 0 (BM25, or the substring count of a short trigram query
         or of a scanned porter query, see :mod:`semsearch.keyword_text`).
@@ -122,7 +128,9 @@ def keyword_search(
         return _porter(rows, cid, clauses, k, where, counts, unit)
     if has_cjk(text):  # no porter token holds a CJK word: see semsearch.keyword_text
         return _substring_scan(rows, cid, substring_pieces(text), k, where)
-    found = _porter(rows, cid, fts_clauses(text), k, where, counts, unit)
+    clauses = fts_clauses(text)
+    ranked = sidecar(clauses, k, where) if sidecar is not None and unit == "record" else None
+    found = ranked if ranked is not None else _porter(rows, cid, clauses, k, where, counts, unit)
     if found:
         return found
     return _substring_scan(rows, cid, substring_pieces(text), k, where)  # word parts, prefixes
@@ -178,6 +186,11 @@ def _bm25_records(
             f"WHERE ({filter_sql}) ORDER BY m.score DESC, r.id LIMIT ?",
             (match, *params, k),
         )
+    return _record_hits(rows, ranked)
+
+
+def _record_hits(rows: Rows, ranked: Sequence[Sequence[Any]]) -> list[ScoredChunk]:
+    """``(rowid, id, score)`` rows as ScoredChunks of each record's first chunk, in order."""
     first: dict[int, int] = {}
     for batch in batches([int(r[0]) for r in ranked]):
         found = rows(

@@ -1,0 +1,374 @@
+"""Keyword engines compared at 100k and 1M documents (issue 26): FTS5 as before, the keyword
+sidecar, an exhaustive numpy BM25 yardstick, bm25s and tantivy, in one interleaved run.
+
+Corpus: BEIR SciFact's 5,183 documents repeated with perturbed ids (``<id>~<copy>``) up to N,
+as issue 26 allows for speed; queries: SciFact's 1,109 natural-language claims (about 10
+words). Each record has a ``bucket`` field (copy-independent: record number mod 1000) for
+filters of 0.1%, 1% and 10% selectivity. Warm, k=10; each query runs every engine once, in a
+rotating order, so load drifts hit all engines alike.
+
+Engines:
+
+- ``fts5``: the SQLite store's record-level FTS5 ranking as before issue 26 (the store's
+  keyword search with ``keyword_sidecar = False``);
+- ``sidecar``: the same search answered by the keyword sidecar (stores/keyword_sidecar.py);
+  both are ``store.keyword_search``: ranking plus the SQL that names the hits;
+- ``search()``: ``Collection.search(mode="keyword")`` with the sidecar: what users call, with
+  the best-chunk query for the shown hits (stores/sqlite_keyword.py ``best_chunks``);
+- ``numpy``: the issue's yardstick, a plain exhaustive BM25 (every query term, no SQL, no
+  filter) over the sidecar's posting arrays;
+- ``bm25s`` (0.3.16) and ``tantivy`` (0.27.0, en_stem: Snowball, not FTS5's Porter) over the
+  same title and body texts, title boosted 2 in tantivy, when installed (``[bench]`` extra).
+- ``postgres`` and ``milvus``: those stores' own keyword search (benchmarks/keyword_peers.py),
+  at 100k documents and below;
+- ``hybrid``: ``Collection.search(mode="hybrid")`` with the query vectors cached (embedding
+  excluded), vectors from the fake embedder (dim 384; speed only), up to 100k documents (the
+  1M run is keyword-only: a 1M HNSW build is benchmarks/ann.py's subject).
+
+Also: filtered sidecar p50 at 1% and 10% with the min(k, matches) check, build time and disk
+of the keyword sidecar beside the FTS5 table and the HNSW sidecar, and SciFact test nDCG@10
+of keyword search with and without the sidecar (the real corpus, once).
+
+Usage: .venv/bin/python benchmarks/keyword_engines.py [--sizes 100000,1000000]
+       [--queries 300] [--workdir DIR] [--scifact ../shared/data/scifact] [--no-write]
+       [--peers postgres,milvus]
+Writes the "keyword-engines" section of docs/benchmarks.md (not with ``--no-write``). The
+indexes are kept in ``--workdir`` and reused by a second run. Expect about an hour on 2 cores
+(the 1M ingest through ``Collection.upsert`` and the 100k HNSW build dominate).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.keyword_peers import peer_engines
+from benchmarks.report import machine_info, markdown_table, write_section
+from semsearch import connect
+from semsearch.embedders.fake import FakeEmbedder
+from semsearch.embedders.query_cache import CachedEmbedder, QueryCache
+from semsearch.evaluation import load_beir, score_run
+from semsearch.filters import parse_filter
+from semsearch.schema import Field, Schema
+from semsearch.stores.keyword_postings import IDF_FLOOR, K1, B
+from semsearch.stores.keyword_sidecar import KeywordSidecar
+from semsearch.stores.sqlite_sql import fts_clauses
+
+SCHEMA = Schema((Field("title", "str"), Field("bucket", "int")))
+#: Sizes up to this get vectors (hybrid, semantic and HNSW columns); above it keyword only (a
+#: 1M-vector HNSW build takes hours on 2 cores and is benchmarks/ann.py's subject).
+VECTORS_MAX = 100_000
+DIM = 384
+
+
+def corpus(scifact: Path, n: int) -> list[dict[str, Any]]:
+    docs = [json.loads(line) for line in (scifact / "corpus.jsonl").open()]
+    out = []
+    for i in range(n):
+        d = docs[i % len(docs)]
+        title, text = str(d.get("title") or ""), str(d.get("text") or "")
+        rid = f"{d['_id']}~{i // len(docs)}"
+        out.append(
+            {"id": rid, "title": title, "text": f"{title} {text}".strip(), "bucket": i % 1000}
+        )
+    return out
+
+
+def build(path: Path, records: list[dict[str, Any]], embed: bool) -> float:
+    start = time.perf_counter()
+    with connect(path) as db:
+        coll = db.collection("bench", schema=SCHEMA, embedder=FakeEmbedder(DIM))
+        for s in range(0, len(records), 5000):
+            coll.upsert(records[s : s + 5000], embed=embed)
+    return time.perf_counter() - start
+
+
+def sidecar_of(coll: Any) -> tuple[KeywordSidecar, float, float]:
+    """(the collection's sidecar, its build seconds, its file MB), built in the foreground."""
+    coll.search("warm", mode="keyword", limit=1)
+    (sidecar,) = coll.store._keyword_sidecars.values()
+    sidecar.wait()
+    start = time.perf_counter()
+    sidecar._build_in_background()  # once more, timed, on this thread
+    seconds = time.perf_counter() - start
+    return sidecar, seconds, os.path.getsize(sidecar.path) / 1e6
+
+
+def numpy_bm25(sidecar: KeywordSidecar, rows: Any, k: int) -> Callable[[str], Any]:
+    """The yardstick: every query term scored over every posting, top k by argpartition
+    (phrases as their words: the yardstick has no positions)."""
+    snap = sidecar.current(rows)
+    assert snap is not None
+    p = snap.postings
+    n = len(p.rowids)
+
+    def run(text: str) -> Any:
+        terms = [t for _, ts in sidecar.clause_terms(fts_clauses(text)) for t in ts]
+        scores = np.zeros(n)
+        for t in terms:
+            tid = p.term_ids.get(t)
+            if tid is None:
+                continue
+            lo, hi = p.offsets[tid], p.offsets[tid + 1]
+            idf = max(np.log((n - (hi - lo) + 0.5) / (hi - lo + 0.5)), IDF_FLOOR)
+            d, f = p.docs[lo:hi], p.freqs[lo:hi]
+            scores[d] += idf * f * (K1 + 1) / (f + p.norm[d])
+        top = np.argpartition(-scores, k)[:k]
+        return p.rowids[top[np.argsort(-scores[top])]]
+
+    assert B == 0.75  # p.norm holds k1 * (1 - b + b * |d| / avgdl)
+    return run
+
+
+def bm25s_engine(records: list[dict[str, Any]], k: int) -> tuple[Callable[[str], Any], float]:
+    import bm25s
+
+    start = time.perf_counter()
+    retriever = bm25s.BM25()
+    retriever.index(
+        bm25s.tokenize([r["text"] for r in records], stopwords="en", show_progress=False),
+        show_progress=False,
+    )
+    seconds = time.perf_counter() - start
+
+    def run(text: str) -> Any:
+        q = bm25s.tokenize([text], stopwords="en", show_progress=False)
+        return retriever.retrieve(q, k=k, show_progress=False, n_threads=1)
+
+    return run, seconds
+
+
+def tantivy_engine(
+    records: list[dict[str, Any]], k: int, folder: Path
+) -> tuple[Callable[[str], Any], float, float]:
+    import tantivy
+
+    sb = tantivy.SchemaBuilder()
+    sb.add_text_field("title", stored=False, tokenizer_name="en_stem")
+    sb.add_text_field("body", stored=False, tokenizer_name="en_stem")
+    sb.add_integer_field("n", stored=True, fast=True)
+    schema = sb.build()
+    folder.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    index = tantivy.Index(schema, path=str(folder))
+    writer = index.writer(heap_size=200_000_000, num_threads=1)
+    for i, r in enumerate(records):
+        body = r["text"][len(r["title"]) :] if r["text"].startswith(r["title"]) else r["text"]
+        writer.add_document(tantivy.Document(title=r["title"], body=body, n=i))
+    writer.commit()
+    writer.wait_merging_threads()
+    index.reload()
+    seconds = time.perf_counter() - start
+    searcher = index.searcher()
+    disk = sum(f.stat().st_size for f in folder.iterdir()) / 1e6
+    word = re.compile(r"\w+")
+
+    def run(text: str) -> Any:
+        q = index.parse_query(" ".join(word.findall(text)), ["title", "body"], {"title": 2.0})
+        return searcher.search(q, k).hits
+
+    return run, seconds, disk
+
+
+def interleaved(engines: dict[str, Callable[[str], Any]], texts: list[str]) -> dict[str, float]:
+    """p50 ms of each engine over ``texts``, one warm-up pass first, order rotating."""
+    names = list(engines)
+    for text in texts[:20]:
+        for name in names:
+            engines[name](text)
+    times: dict[str, list[float]] = {n: [] for n in names}
+    for i, text in enumerate(texts):
+        for name in names[i % len(names) :] + names[: i % len(names)]:
+            start = time.perf_counter()
+            engines[name](text)
+            times[name].append((time.perf_counter() - start) * 1000)
+    return {n: statistics.median(t) for n, t in times.items()}
+
+
+def measure_size(
+    n: int, scifact: Path, work: Path, texts: list[str], k: int, peers: list[str]
+) -> dict[str, Any]:
+    records = corpus(scifact, n)
+    path = work / f"kw-{n}.embed.db"
+    vectors = n <= VECTORS_MAX
+    ingest = build(path, records, vectors) if not path.exists() else float("nan")
+    db = connect(path)
+    coll = db.collection("bench", embedder=CachedEmbedder(FakeEmbedder(DIM), QueryCache(4096)))
+    store = coll.store
+    sidecar, kw_build, kw_mb = sidecar_of(coll)
+    ann_s = ann_mb = float("nan")
+    if vectors:
+        start = time.perf_counter()
+        coll.search_by_vector(FakeEmbedder(DIM).embed_query("warm"), limit=10)  # HNSW build
+        ann_s = time.perf_counter() - start
+        ann_mb = sum(f.stat().st_size for f in work.glob(f"kw-{n}.embed.db.c*.*")) / 1e6 - kw_mb
+
+    def store_kw(on: bool, where: Any = None) -> Callable[[str], Any]:
+        def run(text: str) -> Any:
+            store.keyword_sidecar = on
+            try:
+                return store.keyword_search("bench", text, k, where)
+            finally:
+                store.keyword_sidecar = True
+
+        return run
+
+    engines: dict[str, Callable[[str], Any]] = {
+        "fts5": store_kw(False),
+        "sidecar": store_kw(True),
+        "search()": lambda t: coll.search(t, mode="keyword", limit=k),
+        "numpy": store._in_read_txn(lambda _: numpy_bm25(sidecar, store._rows, k)),
+    }
+    if vectors:
+        engines["hybrid"] = lambda t: coll.search(t, mode="hybrid", limit=k)
+        for t in texts[:5]:  # the query embeddings are cached: hybrid excludes them
+            coll.search(t, mode="hybrid", limit=k)
+    builds: dict[str, tuple[float, float]] = {}
+    for name, make in (("bm25s", lambda: bm25s_engine(records, k)), ("tantivy", None)):
+        try:
+            if name == "bm25s":
+                engines[name], secs = make()  # type: ignore[misc]
+                builds[name] = (secs, float("nan"))
+            else:
+                run, secs, disk = tantivy_engine(records, k, work / f"tantivy-{n}")
+                engines[name], builds[name] = run, (secs, disk)
+        except ImportError:
+            pass
+    with peer_engines(peers if n <= 100_000 else [], records, SCHEMA, work, k) as extra:
+        p50 = interleaved({**engines, **extra}, texts)
+    semantic = float("nan")
+    if vectors:
+        semantic = interleaved({"semantic": lambda t: coll.search(t, limit=k)}, texts)["semantic"]
+    filtered = {}
+    for share, buckets in (("1%", list(range(10))), ("10%", list(range(100)))):
+        where = parse_filter({"bucket": {"$in": buckets}}, SCHEMA)
+        run, fts = store_kw(True, where), store_kw(False, where)
+        differ = sum([h.record_id for h in run(t)] != [h.record_id for h in fts(t)] for t in texts)
+        filtered[share] = (interleaved({share: run}, texts)[share], differ)
+    db.close()
+    return {
+        "n": n, "ingest": ingest, "p50": p50, "semantic": semantic, "filtered": filtered,
+        "kw_build": kw_build, "kw_mb": kw_mb, "ann_s": ann_s, "ann_mb": ann_mb, "builds": builds,
+        "fts_mb": fts_mb(path),
+    }  # fmt: skip
+
+
+def fts_mb(path: Path) -> float:
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    try:
+        row = conn.execute("SELECT sum(pgsize) FROM dbstat WHERE name LIKE 'fts_rec_%'").fetchone()
+        return float(row[0] or 0) / 1e6
+    except sqlite3.Error:
+        return float("nan")
+    finally:
+        conn.close()
+
+
+def quality(scifact: Path, work: Path) -> dict[str, float]:
+    """SciFact test keyword nDCG@10, FTS5 path against the sidecar, on the real corpus."""
+    data = load_beir(scifact)
+    db = connect(work / "scifact-kw.embed.db")
+    coll = db.collection(
+        "scifact", schema=Schema((Field("title", "str"),)), embedder=FakeEmbedder(16)
+    )
+    coll.upsert(
+        [{"id": d, "title": t, "text": f"{t} {x}".strip()} for d, (t, x) in data.corpus.items()],
+        embed=False,
+    )
+    sidecar_of(coll)
+    out = {}
+    for name, on in (("fts5", False), ("sidecar", True)):
+        coll.store.keyword_sidecar = on
+        run = {}
+        for qid, text in data.queries.items():
+            hits = coll.search(text, mode="keyword", limit=100).ids
+            run[qid] = {d: float(100 - r) for r, d in enumerate(hits)}
+        out[name] = score_run(data.qrels, run)["ndcg_cut_10"]
+    coll.store.keyword_sidecar = True
+    db.close()
+    return out
+
+
+def render(results: list[dict[str, Any]], ndcg: dict[str, float], queries: int) -> str:
+    engines = [
+        "fts5", "sidecar", "search()", "numpy", "bm25s", "tantivy", "postgres", "milvus", "hybrid"
+    ]  # fmt: skip
+    rows = []
+    for r in results:
+        p = r["p50"]
+        rows.append(
+            [f"{r['n']:,}"] + [f"{p[e]:.2f}" if e in p else "-" for e in engines]
+            + [f"{r['semantic']:.2f}" if r["semantic"] == r["semantic"] else "-"]
+            + [f"{r['filtered'][s][0]:.2f} ({r['filtered'][s][1]} differ)" for s in ("1%", "10%")]
+        )  # fmt: skip
+    speed = markdown_table(
+        ["documents", *[f"{e} p50 ms" for e in engines], "semantic p50 ms",
+         "sidecar 1% filter ms", "sidecar 10% filter ms"], rows,
+    )  # fmt: skip
+    disk = markdown_table(
+        ["documents", "FTS5 record table MB", "keyword sidecar build s", "keyword sidecar MB",
+         "HNSW sidecar first search s", "HNSW sidecar MB", "bm25s build s", "tantivy build s",
+         "tantivy MB"],
+        [[f"{r['n']:,}", f"{r['fts_mb']:.0f}", f"{r['kw_build']:.1f}", f"{r['kw_mb']:.0f}",
+          f"{r['ann_s']:.1f}", f"{r['ann_mb']:.0f}",
+          *(f"{r['builds'].get(e, (float('nan'),) * 2)[i]:.1f}" for e, i in
+            (("bm25s", 0), ("tantivy", 0), ("tantivy", 1)))] for r in results],
+    )  # fmt: skip
+    return (
+        "## Keyword engines (issue 26)\n\n"
+        f"`benchmarks/keyword_engines.py`: SciFact's corpus repeated with perturbed ids, "
+        f"{queries} SciFact queries, warm, k=10, engines interleaved per query. See the script's "
+        "docstring for what each column runs. `differ`: filtered queries whose sidecar hits "
+        "(ids, in order) differ from the FTS5 path's, which returns min(k, matches).\n\n"
+        f"{speed}\n\n{disk}\n\n"
+        f"SciFact test keyword nDCG@10 (real corpus): FTS5 {ndcg['fts5']:.4f}, "
+        f"sidecar {ndcg['sidecar']:.4f}.\n\n{machine_info(('numpy', 'bm25s', 'tantivy'))}\n"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="100000,1000000")
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--workdir", default=None)
+    parser.add_argument(
+        "--scifact", default=str(Path(__file__).resolve().parents[2] / "shared/data/scifact")
+    )
+    parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--peers", default="postgres,milvus", help="at 100k and below; '' for none")
+    args = parser.parse_args()
+    scifact = Path(args.scifact)
+    work = Path(args.workdir or tempfile.mkdtemp(prefix="kw-engines-"))
+    work.mkdir(parents=True, exist_ok=True)
+    texts = [json.loads(line)["text"] for line in (scifact / "queries.jsonl").open()]
+    texts = texts[: args.queries]
+    results = []
+    for n in (int(s) for s in args.sizes.split(",")):
+        peers = [p for p in args.peers.split(",") if p]
+        results.append(measure_size(n, scifact, work, texts, 10, peers))
+        print(json.dumps(results[-1], default=str), flush=True)
+    ndcg = quality(scifact, work)
+    print(ndcg)
+    body = render(results, ndcg, len(texts))
+    print(body)
+    if not args.no_write:
+        write_section("keyword-engines", body)
+
+
+if __name__ == "__main__":
+    main()

