@@ -12,6 +12,10 @@ def compact(index: IndexOpt = settings.DEFAULT_INDEX) -> None:
     import semsearch
 
     require_index(index)
+    from semsearch.stores.base import refresh_keyword_index
+
     with semsearch.connect(index) as db:
         before, after = db.compact()
+        for name in db.collections():  # FTS5's optimize left the keyword sidecars stale
+            refresh_keyword_index(db.store, name)
     out.print(f"compacted: {before / 1e6:.2f} MB -> {after / 1e6:.2f} MB")

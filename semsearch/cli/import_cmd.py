@@ -69,6 +69,7 @@ def import_records(
     from semsearch.cli.progress import ProgressLine
     from semsearch.sources.records import delete_missing as delete_gone
     from semsearch.sources.records import import_records, load_for_import
+    from semsearch.stores.base import refresh_keyword_index
 
     schema = semsearch.Schema.from_types(
         parse_field_specs(field or []), text=tuple(text or ("text",))
@@ -85,6 +86,7 @@ def import_records(
     with ProgressLine("importing records", "records") as bar:
         report = import_records(coll, records, progress=bar.update)
     deleted = delete_gone(coll, records) if delete_missing else 0
+    refresh_keyword_index(coll.store, coll.name)  # a build left to a search dies with us
     for rid, reason in report.failed.items():
         err_console.print(f"[yellow]not embedded[/] {escape(rid)}: {escape(reason)}")
     for message in dict.fromkeys(report.errors):

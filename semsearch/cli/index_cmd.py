@@ -39,6 +39,7 @@ def index(
     from semsearch.cli.progress import ProgressLine
     from semsearch.sources.vault import DEFAULT_INCLUDE, VAULT_SCHEMA
     from semsearch.sources.watch import sync_folder  # index_folder + health (clears quarantine)
+    from semsearch.stores.base import refresh_keyword_index
 
     if not Path(path).expanduser().is_dir():  # before the index file is created
         raise SemsearchError(f"{path} is not a folder", hint="give the path of a folder of notes")
@@ -58,6 +59,7 @@ def index(
             exclude=tuple(exclude or ()),
             progress=bar.update,
         )
+    refresh_keyword_index(coll.store, coll.name)  # a build left to a search dies with us
     for rel, reason in report.skipped:
         err_console.print(f"[yellow]skipped[/] {escape(rel)}: {escape(reason)}")
     for rel, reason in report.failed:

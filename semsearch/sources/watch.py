@@ -46,6 +46,7 @@ from semsearch.sources.vault import (
     read_note,
     scan_folder,
 )
+from semsearch.stores.base import refresh_keyword_index
 
 __all__ = ["FolderWatcher", "sync_folder", "watch_in_background"]
 
@@ -182,6 +183,7 @@ class FolderWatcher:
             self.collection, self.root, include=self.include, exclude=self.exclude
         )
         self.failed = set(health.failed)
+        refresh_keyword_index(self.collection.store, self.collection.name, wait=False)
         self.echo(
             f"synced: {report.new} new, {report.changed} changed, {report.removed} removed, "
             f"{len(report.skipped)} skipped; health {health.state}"
@@ -215,6 +217,7 @@ class FolderWatcher:
         health = end_sync(store, name, errors=errors, failed=sorted(self.failed), reasons=reasons)
         report.seconds = time.perf_counter() - start
         self.batches += 1
+        refresh_keyword_index(store, name, wait=False)  # in the background: we live on
         self.echo(
             f"applied: {report.new} new, {report.changed} changed, {report.removed} removed, "
             f"{len(report.skipped)} skipped; health {health.state}"

@@ -23,6 +23,7 @@ __all__ = [
     "ChunkWrite",
     "CollectionInfo",
     "CollectionSwap",
+    "KeywordIndexRefresh",
     "PartialIdFilters",
     "PendingChunk",
     "RecordWrite",
@@ -33,6 +34,7 @@ __all__ = [
     "VectorExport",
     "WindowSet",
     "WriteResult",
+    "refresh_keyword_index",
 ]
 
 
@@ -270,6 +272,22 @@ class KeywordChunks(Protocol):
         """``{record id: chunk id}`` of the best-matching chunk (chunk-level BM25) of each
         record; records none of whose chunks match the query on their own are left out."""
         ...
+
+
+@runtime_checkable
+class KeywordIndexRefresh(Protocol):
+    """Optional store capability, declared by a store with a derived keyword index beside its
+    file (SQLite's keyword sidecar): rebuild it after writes, before a one-shot process ends."""
+
+    def refresh_keyword_index(self, collection: str, wait: bool = True) -> None:
+        """Bring the derived keyword index in step with the collection (``wait``: until built)."""
+        ...
+
+
+def refresh_keyword_index(store: Store, collection: str, wait: bool = True) -> None:
+    """:meth:`KeywordIndexRefresh.refresh_keyword_index` when ``store`` has it, else nothing."""
+    if isinstance(store, KeywordIndexRefresh):
+        store.refresh_keyword_index(collection, wait)
 
 
 @runtime_checkable

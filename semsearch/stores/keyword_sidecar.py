@@ -355,3 +355,33 @@ def forget_sidecar(store: SQLiteStore, cid: int) -> None:
     if store.location != ":memory:":
         with contextlib.suppress(OSError):
             os.unlink(keyword_path(store.location, cid))
+
+
+def refresh_sidecar(store: SQLiteStore, collection: str, wait: bool) -> None:
+    """Bring ``collection``'s keyword sidecar in step with the file after writes: load the
+    ``.kw`` file if it is current, else build it (waiting for the build when ``wait``).
+
+    A one-shot process (``semsearch index``, ``import``, ``compact``) waits, because a build
+    started by a search runs in a daemon thread that dies with the process; a long-running
+    writer (``semsearch watch``) does not. Nothing happens for ``trigram`` collections, files
+    of format 1 or a store whose sidecar is off.
+    """
+    from semsearch.stores.sqlite_record_fts import has_record_fts
+
+    if not store.keyword_sidecar or store._read() is None:
+        return
+
+    def load(_: sqlite3.Connection) -> KeywordSidecar | None:
+        found = store._keyword_setup(collection)
+        if found is None or not has_record_fts(store._rows, found[0]):
+            return None
+        cid, tokenizer, counts = found
+        if sidecar_rank(store, cid, counts.key[2], tokenizer) is None:
+            return None
+        sidecar: KeywordSidecar = store._keyword_sidecars[cid]
+        sidecar.current(store._rows)
+        return sidecar
+
+    sidecar = store._in_read_txn(load)
+    if sidecar is not None and wait:
+        sidecar.wait()

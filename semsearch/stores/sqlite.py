@@ -44,7 +44,12 @@ from semsearch.stores.base import (
     WriteResult,
 )
 from semsearch.stores.keyword_chunks import best_chunks_from_text
-from semsearch.stores.keyword_sidecar import KeywordSidecar, forget_sidecar, sidecar_rank
+from semsearch.stores.keyword_sidecar import (
+    KeywordSidecar,
+    forget_sidecar,
+    refresh_sidecar,
+    sidecar_rank,
+)
 from semsearch.stores.sqlite_record_fts import has_record_fts
 from semsearch.stores.sqlite_sql import batches, compile_filter, marks, order_by_sql
 from semsearch.stores.sqlite_writes import delete_record_rows, write_record
@@ -640,6 +645,12 @@ class SQLiteStore:
             lambda _: self._keyword_search(collection, text, k, where)
         )
         return found
+
+    def refresh_keyword_index(self, collection: str, wait: bool = True) -> None:
+        """Build the collection's keyword sidecar now if writes left it stale (see
+        :func:`~semsearch.stores.keyword_sidecar.refresh_sidecar`); searches stay correct
+        without it, on FTS5."""
+        refresh_sidecar(self, collection, wait)
 
     def keyword_chunks(
         self, collection: str, text: str, record_ids: Sequence[str]

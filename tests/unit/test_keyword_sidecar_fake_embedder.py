@@ -249,3 +249,31 @@ def test_dropping_the_collection_deletes_its_keyword_file(
     db.drop_collection("docs")
     assert not path.exists()
     assert coll.store._keyword_sidecars == {}
+
+
+def test_index_and_import_commands_leave_a_current_sidecar_for_the_next_process_fake_embedder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A one-shot command builds the sidecar before it exits: a build started by a search
+    would run in a daemon thread that dies with the process, and every later CLI search
+    would fall back to FTS5."""
+    from typer.testing import CliRunner
+
+    from semsearch.cli.app import app
+
+    monkeypatch.setenv("SEMSEARCH_MODEL", "fake:16")
+    notes, index = tmp_path / "notes", str(tmp_path / "n.embed.db")
+    notes.mkdir()
+    (notes / "owls.md").write_text("# Owls\n\nOwls hunt at night.\n")
+    runner = CliRunner()
+    assert runner.invoke(app, ["index", str(notes), "--index", index]).exit_code == 0
+    kw = Path(keyword_path(index, 1))
+    assert kw.is_file()
+    (notes / "bats.md").write_text("# Bats\n\nBats hunt moths at night.\n")
+    before = kw.read_bytes()
+    assert runner.invoke(app, ["index", str(notes), "--index", index]).exit_code == 0
+    assert kw.read_bytes() != before  # rebuilt for the new note, before the command ended
+    with semsearch.connect(index) as db:  # a new process, as the next CLI search is
+        coll = db.collection("notes")
+        assert [h.id for h in coll.search("moths", mode="keyword")] == ["bats.md"]
+        assert is_current(coll)  # loaded from the file: no fallback, no rebuild
