@@ -4,7 +4,11 @@ A chunk of 250 tokens that holds one relevant sentence among unrelated ones embe
 average of its topics, so a short note on the query's topic outranks it. So each chunk of two or
 more sentences is also split into *sentence windows* (its sentences, with fragments of fewer than
 :data:`MIN_WINDOW_WORDS` words merged into a neighbour), each embedded alone with the
-collection's model and stored beside the chunk (:class:`~semsearch.stores.base.WindowSet`).
+collection's model, under the chunk's heading breadcrumb as the chunk itself is
+(:func:`semsearch.chunking.embedding_text`), and stored beside the chunk
+(:class:`~semsearch.stores.base.WindowSet`). The breadcrumb tells a sentence which section it
+belongs to: on the foam-docs vault it took semantic MRR@10 with windows from 0.646 (bare
+sentences) to 0.753, against 0.682 with no windows (docs/retrieval.md).
 
 The vector index keeps one vector per chunk. A semantic search ranks chunks by it, then rescores
 the best :data:`RESCORE_DEPTH` records (or ``limit``, if more):
@@ -27,7 +31,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from semsearch.chunking import SENTENCE_CUTS
+from semsearch.chunking import SENTENCE_CUTS, embedding_text
 from semsearch.embedders.base import check_rows
 from semsearch.errors import BadVectors, DimensionMismatch, EmbedderUnavailable
 from semsearch.stores.base import ScoredChunk, SentenceWindows, Store, WindowSet
@@ -130,7 +134,11 @@ def embed_windows(
     chunks = store.get_chunks(collection, chunk_ids)
     spans = {cid: window_spans(chunk.text) for cid, chunk in chunks.items()}
     spans = {cid: s for cid, s in spans.items() if s}
-    texts = [chunks[cid].text[a:b] for cid, s in spans.items() for a, b in s]
+    texts = [  # as a chunk is embedded: under its heading breadcrumb (chunking.embedding_text)
+        embedding_text(chunks[cid].text[a:b], chunks[cid].heading_path)
+        for cid, s in spans.items()
+        for a, b in s
+    ]
     if not texts:
         return 0
     try:

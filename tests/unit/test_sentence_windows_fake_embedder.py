@@ -14,12 +14,15 @@ import numpy as np
 import pytest
 
 import semsearch
+from semsearch.embedders.fake import FakeEmbedder
 from semsearch.highlight import keyword_highlight
+from semsearch.sources.vault import VAULT_SCHEMA
 from semsearch.windows import window_spans
 
 NOTE = "Compost needs air and water every week. The lighthouse key is under the blue pot."
 # "Compost needs air and water every week." is chars 0..39; the second sentence 40..81.
 FIRST, SECOND = (0, 39), (40, 81)
+SECOND_SENTENCE = "The lighthouse key is under the blue pot."
 
 
 def test_window_spans_cut_sentences_and_merge_short_fragments() -> None:
@@ -75,6 +78,35 @@ def test_semantic_score_mixes_chunk_and_best_window_and_highlights_it(db, fake_e
     assert kw[0].highlight == SECOND
     hybrid = coll.search("lighthouse key", mode="hybrid", limit=1)
     assert hybrid[0].id == "long" and hybrid[0].highlight == SECOND
+
+
+class RecordingFake(FakeEmbedder):
+    """The fake embedder, remembering every document text it embedded."""
+
+    def __init__(self) -> None:
+        super().__init__(dim=32, max_tokens=64)
+        self.seen: list[str] = []
+
+    def embed_documents(self, texts):  # type: ignore[no-untyped-def]
+        self.seen += list(texts)
+        return super().embed_documents(texts)
+
+
+def test_windows_are_embedded_under_their_chunks_heading_breadcrumb(db) -> None:
+    fake = RecordingFake()
+    coll = db.collection("notes", schema=VAULT_SCHEMA, embedder=fake)
+    text = "# Garden\n\n## Shed\n\nCompost needs air and water every week. " + SECOND_SENTENCE
+    coll.upsert([{"id": "garden.md", "text": text, "title": "Garden"}])
+    # the first short line is a label, dropped; "## Shed" merges into the sentence after it
+    windows = ["## Shed\n\nCompost needs air and water every week.", SECOND_SENTENCE]
+    assert fake.seen == [f"Garden > Shed\n\n{t}" for t in [text, *windows]]  # chunk, windows
+    hit = coll.search("lighthouse key", limit=1, min_score=None)[0]
+    q = fake.embed_query("lighthouse key")
+    chunk = cos(q, fake.embed_documents([f"Garden > Shed\n\n{text}"])[0])
+    best = max(cos(q, v) for v in fake.embed_documents([f"Garden > Shed\n\n{w}" for w in windows]))
+    assert hit.score == pytest.approx(0.5 * chunk + 0.5 * best, abs=2e-3)
+    assert hit.chunk is not None and hit.highlight is not None
+    assert hit.chunk.text[slice(*hit.highlight)] == SECOND_SENTENCE
 
 
 def test_option_off_gives_chunk_cosine_and_stores_no_windows(db, fake_embedder) -> None:
