@@ -8,8 +8,9 @@ and docs/milvus.md. Vector search uses Milvus' index (COSINE); keyword search us
 own BM25 function; hybrid fusion happens above the store, in :mod:`semsearch.search`.
 
 Milvus has no transactions: each write upserts chunks and vectors first and the record row
-last (its content hash is the commit marker, so a re-run repairs a half-done write), then
-flushes, so the next search sees the data.
+last (its content hash is the commit marker, so a re-run repairs a half-done write). Writes are
+not flushed: inserted rows are searchable at once and Milvus persists them itself (a flush per
+batch would seal a small segment each time, and searches slow down with many segments).
 """
 
 from __future__ import annotations
@@ -82,9 +83,9 @@ class MilvusStore(MilvusAccess):
         )  # fmt: skip
 
     def get_collection(self, name: str) -> CollectionInfo | None:
-        """The stored collection called ``name``, or None."""
-        rows = self._meta_rows([name])
-        return self._to_info(rows[0]) if rows else None
+        """The stored collection called ``name``, or None (cached: see :meth:`meta_cached`)."""
+        meta = self.meta_cached(name)
+        return self._to_info(meta) if meta is not None else None
 
     def list_collections(self) -> list[CollectionInfo]:
         """Every semsearch collection in the store, by name."""
@@ -130,6 +131,7 @@ class MilvusStore(MilvusAccess):
 
         meta = self.meta(info.name)
         if info.schema_json != meta["schema"]:
+            self.wrote()
             add_fields(self, meta, info.schema_json)
         meta.update(schema=info.schema_json, dim=info.dim or meta.get("dim"), options=info.options)
         self.put_meta(meta)
@@ -143,15 +145,16 @@ class MilvusStore(MilvusAccess):
             for part in lay.names(name).values():
                 client.drop_collection(part)
                 self._loaded.discard(part)
+                self._shared.unflushed.pop(part, None)
             client.delete(lay.META, filter=f"name == {literal(name)}")
-            self._meta_cache.pop(name, None)
-            client.flush(lay.META)
+            self.forget_meta(name)
+            self.wrote()
         return True
 
     def record_hashes(self, collection: str, ids: Sequence[str]) -> dict[str, str]:
-        """``{id: content_hash}`` for the ids that exist."""
-        rows = self.rows_by(
-            collection, "records", "record_id", ids, ["record_id", "content_hash"], "part == 0"
+        """``{id: content_hash}`` for the ids that exist (a primary-key lookup of part 0)."""
+        rows = self.rows_by_pk(
+            collection, "records", [lay.record_pk(0, i) for i in ids], ["record_id", "content_hash"]
         )
         return {r["record_id"]: r["content_hash"] for r in rows}
 
@@ -159,7 +162,7 @@ class MilvusStore(MilvusAccess):
         """Upsert records and their chunks; reuse vectors by content hash; flush before returning."""
         from semsearch.stores.milvus_writes import write_records
 
-        with self._lock:
+        with self.writing():
             return write_records(self, collection, records)
 
     def set_vectors(
@@ -168,21 +171,21 @@ class MilvusStore(MilvusAccess):
         """Store float32[n, dim] unit vectors; the first vectors fix the collection's dim."""
         from semsearch.stores.milvus_writes import set_vectors
 
-        with self._lock:
+        with self.writing():
             set_vectors(self, collection, chunk_ids, vectors)
 
     def mark_failed(self, collection: str, chunk_ids: Sequence[int], error: str) -> None:
         """Record that embedding these chunks failed (they stay keyword-searchable)."""
         from semsearch.stores.milvus_writes import set_status
 
-        with self._lock:
+        with self.writing():
             set_status(self, collection, chunk_ids, "failed", error[:1000])
 
     def delete_records(self, collection: str, ids: Sequence[str]) -> int:
         """Delete records with their chunks and vectors. Returns how many existed."""
         from semsearch.stores.milvus_writes import delete_records
 
-        with self._lock:
+        with self.writing():
             return delete_records(self, collection, ids)
 
     def pending_chunks(
@@ -222,9 +225,10 @@ class MilvusStore(MilvusAccess):
 
     def get_records(self, collection: str, ids: Sequence[str]) -> list[Record]:
         """The records that exist among ``ids``, in the order asked."""
-        rows = self.rows_by(
-            collection, "records", "record_id", ids, ["record_id", "part", "nparts", "body"]
-        )
+        cols = ["record_id", "part", "nparts", "body"]
+        rows = self.rows_by_pk(collection, "records", [lay.record_pk(0, i) for i in ids], cols)
+        more = [lay.record_pk(p, r["record_id"]) for r in rows for p in range(1, r["nparts"])]
+        rows += self.rows_by_pk(collection, "records", more, cols)
         parts: dict[str, dict[int, str]] = {}
         for r in rows:
             parts.setdefault(r["record_id"], {})[r["part"]] = r["body"]
@@ -241,12 +245,8 @@ class MilvusStore(MilvusAccess):
 
     def get_chunks(self, collection: str, chunk_ids: Sequence[int]) -> dict[int, Chunk]:
         """``{chunk_id: Chunk}`` for the ids that exist."""
-        rows = self.rows_by(
-            collection,
-            "chunks",
-            "chunk_id",
-            [int(c) for c in chunk_ids],
-            ["chunk_id", "text", "ordinal", "loc"],
+        rows = self.rows_by_pk(
+            collection, "chunks", [int(c) for c in chunk_ids], ["chunk_id", "text", "ordinal", "loc"]
         )
         out = {}
         for r in rows:

@@ -20,6 +20,9 @@ prefix ``ss_<slug>_<hash8>`` (Milvus names allow only letters, digits and ``_``)
 A store-wide ``semsearch_meta`` collection holds one row per semsearch collection: its name
 and a JSON document with schema, model id, dim, options, prefix and timestamps.
 
+Scalar INVERTED indexes (:data:`SCALAR_INDEXES`) cover the columns writes look rows up by.
+Collections created before they existed have none and work the same, only slower to write.
+
 Milvus needs a vector field in every collection: ``semsearch_meta`` and ``*_records`` carry a
 constant 2-d ``_v`` column that is never searched.
 """
@@ -42,6 +45,7 @@ __all__ = [
     "index_params",
     "meta_schema",
     "names",
+    "record_pk",
     "records_schema",
     "vectors_schema",
 ]
@@ -66,6 +70,11 @@ def names(collection: str) -> dict[str, str]:
     digest = hashlib.blake2b(collection.encode(), digest_size=4).hexdigest()
     prefix = f"ss_{slug}_{digest}"
     return {kind: f"{prefix}_{kind}" for kind in ("records", "chunks", "vectors")}
+
+
+def record_pk(part: int, record_id: str) -> str:
+    """The primary key of body part ``part`` of record ``record_id`` in ``*_records``."""
+    return f"{part}:{record_id}"
 
 
 def chunk_id(record_id: str, ordinal: int, start: int, end: int, content_hash: str) -> int:
@@ -168,6 +177,16 @@ def vectors_schema(fields: list[dict[str, Any]], dim: int) -> Any:
     return s
 
 
+#: Scalar columns with an INVERTED index, per kind: the keys writes look rows up by (old
+#: chunks of a record, vectors to reuse by content hash), so a write reads its own rows instead
+#: of scanning every row (Milvus Lite evaluates unindexed filters row by row).
+SCALAR_INDEXES: dict[str, tuple[str, ...]] = {
+    "records": ("record_id",),
+    "chunks": ("record_id",),
+    "vectors": ("record_id", "content_hash"),
+}
+
+
 def index_params(client: Any, kind: str, vector_index: str = "HNSW") -> Any:
     """Index parameters for a collection of ``kind`` (meta/records/chunks/vectors)."""
     params = client.prepare_index_params()
@@ -184,6 +203,8 @@ def index_params(client: Any, kind: str, vector_index: str = "HNSW") -> Any:
             metric_type="COSINE",
             params=INDEXES[vector_index]["build"],
         )
+    for name in SCALAR_INDEXES.get(kind, ()):
+        params.add_index(field_name=name, index_type="INVERTED")
     return params
 
 

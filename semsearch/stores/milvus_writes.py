@@ -1,9 +1,15 @@
 """Writes of the Milvus store: upsert records and chunks, store vectors, delete, add fields.
 
 Order of every write (Milvus has no transactions): chunk rows, then vector rows, then stale
-rows deleted, then the record row whose content hash marks the record as written, then a
-flush. If a write stops half-way, the record's old hash is still stored (or none), so the next
-upsert of the same record redoes it.
+rows deleted, then the record row whose content hash marks the record as written. If a write
+stops half-way, the record's old hash is still stored (or none), so the next upsert of the
+same record redoes it.
+
+Cost: each batch reads only its own rows (record rows and chunks by primary key, old chunks and
+reusable vectors through the INVERTED indexes of ``milvus_layout.SCALAR_INDEXES``) and writes in
+calls of up to ``ROWS_PER_CALL`` rows, never flushing (Milvus seals and persists segments
+itself; a flush per batch made many small segments that every later read visits), so the time
+to insert n records grows linearly in n.
 """
 
 from __future__ import annotations
@@ -26,7 +32,12 @@ from semsearch.stores.milvus_terms import keyword_terms
 if TYPE_CHECKING:
     from semsearch.stores.milvus import MilvusStore
 
-__all__ = ["add_fields", "delete_records", "set_status", "set_vectors", "write_records"]
+__all__ = ["ROWS_PER_CALL", "add_fields", "delete_records", "set_status", "set_vectors", "write_records"]
+
+
+#: Rows per upsert/delete call: large calls, well inside gRPC's 64 MB message limit
+#: (2,000 rows of 384 float32 plus text are a few MB).
+ROWS_PER_CALL = 2000
 
 
 def _fields(meta: dict[str, Any]) -> list[dict[str, Any]]:
@@ -64,7 +75,7 @@ def _record_rows(fields: list[dict[str, Any]], r: RecordWrite) -> list[dict[str,
         attrs = _attrs(fields, r.attrs if part == 0 else {})
         rows.append(
             {
-                "pk": f"{part}:{r.id}",
+                "pk": lay.record_pk(part, r.id),
                 "record_id": r.id,
                 "part": part,
                 "nparts": len(pieces),
@@ -147,7 +158,7 @@ def write_records(
     _delete_ids(store, collection, ("chunks", "vectors"), stale)
     rows = [row for r in changed for row in _record_rows(fields, r)]
     _upsert(store, collection, "records", rows)
-    _trim_parts(store, collection, rows)
+    _trim_parts(store, collection, [row for row in rows if row["record_id"] in known])
     result.added = sum(1 for r in changed if r.id not in known)
     result.updated = len(changed) - result.added
     _touch(store, collection, meta)
@@ -164,7 +175,7 @@ def _reusable(
     kept = [cid for cid, _, _ in new_chunks if old.get(cid) == "embedded"]
     by_id = {
         row["chunk_id"]: row["vector"]
-        for row in store.rows_by(collection, "vectors", "chunk_id", kept, ["chunk_id", "vector"])
+        for row in store.rows_by_pk(collection, "vectors", kept, ["chunk_id", "vector"])
     }
     hashes = [c.content_hash for cid, _, c in new_chunks if cid not in by_id]
     by_hash = {
@@ -177,7 +188,7 @@ def _reusable(
     for cid, _, c in new_chunks:
         vec = by_id.get(cid) or by_hash.get(c.content_hash)
         if vec is not None:
-            out[cid] = [float(x) for x in vec]
+            out[cid] = list(vec)
     return out
 
 
@@ -195,9 +206,9 @@ def _upsert(
         return
     client, name = found
     with translated(f"writing {kind}"):
-        for start in range(0, len(rows), 500):
-            client.upsert(name, rows[start : start + 500], partial_update=partial)
-        client.flush(name)
+        for start in range(0, len(rows), ROWS_PER_CALL):
+            client.upsert(name, rows[start : start + ROWS_PER_CALL], partial_update=partial)
+    store.written(name, len(rows))
 
 
 def _delete_ids(store: MilvusStore, collection: str, kinds: Sequence[str], ids: list[int]) -> None:
@@ -209,9 +220,9 @@ def _delete_ids(store: MilvusStore, collection: str, kinds: Sequence[str], ids: 
             continue
         client, name = found
         with translated(f"deleting {kind}"):
-            for start in range(0, len(ids), 500):
-                client.delete(name, ids=ids[start : start + 500])
-            client.flush(name)
+            for start in range(0, len(ids), ROWS_PER_CALL):
+                client.delete(name, ids=ids[start : start + ROWS_PER_CALL])
+        store.written(name, len(ids))
 
 
 def _trim_parts(store: MilvusStore, collection: str, rows: list[dict[str, Any]]) -> None:
@@ -238,11 +249,11 @@ def _delete_where(
         client, name = found
         with translated(f"deleting {kind}"):
             for n, values in groups.items():
-                for start in range(0, len(values), 500):
-                    batch = ", ".join(literal(v) for v in values[start : start + 500])
+                for start in range(0, len(values), ROWS_PER_CALL):
+                    batch = ", ".join(literal(v) for v in values[start : start + ROWS_PER_CALL])
                     expr = f"{key} in [{batch}]" + (f" and {extra.format(n=n)}" if extra else "")
                     client.delete(name, filter=expr)
-            client.flush(name)
+        store.written(name, sum(len(v) for v in groups.values()))
 
 
 def _touch(store: MilvusStore, collection: str, meta: dict[str, Any]) -> None:
@@ -265,7 +276,7 @@ def set_vectors(
     cols = ["chunk_id", "record_id", "content_hash", *store.attr_columns(fields)]
     rows = {
         r["chunk_id"]: r
-        for r in store.rows_by(collection, "chunks", "chunk_id", [int(c) for c in chunk_ids], cols)
+        for r in store.rows_by_pk(collection, "chunks", [int(c) for c in chunk_ids], cols)
     }
     out = []
     for cid, vec in zip(chunk_ids, np.asarray(vectors, dtype=np.float32), strict=True):
