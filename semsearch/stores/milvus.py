@@ -131,7 +131,7 @@ class MilvusStore(MilvusAccess):
 
         meta = self.meta(info.name)
         if info.schema_json != meta["schema"]:
-            self.wrote()
+            self.state.wrote()
             add_fields(self, meta, info.schema_json)
         meta.update(schema=info.schema_json, dim=info.dim or meta.get("dim"), options=info.options)
         self.put_meta(meta)
@@ -145,17 +145,16 @@ class MilvusStore(MilvusAccess):
             for part in lay.names(name).values():
                 client.drop_collection(part)
                 self._loaded.discard(part)
-                self._shared.unflushed.pop(part, None)
+                self.state.unflushed.pop(part, None)
             client.delete(lay.META, filter=f"name == {literal(name)}")
             self.forget_meta(name)
-            self.wrote()
+            self.state.wrote()
         return True
 
     def record_hashes(self, collection: str, ids: Sequence[str]) -> dict[str, str]:
         """``{id: content_hash}`` for the ids that exist (a primary-key lookup of part 0)."""
-        rows = self.rows_by_pk(
-            collection, "records", [lay.record_pk(0, i) for i in ids], ["record_id", "content_hash"]
-        )
+        pks = [lay.record_pk(0, i) for i in ids]
+        rows = self.rows_by(collection, "records", "pk", pks, ["record_id", "content_hash"])
         return {r["record_id"]: r["content_hash"] for r in rows}
 
     def write_records(self, collection: str, records: Sequence[RecordWrite]) -> WriteResult:
@@ -226,9 +225,9 @@ class MilvusStore(MilvusAccess):
     def get_records(self, collection: str, ids: Sequence[str]) -> list[Record]:
         """The records that exist among ``ids``, in the order asked."""
         cols = ["record_id", "part", "nparts", "body"]
-        rows = self.rows_by_pk(collection, "records", [lay.record_pk(0, i) for i in ids], cols)
+        rows = self.rows_by(collection, "records", "pk", [lay.record_pk(0, i) for i in ids], cols)
         more = [lay.record_pk(p, r["record_id"]) for r in rows for p in range(1, r["nparts"])]
-        rows += self.rows_by_pk(collection, "records", more, cols)
+        rows += self.rows_by(collection, "records", "pk", more, cols)
         parts: dict[str, dict[int, str]] = {}
         for r in rows:
             parts.setdefault(r["record_id"], {})[r["part"]] = r["body"]
@@ -245,8 +244,12 @@ class MilvusStore(MilvusAccess):
 
     def get_chunks(self, collection: str, chunk_ids: Sequence[int]) -> dict[int, Chunk]:
         """``{chunk_id: Chunk}`` for the ids that exist."""
-        rows = self.rows_by_pk(
-            collection, "chunks", [int(c) for c in chunk_ids], ["chunk_id", "text", "ordinal", "loc"]
+        rows = self.rows_by(
+            collection,
+            "chunks",
+            "chunk_id",
+            [int(c) for c in chunk_ids],
+            ["chunk_id", "text", "ordinal", "loc"],
         )
         out = {}
         for r in rows:

@@ -13,7 +13,6 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
 from semsearch.errors import DimensionMismatch, IndexNotFound, SemsearchError
@@ -27,6 +26,7 @@ from semsearch.stores.milvus_conn import (
     translated,
 )
 from semsearch.stores.milvus_expr import column, compile_filter, compiles_id_match, literal
+from semsearch.stores.milvus_state import FLUSH_ROWS, META_TTL, LocationState, acquire, release
 
 __all__ = ["MilvusAccess"]
 
@@ -35,35 +35,6 @@ _BATCH = 2000
 
 
 _PAGE = 1000  # rows per page of a scan
-#: Seconds a Milvus server's metadata row (schema, dim, health) is served from this process's
-#: cache; other processes may change it. Milvus Lite admits one process per folder, so there
-#: the cache is exact (every write goes through it) and never expires.
-META_TTL = 2.0
-#: A Milvus collection is flushed once this many rows were written to it since its last flush,
-#: and before the next read after any write. Milvus Lite answers reads of unflushed rows (its
-#: memtable) row by row, about 40 us a row, and indexes only flushed segments; a flush per
-#: small batch, as before, made a segment per batch instead.
-FLUSH_ROWS = 4096
-
-
-@dataclass
-class _Shared:
-    """What every MilvusStore open on one location in this process shares: metadata rows read
-    (``name -> (monotonic time read, row)``), a write generation bumped by every write, and
-    the filters found to match more than ``EXACT_MAX`` chunks (``(collection, expr) ->
-    generation``), and the rows written to each Milvus collection since it was last flushed.
-    ``users`` counts the open stores; the last to close drops the state."""
-
-    meta: dict[str, tuple[float, dict[str, Any]]] = field(default_factory=dict)
-    generation: int = 0
-    large: dict[tuple[str, str], int] = field(default_factory=dict)
-    users: int = 0
-    #: Milvus collection -> rows upserted or deleted since its last flush.
-    unflushed: dict[str, int] = field(default_factory=dict)
-
-
-_shared: dict[str, _Shared] = {}
-_shared_lock = threading.Lock()
 
 
 class MilvusAccess:
@@ -89,9 +60,8 @@ class MilvusAccess:
         self._lock = threading.RLock()
         self._client: Any = None
         self._loaded: set[str] = set()
-        with _shared_lock:
-            self._shared = _shared.setdefault(target.display, _Shared())
-            self._shared.users += 1
+        #: The caches this process's stores on the location share (milvus_state).
+        self.state: LocationState = acquire(target.display, target.lite_path is not None)
         self._open = True
         self._writing = False
         #: Query-time index parameters overriding the defaults (e.g. ``{"nprobe": 32}``,
@@ -114,7 +84,7 @@ class MilvusAccess:
         """Close the client; for Milvus Lite, stop its server when no other store uses the folder."""
         with self._lock:
             if self._client is not None:
-                for name in list(self._shared.unflushed):  # the next open replays no log
+                for name in list(self.state.unflushed):  # the next open replays no log
                     with contextlib.suppress(SemsearchError):
                         self._flush(self._client, name)
                 close_client(self.target, self._client)
@@ -122,10 +92,7 @@ class MilvusAccess:
                 self._loaded.clear()
             if self._open:
                 self._open = False
-                with _shared_lock:
-                    self._shared.users -= 1
-                    if self._shared.users <= 0:
-                        _shared.pop(self.target.display, None)
+                release(self.target.display, self.state)
 
     def _load(self, client: Any, name: str) -> bool:
         """Load a Milvus collection once per store; False when it does not exist."""
@@ -146,19 +113,19 @@ class MilvusAccess:
         name = lay.names(collection)[kind]
         if not self._load(client, name):
             return None
-        if not self._writing and self._shared.unflushed.get(name):
+        if not self._writing and self.state.unflushed.get(name):
             self._flush(client, name)
         return client, name
 
     def _flush(self, client: Any, name: str) -> None:
         with translated(f"flushing {name}"):
             client.flush(name)
-        self._shared.unflushed.pop(name, None)
+        self.state.unflushed.pop(name, None)
 
     def written(self, name: str, rows: int) -> None:
         """Count ``rows`` written to Milvus collection ``name``; flush it at FLUSH_ROWS."""
-        left = self._shared.unflushed.get(name, 0) + rows
-        self._shared.unflushed[name] = left
+        left = self.state.unflushed.get(name, 0) + rows
+        self.state.unflushed[name] = left
         if left >= FLUSH_ROWS:
             self._flush(self._connect(), name)
 
@@ -192,56 +159,36 @@ class MilvusAccess:
     def meta_cached(self, name: str) -> dict[str, Any] | None:
         """A copy of collection ``name``'s metadata row, or None when there is none.
 
-        Served from the cache this process's stores on the location share: always on Milvus
-        Lite (one process per folder, and every write updates the cache), for
-        :data:`META_TTL` seconds on a server. Searches read health and dim here, so they make
-        no metadata round trip.
+        Served from the location's shared cache (:mod:`semsearch.stores.milvus_state`): always
+        on Milvus Lite, for ``META_TTL`` seconds on a server. Searches read health and dim
+        here, so they make no metadata round trip.
         """
-        hit = self._shared.meta.get(name)
+        hit = self.state.meta.get(name)
         lite = self.target.lite_path is not None
         if hit is None or not (lite or time.monotonic() - hit[0] < META_TTL):
             rows = self._meta_rows([name])
             if not rows:
-                self._shared.meta.pop(name, None)
+                self.state.meta.pop(name, None)
                 return None
-            hit = self._shared.meta[name] = (time.monotonic(), rows[0])
+            hit = self.state.meta[name] = (time.monotonic(), rows[0])
         return copy.deepcopy(hit[1])
 
     def forget_meta(self, name: str) -> None:
         """Drop ``name``'s cached metadata row (its collection was dropped)."""
-        self._shared.meta.pop(name, None)
-
-    @property
-    def generation(self) -> int:
-        """The write generation of this location in this process (bumped by :meth:`wrote`)."""
-        return self._shared.generation
-
-    def wrote(self) -> None:
-        """Note a write: cached filter sizes from earlier generations no longer count."""
-        self._shared.generation += 1
-        self._shared.large.clear()
+        self.state.meta.pop(name, None)
 
     @contextmanager
     def writing(self) -> Iterator[None]:
-        """Hold the write lock for a block of writes, and note the write (:meth:`wrote`) when
-        it ends, however it ends. Reads inside the block do not flush (see FLUSH_ROWS): the
-        write's own lookups are by key, and a flush per batch is what this avoids."""
+        """Hold the write lock for a block of writes and note the write
+        (``LocationState.wrote``) when it ends, however it ends. Reads inside the block do not
+        flush (see FLUSH_ROWS): a flush per batch is what this avoids."""
         with self._lock:
             outer, self._writing = self._writing, True
             try:
                 yield
             finally:
                 self._writing = outer
-                self.wrote()
-
-    def known_large(self, collection: str, expr: str) -> bool:
-        """True when ``expr`` was found, since the last write, to match more than EXACT_MAX
-        vectors of ``collection`` (so the exact probe would only cost a round trip)."""
-        return self._shared.large.get((collection, expr)) == self._shared.generation
-
-    def mark_large(self, collection: str, expr: str) -> None:
-        """Remember that ``expr`` matches more than EXACT_MAX vectors (until the next write)."""
-        self._shared.large[(collection, expr)] = self._shared.generation
+                self.state.wrote()
 
     def put_meta(self, meta: dict[str, Any]) -> None:
         """Write a collection's metadata row (creating ``semsearch_meta`` if needed)."""
@@ -259,7 +206,7 @@ class MilvusAccess:
             client.upsert(lay.META, [row])
             # no flush: Milvus persists inserts itself, and a flush per write seals a tiny
             # segment each time (Lite keeps unflushed writes across a crash too)
-            self._shared.meta[meta["name"]] = (time.monotonic(), copy.deepcopy(meta))
+            self.state.meta[meta["name"]] = (time.monotonic(), copy.deepcopy(meta))
 
     def create_part(
         self, collection: str, kind: str, fields: list[dict[str, Any]], dim: int = 0
@@ -287,7 +234,12 @@ class MilvusAccess:
         fields: list[str],
         extra: str = "",
     ) -> list[dict[str, Any]]:
-        """Rows of one part whose ``key`` is among ``values`` (batched ``in`` queries)."""
+        """Rows of one part whose ``key`` is among ``values`` (batched ``in`` queries).
+
+        With ``key`` the primary key (``pk`` of records, ``chunk_id`` of chunks and vectors)
+        and no ``extra``, Milvus Lite answers by point lookups instead of a filter pass. (Not
+        ``client.get``: pymilvus 3.0.2 writes string ids into its expression unescaped.)
+        """
         found = self._coll(collection, kind)
         if found is None or not values:
             return []
@@ -301,21 +253,6 @@ class MilvusAccess:
                 out += client.query(
                     name, filter=f"{expr} and {extra}" if extra else expr, output_fields=fields
                 )
-        return out
-
-    def rows_by_pk(
-        self, collection: str, kind: str, pks: Sequence[Any], fields: list[str]
-    ) -> list[dict[str, Any]]:
-        """Rows of one part by primary key (``get``: a primary-key lookup, not a scan)."""
-        found = self._coll(collection, kind)
-        if found is None or not pks:
-            return []
-        client, name = found
-        out: list[dict[str, Any]] = []
-        unique = list(dict.fromkeys(pks))
-        for start in range(0, len(unique), _BATCH):
-            with translated(f"reading {kind}"):
-                out += client.get(name, ids=unique[start : start + _BATCH], output_fields=fields)
         return out
 
     def scan(

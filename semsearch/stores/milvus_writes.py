@@ -32,7 +32,14 @@ from semsearch.stores.milvus_terms import keyword_terms
 if TYPE_CHECKING:
     from semsearch.stores.milvus import MilvusStore
 
-__all__ = ["ROWS_PER_CALL", "add_fields", "delete_records", "set_status", "set_vectors", "write_records"]
+__all__ = [
+    "ROWS_PER_CALL",
+    "add_fields",
+    "delete_records",
+    "set_status",
+    "set_vectors",
+    "write_records",
+]
 
 
 #: Rows per upsert/delete call: large calls, well inside gRPC's 64 MB message limit
@@ -175,7 +182,7 @@ def _reusable(
     kept = [cid for cid, _, _ in new_chunks if old.get(cid) == "embedded"]
     by_id = {
         row["chunk_id"]: row["vector"]
-        for row in store.rows_by_pk(collection, "vectors", kept, ["chunk_id", "vector"])
+        for row in store.rows_by(collection, "vectors", "chunk_id", kept, ["chunk_id", "vector"])
     }
     hashes = [c.content_hash for cid, _, c in new_chunks if cid not in by_id]
     by_hash = {
@@ -276,7 +283,7 @@ def set_vectors(
     cols = ["chunk_id", "record_id", "content_hash", *store.attr_columns(fields)]
     rows = {
         r["chunk_id"]: r
-        for r in store.rows_by_pk(collection, "chunks", [int(c) for c in chunk_ids], cols)
+        for r in store.rows_by(collection, "chunks", "chunk_id", [int(c) for c in chunk_ids], cols)
     }
     out = []
     for cid, vec in zip(chunk_ids, np.asarray(vectors, dtype=np.float32), strict=True):
