@@ -106,7 +106,7 @@ class MilvusStore(MilvusAccess):
                 hint="use the default (porter) on Milvus, or the SQLite store for trigram search",
             )
         fields = json.loads(info.schema_json)["fields"]
-        for kind in ("records", "chunks"):
+        for kind in ("records", "chunks", "hashes"):
             self.create_part(info.name, kind, fields)
         if info.dim:
             self.create_part(info.name, "vectors", fields, info.dim)
@@ -142,8 +142,9 @@ class MilvusStore(MilvusAccess):
             return False
         client = self._connect()
         with self._lock, translated(f"dropping {name}"):
-            for part in lay.names(name).values():
-                client.drop_collection(part)
+            for part in [*lay.names(name).values(), lay.part_name(name, "hashes")]:
+                if client.has_collection(part):
+                    client.drop_collection(part)
                 self._loaded.discard(part)
                 self.state.unflushed.pop(part, None)
             client.delete(lay.META, filter=f"name == {literal(name)}")
@@ -224,6 +225,15 @@ class MilvusStore(MilvusAccess):
 
     def get_records(self, collection: str, ids: Sequence[str]) -> list[Record]:
         """The records that exist among ``ids``, in the order asked."""
+        docs = self.record_docs(collection, ids)
+        return [
+            Record(i, docs[i]["fields"], docs[i]["text"]) for i in dict.fromkeys(ids) if i in docs
+        ]
+
+    def record_docs(self, collection: str, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """``{id: body}`` of the records that exist: the JSON document ``{"fields", "text"}``
+        (and ``"chunks"``, its chunk ids, when written by this version), rejoined from its
+        parts; a record missing a part is left out."""
         cols = ["record_id", "part", "nparts", "body"]
         rows = self.rows_by(collection, "records", "pk", [lay.record_pk(0, i) for i in ids], cols)
         more = [lay.record_pk(p, r["record_id"]) for r in rows for p in range(1, r["nparts"])]
@@ -231,12 +241,11 @@ class MilvusStore(MilvusAccess):
         parts: dict[str, dict[int, str]] = {}
         for r in rows:
             parts.setdefault(r["record_id"], {})[r["part"]] = r["body"]
-        found = {}
-        for rid, by_part in parts.items():
-            if 0 in by_part and len(by_part) == max(by_part) + 1:
-                doc = json.loads("".join(by_part[i] for i in sorted(by_part)))
-                found[rid] = Record(rid, doc["fields"], doc["text"])
-        return [found[i] for i in dict.fromkeys(ids) if i in found]
+        return {
+            rid: json.loads("".join(by_part[i] for i in sorted(by_part)))
+            for rid, by_part in parts.items()
+            if 0 in by_part and len(by_part) == max(by_part) + 1
+        }
 
     def record_fields(self, collection: str, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """``{id: fields}`` for the ids that exist."""

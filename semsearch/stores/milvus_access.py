@@ -110,7 +110,7 @@ class MilvusAccess:
         client = self._read_client()
         if client is None:
             return None
-        name = lay.names(collection)[kind]
+        name = lay.part_name(collection, kind)
         if not self._load(client, name):
             return None
         if not self._writing and self.state.unflushed.get(name):
@@ -213,8 +213,9 @@ class MilvusAccess:
     ) -> None:
         """Create one Milvus collection (records/chunks/vectors) of a semsearch collection."""
         client = self._connect()
-        name = lay.names(collection)[kind]
+        name = lay.part_name(collection, kind)
         schema = {
+            "hashes": lambda: lay.hashes_schema(),
             "records": lambda: lay.records_schema(fields),
             "chunks": lambda: lay.chunks_schema(fields),
             "vectors": lambda: lay.vectors_schema(fields, dim),
