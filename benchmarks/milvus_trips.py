@@ -64,7 +64,10 @@ class Counter:
             op()
         ms = (time.perf_counter() - started) / len(ops) * 1000
         trips = sum(self.calls.values()) / len(ops)
-        detail = ", ".join(f"{k} {v / len(ops):.1f}" for k, v in sorted(self.calls.items()))
+        detail = ", ".join(
+            f"{k} {v / len(ops):.1f} ({self.seconds[k] / len(ops) * 1000:.0f} ms)"
+            for k, v in sorted(self.calls.items())
+        )
         print(f"| {label} | {trips:.1f} | {detail} | {ms:.1f} |", flush=True)
 
 
@@ -89,7 +92,8 @@ def main() -> None:
             "c", schema=Schema.from_types({"bucket": "int"}), embedder=FakeEmbedder(384)
         )
         counter = Counter(db.store.client())  # type: ignore[attr-defined]
-        print(f"{args.n:,} records\n\n| operation | round trips | calls | ms |\n|---|---|---|---|")
+        print(f"{args.n:,} records\n\n| operation | round trips | calls (ms in them) | ms |")
+        print("|---|---|---|---|")
         counter.report(f"upsert {args.n:,} records", [lambda: coll.upsert(records)])
         changed = [dict(r, text=r["text"] + " more") for r in records[:500]]
         counter.report("upsert 500 changed records", [lambda: coll.upsert(changed)])

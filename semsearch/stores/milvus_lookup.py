@@ -28,7 +28,7 @@ from semsearch.stores.base import RecordWrite
 if TYPE_CHECKING:
     from semsearch.stores.milvus import MilvusStore
 
-__all__ = ["WRITING", "old_chunks", "remember_hashes", "reusable", "stale_chunks"]
+__all__ = ["WRITING", "hash_rows", "old_chunks", "reusable", "stale_chunks"]
 
 #: The metadata key of the mark a Milvus Lite write sets while it runs.
 WRITING = "writing"
@@ -97,25 +97,14 @@ def _by_hash(store: MilvusStore, collection: str, hashes: list[str]) -> list[dic
     return [r for r in rows if r["content_hash"] in wanted]  # a pointer may be out of date
 
 
-def remember_hashes(store: MilvusStore, collection: str, vector_rows: list[dict[str, Any]]) -> None:
-    """Point each written vector's content hash at its chunk (``*_hashes``, if it exists)."""
-    found = store._coll(collection, "hashes")
-    if found is None or not vector_rows:
-        return
-    client, name = found
+def hash_rows(vector_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``*_hashes`` rows pointing each written vector's content hash at its chunk."""
     rows = {
         r["content_hash"]: {"content_hash": r["content_hash"], "chunk_id": int(r["chunk_id"]),
                             "_v": lay.DUMMY_VECTOR}
         for r in vector_rows
     }  # fmt: skip
-    from semsearch.stores.milvus_conn import translated
-    from semsearch.stores.milvus_writes import ROWS_PER_CALL
-
-    batch = list(rows.values())
-    with translated("writing content hashes"):
-        for start in range(0, len(batch), ROWS_PER_CALL):
-            client.upsert(name, batch[start : start + ROWS_PER_CALL])
-    store.written(name, len(batch))
+    return list(rows.values())
 
 
 def stale_chunks(store: MilvusStore, collection: str) -> list[int]:

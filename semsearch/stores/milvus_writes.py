@@ -164,7 +164,7 @@ def write_records(
     stale = list(set(old) - {cid for cid, _, _ in new_chunks})
     _upsert(store, collection, "chunks", chunk_rows)
     _upsert(store, collection, "vectors", vector_rows)
-    lookup.remember_hashes(store, collection, vector_rows)
+    _upsert(store, collection, "hashes", lookup.hash_rows(vector_rows))
     _delete_ids(store, collection, ("chunks", "vectors"), stale)
     ids: dict[str, list[int]] = {r.id: [] for r in changed}
     for cid, r, _ in new_chunks:
@@ -285,7 +285,7 @@ def set_vectors(
         if row is not None:  # the chunk was replaced meanwhile: its vector is not needed
             out.append({**row, "vector": vec.tolist()})
     _upsert(store, collection, "vectors", out)
-    lookup.remember_hashes(store, collection, out)
+    _upsert(store, collection, "hashes", lookup.hash_rows(out))
     set_status(store, collection, [r["chunk_id"] for r in out], "embedded", "")
     _touch(store, collection, meta)
 
