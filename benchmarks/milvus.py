@@ -17,6 +17,10 @@ an exact numpy scan.
   index (HNSW M=16, efConstruction=200, ef=128, COSINE), the same vectors inserted in
   batches of 256 and flushed once; a search is one ``client.search`` with ``output_fields``,
   and the filter is the same predicate (``bucket == 0``).
+- After filling, both wait ``--settle`` seconds (default n / 2000, at least 10): Milvus Lite
+  builds HNSW graphs and compacts segments in a background thread after a flush, and until it
+  has, searches scan the new segments exactly (recall 1.0, different latency); describe_index
+  reports "Finished" before that, so it cannot be polled.
 - Searches alternate between the two for each query (interleaved), after one warm-up query.
 
 The entity-cache case: 10,000 SRD-like entities (spells, monsters, equipment, magic items in
@@ -166,7 +170,9 @@ def vector_table(args: argparse.Namespace, n: int, tmp: Path) -> list[list[str]]
     store = MilvusStore(f"milvus-lite://{tmp / f'semsearch-{n}.db'}")
     ours = fill_semsearch(store, vectors, buckets)
     client, raw = fill_raw(tmp / f"raw-{n}.db", vectors, buckets)
-    print(f"  {n:,}: insert semsearch {ours:.1f} s, raw {raw:.1f} s", flush=True)
+    settle = args.settle if args.settle is not None else max(10.0, n / 2000)
+    print(f"  {n:,}: insert semsearch {ours:.1f} s, raw {raw:.1f} s; settling {settle:.0f} s")
+    time.sleep(settle)  # Lite builds indexes and compacts in the background after a flush
     search_params = {"metric_type": "COSINE", "params": HNSW["search"]}
     rows = []
     for label, (where, raw_expr, mask) in filters.items():
@@ -276,6 +282,9 @@ def main() -> None:
     parser.add_argument("--clusters", type=int, default=1000)
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--entities", type=int, default=10_000)
+    parser.add_argument(
+        "--settle", type=float, default=None, help="seconds to wait after filling (n / 2000)"
+    )
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
     load_before = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()

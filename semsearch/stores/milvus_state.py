@@ -38,10 +38,13 @@ __all__ = [
 #: Seconds a Milvus server's metadata row is served from this process's cache.
 META_TTL = 2.0
 #: A Milvus collection is flushed once this many rows were written to it since its last flush,
-#: and before the next read after any write. Milvus Lite answers reads of unflushed rows (its
-#: memtable) by brute force in Python and indexes only flushed segments, while a flush per small
-#: batch, as semsearch did before, made one small segment per batch for every read to visit.
-FLUSH_ROWS = 4096
+#: before the next read after any write, and on close. Milvus Lite answers reads of unflushed
+#: rows (its memtable) by brute force in Python and indexes only flushed segments, and every
+#: read visits every segment, so few large segments are best: a flush per small batch, as
+#: semsearch did before, made one segment per batch. Writes look their rows up by primary key
+#: (a dictionary lookup in the memtable), so a large memtable does not slow them; Lite also
+#: flushes by itself past 128 MB. 50,000 rows of 384-d vectors are about 77 MB.
+FLUSH_ROWS = 50_000
 #: Small match sets kept per location (LRU): at most 32 x 256 x dim float32 (12.6 MB at 384-d).
 SMALL_SETS = 32
 
