@@ -332,8 +332,10 @@ class MilvusStore(MilvusAccess):
         """Top-k chunks by cosine similarity in [-1, 1], best first, ties by record id.
 
         Filters that match at most :data:`EXACT_MAX` chunks, ``exact=True``, ``k`` above
-        Milvus' topk limit, and any ANN answer shorter than min(k, matches) are answered by an
-        exact scan of the matching vectors, so a filter never starves the result.
+        Milvus' topk limit, and any ANN answer shorter than ``k`` are answered by an exact scan
+        of the matching vectors, so a search returns min(k, matches) hits. Round trips: one
+        ANN search, or one query for a small match set (none when Milvus Lite has it cached);
+        see :func:`semsearch.stores.milvus_query.vector_search`.
         """
         from semsearch.stores.milvus_query import vector_search
 
