@@ -159,7 +159,7 @@ class MilvusStore(MilvusAccess):
         return {r["record_id"]: r["content_hash"] for r in rows}
 
     def write_records(self, collection: str, records: Sequence[RecordWrite]) -> WriteResult:
-        """Upsert records and their chunks; reuse vectors by content hash; flush before returning."""
+        """Upsert records and their chunks, reusing vectors by content hash (milvus_writes)."""
         from semsearch.stores.milvus_writes import write_records
 
         with self.writing():

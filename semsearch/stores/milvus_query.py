@@ -44,8 +44,8 @@ def vector_search(
     most ``EXACT_MAX``, that is the whole match set and it is ranked exactly (no search
     follows; on Milvus Lite the set is kept until the next write, so the same filter again
     costs no round trip); otherwise the filter is remembered as large until the next write and
-    answered by filtered ANN. An ANN answer shorter than ``k`` is replaced by an exact scan of the matches,
-    so a search returns min(k, matches) hits without counting them first.
+    answered by filtered ANN. An ANN answer shorter than ``k`` is replaced by an exact scan of
+    the matches, so a search returns min(k, matches) hits without counting them first.
     """
     from semsearch.stores.milvus import EXACT_MAX, MAX_TOPK
 

@@ -7,10 +7,9 @@ same record redoes it.
 
 Cost: each batch reads only its own rows, by primary key (:mod:`semsearch.stores.milvus_lookup`:
 record rows, the chunks an update replaces, vectors to reuse by chunk id or content hash), and
-writes in
-calls of up to ``ROWS_PER_CALL`` rows, never flushing (Milvus seals and persists segments
-itself; a flush per batch made many small segments that every later read visits), so the time
-to insert n records grows linearly in n.
+writes in calls of up to ``ROWS_PER_CALL`` rows without flushing (a collection is flushed per
+``milvus_state.FLUSH_ROWS`` rows and before the next read; a flush per batch made many small
+segments that every later read visits), so the time to insert n records grows linearly in n.
 """
 
 from __future__ import annotations
