@@ -17,7 +17,7 @@ an exact numpy scan.
   index (HNSW M=16, efConstruction=200, ef=128, COSINE), the same vectors inserted in
   batches of 256 and flushed once; a search is one ``client.search`` with ``output_fields``,
   and the filter is the same predicate (``bucket == 0``).
-- After filling, both wait ``--settle`` seconds (default n / 2000, at least 10): Milvus Lite
+- After filling, both wait ``--settle`` seconds (default n / 700, at least 10): Milvus Lite
   builds HNSW graphs and compacts segments in a background thread after a flush, and until it
   has, searches scan the new segments exactly (recall 1.0, different latency); describe_index
   reports "Finished" before that, so it cannot be polled.
@@ -170,7 +170,7 @@ def vector_table(args: argparse.Namespace, n: int, tmp: Path) -> list[list[str]]
     store = MilvusStore(f"milvus-lite://{tmp / f'semsearch-{n}.db'}")
     ours = fill_semsearch(store, vectors, buckets)
     client, raw = fill_raw(tmp / f"raw-{n}.db", vectors, buckets)
-    settle = args.settle if args.settle is not None else max(10.0, n / 2000)
+    settle = args.settle if args.settle is not None else max(10.0, n / 700)
     print(f"  {n:,}: insert semsearch {ours:.1f} s, raw {raw:.1f} s; settling {settle:.0f} s")
     time.sleep(settle)  # Lite builds indexes and compacts in the background after a flush
     search_params = {"metric_type": "COSINE", "params": HNSW["search"]}
@@ -283,7 +283,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--entities", type=int, default=10_000)
     parser.add_argument(
-        "--settle", type=float, default=None, help="seconds to wait after filling (n / 2000)"
+        "--settle", type=float, default=None, help="seconds to wait after filling (n / 700)"
     )
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
