@@ -8,8 +8,9 @@ and docs/milvus.md. Vector search uses Milvus' index (COSINE); keyword search us
 own BM25 function; hybrid fusion happens above the store, in :mod:`semsearch.search`.
 
 Milvus has no transactions: each write upserts chunks and vectors first and the record row
-last (its content hash is the commit marker, so a re-run repairs a half-done write), then
-flushes, so the next search sees the data.
+last (its content hash is the commit marker, so a re-run repairs a half-done write). Writes are
+not flushed: inserted rows are searchable at once and Milvus persists them itself (a flush per
+batch would seal a small segment each time, and searches slow down with many segments).
 """
 
 from __future__ import annotations
@@ -84,9 +85,9 @@ class MilvusStore(MilvusAccess):
         )  # fmt: skip
 
     def get_collection(self, name: str) -> CollectionInfo | None:
-        """The stored collection called ``name``, or None."""
-        rows = self._meta_rows([name])
-        return self._to_info(rows[0]) if rows else None
+        """The stored collection called ``name``, or None (cached: see :meth:`meta_cached`)."""
+        meta = self.meta_cached(name)
+        return self._to_info(meta) if meta is not None else None
 
     def list_collections(self) -> list[CollectionInfo]:
         """Every semsearch collection in the store, by name."""
@@ -107,7 +108,7 @@ class MilvusStore(MilvusAccess):
                 hint="use the default (porter) on Milvus, or the SQLite store for trigram search",
             )
         fields = json.loads(info.schema_json)["fields"]
-        for kind in ("records", "chunks"):
+        for kind in ("records", "chunks", "hashes"):
             self.create_part(info.name, kind, fields)
         if info.dim:
             self.create_part(info.name, "vectors", fields, info.dim)
@@ -132,6 +133,7 @@ class MilvusStore(MilvusAccess):
 
         meta = self.meta(info.name)
         if info.schema_json != meta["schema"]:
+            self.state.wrote()
             add_fields(self, meta, info.schema_json)
         meta.update(schema=info.schema_json, dim=info.dim or meta.get("dim"), options=info.options)
         self.put_meta(meta)
@@ -142,27 +144,28 @@ class MilvusStore(MilvusAccess):
             return False
         client = self._connect()
         with self._lock, translated(f"dropping {name}"):
-            for part in lay.names(name).values():
-                client.drop_collection(part)
+            for part in [*lay.names(name).values(), lay.part_name(name, "hashes")]:
+                if client.has_collection(part):
+                    client.drop_collection(part)
                 self._loaded.discard(part)
+                self.state.unflushed.pop(part, None)
             milvus_windows.drop(self, name)
             client.delete(lay.META, filter=f"name == {literal(name)}")
-            self._meta_cache.pop(name, None)
-            client.flush(lay.META)
+            self.forget_meta(name)
+            self.state.wrote()
         return True
 
     def record_hashes(self, collection: str, ids: Sequence[str]) -> dict[str, str]:
-        """``{id: content_hash}`` for the ids that exist."""
-        rows = self.rows_by(
-            collection, "records", "record_id", ids, ["record_id", "content_hash"], "part == 0"
-        )
+        """``{id: content_hash}`` for the ids that exist (a primary-key lookup of part 0)."""
+        pks = [lay.record_pk(0, i) for i in ids]
+        rows = self.rows_by(collection, "records", "pk", pks, ["record_id", "content_hash"])
         return {r["record_id"]: r["content_hash"] for r in rows}
 
     def write_records(self, collection: str, records: Sequence[RecordWrite]) -> WriteResult:
-        """Upsert records and their chunks; reuse vectors by content hash; flush before returning."""
+        """Upsert records and their chunks, reusing vectors by content hash (milvus_writes)."""
         from semsearch.stores.milvus_writes import write_records
 
-        with self._lock:
+        with self.writing():
             old = milvus_windows.hashes_of(self, collection, [r.id for r in records])
             result = write_records(self, collection, records)
             milvus_windows.prune(self, collection, old)
@@ -174,21 +177,21 @@ class MilvusStore(MilvusAccess):
         """Store float32[n, dim] unit vectors; the first vectors fix the collection's dim."""
         from semsearch.stores.milvus_writes import set_vectors
 
-        with self._lock:
+        with self.writing():
             set_vectors(self, collection, chunk_ids, vectors)
 
     def mark_failed(self, collection: str, chunk_ids: Sequence[int], error: str) -> None:
         """Record that embedding these chunks failed (they stay keyword-searchable)."""
         from semsearch.stores.milvus_writes import set_status
 
-        with self._lock:
+        with self.writing():
             set_status(self, collection, chunk_ids, "failed", error[:1000])
 
     def delete_records(self, collection: str, ids: Sequence[str]) -> int:
         """Delete records with their chunks and vectors. Returns how many existed."""
         from semsearch.stores.milvus_writes import delete_records
 
-        with self._lock:
+        with self.writing():
             old = milvus_windows.hashes_of(self, collection, ids)
             deleted = delete_records(self, collection, ids)
             milvus_windows.prune(self, collection, old)
@@ -196,7 +199,7 @@ class MilvusStore(MilvusAccess):
 
     def set_windows(self, collection: str, windows: Mapping[int, WindowSet]) -> None:
         """Store chunks' sentence windows (see SentenceWindows and stores/milvus_windows.py)."""
-        with self._lock:
+        with self.writing():
             milvus_windows.write(self, collection, windows)
 
     def window_vectors(self, collection: str, chunk_ids: Sequence[int]) -> dict[int, WindowSet]:
@@ -240,18 +243,27 @@ class MilvusStore(MilvusAccess):
 
     def get_records(self, collection: str, ids: Sequence[str]) -> list[Record]:
         """The records that exist among ``ids``, in the order asked."""
-        rows = self.rows_by(
-            collection, "records", "record_id", ids, ["record_id", "part", "nparts", "body"]
-        )
+        docs = self.record_docs(collection, ids)
+        return [
+            Record(i, docs[i]["fields"], docs[i]["text"]) for i in dict.fromkeys(ids) if i in docs
+        ]
+
+    def record_docs(self, collection: str, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """``{id: body}`` of the records that exist: the JSON document ``{"fields", "text"}``
+        (and ``"chunks"``, its chunk ids, when written by this version), rejoined from its
+        parts; a record missing a part is left out."""
+        cols = ["record_id", "part", "nparts", "body"]
+        rows = self.rows_by(collection, "records", "pk", [lay.record_pk(0, i) for i in ids], cols)
+        more = [lay.record_pk(p, r["record_id"]) for r in rows for p in range(1, r["nparts"])]
+        rows += self.rows_by(collection, "records", "pk", more, cols)
         parts: dict[str, dict[int, str]] = {}
         for r in rows:
             parts.setdefault(r["record_id"], {})[r["part"]] = r["body"]
-        found = {}
-        for rid, by_part in parts.items():
-            if 0 in by_part and len(by_part) == max(by_part) + 1:
-                doc = json.loads("".join(by_part[i] for i in sorted(by_part)))
-                found[rid] = Record(rid, doc["fields"], doc["text"])
-        return [found[i] for i in dict.fromkeys(ids) if i in found]
+        return {
+            rid: json.loads("".join(by_part[i] for i in sorted(by_part)))
+            for rid, by_part in parts.items()
+            if 0 in by_part and len(by_part) == max(by_part) + 1
+        }
 
     def record_fields(self, collection: str, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """``{id: fields}`` for the ids that exist."""
@@ -338,8 +350,10 @@ class MilvusStore(MilvusAccess):
         """Top-k chunks by cosine similarity in [-1, 1], best first, ties by record id.
 
         Filters that match at most :data:`EXACT_MAX` chunks, ``exact=True``, ``k`` above
-        Milvus' topk limit, and any ANN answer shorter than min(k, matches) are answered by an
-        exact scan of the matching vectors, so a filter never starves the result.
+        Milvus' topk limit, and any ANN answer shorter than ``k`` are answered by an exact scan
+        of the matching vectors, so a search returns min(k, matches) hits. Round trips: one
+        ANN search, or one query for a small match set (none when Milvus Lite has it cached);
+        see :func:`semsearch.stores.milvus_query.vector_search`.
         """
         from semsearch.stores.milvus_query import vector_search
 

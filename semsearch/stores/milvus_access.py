@@ -5,13 +5,17 @@ Store protocol on top of it; the write and query modules use these helpers.
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import json
 import os
 import threading
+import time
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
-from semsearch.errors import DimensionMismatch, IndexNotFound
+from semsearch.errors import DimensionMismatch, IndexNotFound, SemsearchError
 from semsearch.filters import Filter, IdMatch
 from semsearch.stores import milvus_layout as lay
 from semsearch.stores.milvus_conn import (
@@ -22,6 +26,7 @@ from semsearch.stores.milvus_conn import (
     translated,
 )
 from semsearch.stores.milvus_expr import column, compile_filter, compiles_id_match, literal
+from semsearch.stores.milvus_state import FLUSH_ROWS, META_TTL, LocationState, acquire, release
 
 __all__ = ["MilvusAccess"]
 
@@ -55,7 +60,10 @@ class MilvusAccess:
         self._lock = threading.RLock()
         self._client: Any = None
         self._loaded: set[str] = set()
-        self._meta_cache: dict[str, dict[str, Any]] = {}
+        #: The caches this process's stores on the location share (milvus_state).
+        self.state: LocationState = acquire(target.display, target.lite_path is not None)
+        self._open = True
+        self._writing = False
         #: Query-time index parameters overriding the defaults (e.g. ``{"nprobe": 32}``,
         #: ``{"ef": 256}``); see ``milvus_layout.INDEXES``.
         self.search_params: dict[str, Any] = {}
@@ -76,9 +84,15 @@ class MilvusAccess:
         """Close the client; for Milvus Lite, stop its server when no other store uses the folder."""
         with self._lock:
             if self._client is not None:
+                for name in list(self.state.unflushed):  # the next open replays no log
+                    with contextlib.suppress(SemsearchError):
+                        self._flush(self._client, name)
                 close_client(self.target, self._client)
                 self._client = None
                 self._loaded.clear()
+            if self._open:
+                self._open = False
+                release(self.target.display, self.state)
 
     def _load(self, client: Any, name: str) -> bool:
         """Load a Milvus collection once per store; False when it does not exist."""
@@ -96,8 +110,24 @@ class MilvusAccess:
         client = self._read_client()
         if client is None:
             return None
-        name = lay.names(collection)[kind]
-        return (client, name) if self._load(client, name) else None
+        name = lay.part_name(collection, kind)
+        if not self._load(client, name):
+            return None
+        if not self._writing and self.state.unflushed.get(name):
+            self._flush(client, name)
+        return client, name
+
+    def _flush(self, client: Any, name: str) -> None:
+        with translated(f"flushing {name}"):
+            client.flush(name)
+        self.state.unflushed.pop(name, None)
+
+    def written(self, name: str, rows: int) -> None:
+        """Count ``rows`` written to Milvus collection ``name``; flush it at FLUSH_ROWS."""
+        left = self.state.unflushed.get(name, 0) + rows
+        self.state.unflushed[name] = left
+        if left >= FLUSH_ROWS:
+            self._flush(self._connect(), name)
 
     def _meta_rows(self, names: Sequence[str] | None = None) -> list[dict[str, Any]]:
         found = self._coll_meta()
@@ -116,25 +146,52 @@ class MilvusAccess:
         return client, lay.META
 
     def meta(self, name: str) -> dict[str, Any]:
-        """The stored metadata document of collection ``name``.
+        """The stored metadata document of collection ``name`` (a copy; see :meth:`meta_cached`).
 
         Raises:
             IndexNotFound: no such collection.
         """
-        rows = self._meta_rows([name])
-        if not rows:
+        found = self.meta_cached(name)
+        if found is None:
             raise IndexNotFound(f"no collection {name!r} in {self.location}", hint="create it")
-        return rows[0]
+        return found
 
-    def meta_cached(self, name: str) -> dict[str, Any]:
-        """:meth:`meta`, cached once the dimension is known (it never changes afterwards)."""
-        cached = self._meta_cache.get(name)
-        if cached is None or cached.get("dim") is None:
-            cached = self._meta_cache[name] = self.meta(name)
-        return cached
+    def meta_cached(self, name: str) -> dict[str, Any] | None:
+        """A copy of collection ``name``'s metadata row, or None when there is none.
+
+        Served from the location's shared cache (:mod:`semsearch.stores.milvus_state`): always
+        on Milvus Lite, for ``META_TTL`` seconds on a server. Searches read health and dim
+        here, so they make no metadata round trip.
+        """
+        hit = self.state.meta.get(name)
+        lite = self.target.lite_path is not None
+        if hit is None or not (lite or time.monotonic() - hit[0] < META_TTL):
+            rows = self._meta_rows([name])
+            if not rows:
+                self.state.meta.pop(name, None)
+                return None
+            hit = self.state.meta[name] = (time.monotonic(), rows[0])
+        return copy.deepcopy(hit[1])
+
+    def forget_meta(self, name: str) -> None:
+        """Drop ``name``'s cached metadata row (its collection was dropped)."""
+        self.state.meta.pop(name, None)
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Hold the write lock for a block of writes and note the write
+        (``LocationState.wrote``) when it ends, however it ends. Reads inside the block do not
+        flush (see FLUSH_ROWS): a flush per batch is what this avoids."""
+        with self._lock:
+            outer, self._writing = self._writing, True
+            try:
+                yield
+            finally:
+                self._writing = outer
+                self.state.wrote()
 
     def put_meta(self, meta: dict[str, Any]) -> None:
-        """Write a collection's metadata row (creating ``semsearch_meta`` if needed) and flush."""
+        """Write a collection's metadata row (creating ``semsearch_meta`` if needed)."""
         client = self._connect()
         with self._lock, translated("writing collection metadata"):
             if not client.has_collection(lay.META):
@@ -147,16 +204,18 @@ class MilvusAccess:
             doc = {k: v for k, v in meta.items() if k != "name"}
             row = {"name": meta["name"], "info": json.dumps(doc), "_v": lay.DUMMY_VECTOR}
             client.upsert(lay.META, [row])
-            client.flush(lay.META)
-            self._meta_cache[meta["name"]] = dict(meta)
+            # no flush: Milvus persists inserts itself, and a flush per write seals a tiny
+            # segment each time (Lite keeps unflushed writes across a crash too)
+            self.state.meta[meta["name"]] = (time.monotonic(), copy.deepcopy(meta))
 
     def create_part(
         self, collection: str, kind: str, fields: list[dict[str, Any]], dim: int = 0
     ) -> None:
         """Create one Milvus collection (records/chunks/vectors) of a semsearch collection."""
         client = self._connect()
-        name = lay.names(collection)[kind]
+        name = lay.part_name(collection, kind)
         schema = {
+            "hashes": lambda: lay.hashes_schema(),
             "records": lambda: lay.records_schema(fields),
             "chunks": lambda: lay.chunks_schema(fields),
             "vectors": lambda: lay.vectors_schema(fields, dim),
@@ -176,7 +235,12 @@ class MilvusAccess:
         fields: list[str],
         extra: str = "",
     ) -> list[dict[str, Any]]:
-        """Rows of one part whose ``key`` is among ``values`` (batched ``in`` queries)."""
+        """Rows of one part whose ``key`` is among ``values`` (batched ``in`` queries).
+
+        With ``key`` the primary key (``pk`` of records, ``chunk_id`` of chunks and vectors)
+        and no ``extra``, Milvus Lite answers by point lookups instead of a filter pass. (Not
+        ``client.get``: pymilvus 3.0.2 writes string ids into its expression unescaped.)
+        """
         found = self._coll(collection, kind)
         if found is None or not values:
             return []

@@ -17,9 +17,19 @@ prefix ``ss_<slug>_<hash8>`` (Milvus names allow only letters, digits and ``_``)
   ``content_hash``, ``vector`` (float32[dim], metric COSINE) and the ``f_*`` columns. It is
   created when the dimension is known (at creation, or with the first vectors), so a
   collection whose embedder has not answered yet is still keyword-searchable.
+- ``<prefix>_hashes``: ``content_hash`` (primary key) -> ``chunk_id`` of a stored vector of that
+  content, so a write finds vectors to reuse by point lookups (Milvus Lite evaluates any other
+  filter over every row). An entry whose vector is gone or changed is ignored and overwritten.
+
+Each record's body also lists its chunk ids (``"chunks"``), so an update finds the chunks it
+replaces by primary key. Collections written before either existed fall back to filters on
+``record_id`` and ``content_hash``.
 
 A store-wide ``semsearch_meta`` collection holds one row per semsearch collection: its name
 and a JSON document with schema, model id, dim, options, prefix and timestamps.
+
+Scalar INVERTED indexes (:data:`SCALAR_INDEXES`) cover the columns writes look rows up by.
+Collections created before they existed have none and work the same, only slower to write.
 
 Milvus needs a vector field in every collection: ``semsearch_meta`` and ``*_records`` carry a
 constant 2-d ``_v`` column that is never searched.
@@ -40,9 +50,12 @@ __all__ = [
     "VARCHAR_MAX",
     "chunk_id",
     "chunks_schema",
+    "hashes_schema",
     "index_params",
     "meta_schema",
     "names",
+    "part_name",
+    "record_pk",
     "records_schema",
     "vectors_schema",
 ]
@@ -67,6 +80,18 @@ def names(collection: str) -> dict[str, str]:
     digest = hashlib.blake2b(collection.encode(), digest_size=4).hexdigest()
     prefix = f"ss_{slug}_{digest}"
     return {kind: f"{prefix}_{kind}" for kind in ("records", "chunks", "vectors")}
+
+
+def part_name(collection: str, kind: str) -> str:
+    """The Milvus name of one part: a kind of :func:`names`, or ``hashes``."""
+    if kind == "hashes":
+        return names(collection)["records"].removesuffix("_records") + "_hashes"
+    return names(collection)[kind]
+
+
+def record_pk(part: int, record_id: str) -> str:
+    """The primary key of body part ``part`` of record ``record_id`` in ``*_records``."""
+    return f"{part}:{record_id}"
 
 
 def chunk_id(record_id: str, ordinal: int, start: int, end: int, content_hash: str) -> int:
@@ -156,6 +181,17 @@ def chunks_schema(fields: list[dict[str, Any]]) -> Any:
     return s
 
 
+def hashes_schema() -> Any:
+    """``*_hashes``: ``content_hash`` (pk) -> ``chunk_id`` of a vector with that content."""
+    from pymilvus import DataType
+
+    s = _schema()
+    s.add_field("content_hash", DataType.VARCHAR, is_primary=True, max_length=128)
+    s.add_field("chunk_id", DataType.INT64)
+    s.add_field(_DUMMY, DataType.FLOAT_VECTOR, dim=2)
+    return s
+
+
 def vectors_schema(fields: list[dict[str, Any]], dim: int) -> Any:
     """``*_vectors`` with a float32[dim] ``vector``."""
     from pymilvus import DataType
@@ -169,10 +205,20 @@ def vectors_schema(fields: list[dict[str, Any]], dim: int) -> Any:
     return s
 
 
+#: Scalar columns with an INVERTED index, per kind: the keys writes look rows up by (old
+#: chunks of a record, vectors to reuse by content hash), so a write reads its own rows instead
+#: of scanning every row (Milvus Lite evaluates unindexed filters row by row).
+SCALAR_INDEXES: dict[str, tuple[str, ...]] = {
+    "records": ("record_id",),
+    "chunks": ("record_id",),
+    "vectors": ("record_id", "content_hash"),
+}
+
+
 def index_params(client: Any, kind: str, vector_index: str = "HNSW") -> Any:
     """Index parameters for a collection of ``kind`` (meta/records/chunks/vectors)."""
     params = client.prepare_index_params()
-    if kind in ("meta", "records"):
+    if kind in ("meta", "records", "hashes"):
         params.add_index(field_name=_DUMMY, index_type="FLAT", metric_type="L2")
     elif kind == "chunks":
         params.add_index(
@@ -185,6 +231,8 @@ def index_params(client: Any, kind: str, vector_index: str = "HNSW") -> Any:
             metric_type="COSINE",
             params=INDEXES[vector_index]["build"],
         )
+    for name in SCALAR_INDEXES.get(kind, ()):
+        params.add_index(field_name=name, index_type="INVERTED")
     return params
 
 

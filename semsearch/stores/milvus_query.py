@@ -17,6 +17,7 @@ from semsearch.stores.base import ScoredChunk
 from semsearch.stores.exact import top_k
 from semsearch.stores.milvus_conn import translated
 from semsearch.stores.milvus_expr import column
+from semsearch.stores.milvus_state import SmallSet
 
 if TYPE_CHECKING:
     from semsearch.stores.milvus import MilvusStore
@@ -36,13 +37,24 @@ def vector_search(
     where: Filter | None,
     exact: bool,
 ) -> list[ScoredChunk]:
-    """See :meth:`MilvusStore.vector_search`."""
+    """See :meth:`MilvusStore.vector_search`.
+
+    Round trips: one ANN search without a filter. With a filter not yet known to be large,
+    first one query for the matching vectors, at most ``EXACT_MAX + 1``: when it returns at
+    most ``EXACT_MAX``, that is the whole match set and it is ranked exactly (no search
+    follows; on Milvus Lite the set is kept until the next write, so the same filter again
+    costs no round trip); otherwise the filter is remembered as large until the next write and
+    answered by filtered ANN. An ANN answer shorter than ``k`` is replaced by an exact scan of
+    the matches, so a search returns min(k, matches) hits without counting them first.
+    """
     from semsearch.stores.milvus import EXACT_MAX, MAX_TOPK
 
     found = store._coll(collection, "vectors")
     if found is None or k <= 0:
         return []
     meta = store.meta_cached(collection)
+    if meta is None:  # dropped meanwhile: the collection layer says so (an empty answer)
+        return []
     dim = meta.get("dim")
     if dim is not None and int(dim) != vector.shape[0]:
         raise DimensionMismatch(
@@ -52,35 +64,43 @@ def vector_search(
     expr = store.filter_expr(where)
     if exact or k > MAX_TOPK:
         return _exact(store, collection, vector, k, expr)
-    if where is not None:
-        small = _small_match_set(found, expr, EXACT_MAX)
+    state = store.state
+    if expr and not state.known_large(collection, expr):
+        small = state.small_set(collection, expr)
+        if small is None:
+            generation = state.generation
+            rows = _matches(found, expr, EXACT_MAX + 1)
+            if len(rows) > EXACT_MAX:
+                state.mark_large(collection, expr)
+            else:
+                small = SmallSet(
+                    generation,
+                    [int(r["chunk_id"]) for r in rows],
+                    [r["record_id"] for r in rows],
+                    _unit_rows(rows, int(dim or vector.shape[0])),
+                )
+                state.keep_small_set(collection, expr, small)
         if small is not None:
-            return _exact_ids(found, vector, k, small)
+            return _ranked(small.matrix, small.chunk_ids, small.record_ids, vector, k)
     hits = ann(found, meta.get("index", "HNSW"), vector, k, expr, store.search_params)
-    if len(hits) < k:
-        matches = store.count_where(collection, "vectors", store.all_expr(expr))
-        if len(hits) < min(k, matches):
-            return _exact(store, collection, vector, k, expr)
+    if len(hits) < k:  # fewer vectors than k match, or the graph starved: rank them all
+        return _exact(store, collection, vector, k, expr)
     return _ordered(hits)
 
 
-def _small_match_set(found: tuple[Any, str], expr: str, limit: int) -> list[int] | None:
-    """The chunk ids matching ``expr`` if there are at most ``limit``, else None."""
+#: Fields read for an exact ranking: ``vector`` arrives as float32 numpy (``strict_float32``).
+_EXACT_FIELDS = ["chunk_id", "record_id", "vector"]
+
+
+def _matches(found: tuple[Any, str], expr: str, limit: int) -> list[dict[str, Any]]:
+    """Up to ``limit`` vector rows matching ``expr`` (one query)."""
     client, name = found
     with translated("filtering vectors"):
-        rows = client.query(name, filter=expr, output_fields=["chunk_id"], limit=limit + 1)
-    return [int(r["chunk_id"]) for r in rows] if len(rows) <= limit else None
-
-
-def _exact_ids(
-    found: tuple[Any, str], vector: NDArray[np.float32], k: int, ids: list[int]
-) -> list[ScoredChunk]:
-    if not ids:
-        return []
-    client, name = found
-    with translated("reading vectors"):
-        rows = client.get(name, ids=ids, output_fields=["chunk_id", "record_id", "vector"])
-    return _top(rows, vector, k)
+        return list(
+            client.query(
+                name, filter=expr, output_fields=_EXACT_FIELDS, limit=limit, strict_float32=True
+            )
+        )
 
 
 def ann(
@@ -115,9 +135,7 @@ def ann(
 def _exact(
     store: MilvusStore, collection: str, vector: NDArray[np.float32], k: int, expr: str
 ) -> list[ScoredChunk]:
-    rows = store.scan(
-        collection, "vectors", store.all_expr(expr), ["chunk_id", "record_id", "vector"]
-    )
+    rows = store.scan(collection, "vectors", store.all_expr(expr), _EXACT_FIELDS)
     return _top(list(rows), vector, k)
 
 
@@ -125,13 +143,36 @@ def _top(rows: list[dict[str, Any]], vector: NDArray[np.float32], k: int) -> lis
     """Exact top-k of ``rows`` (chunk_id, record_id, vector) by cosine similarity."""
     if not rows:
         return []
-    matrix = np.asarray([r["vector"] for r in rows], dtype=np.float32)
+    matrix = _unit_rows(rows, vector.shape[0])
+    ids = [int(r["chunk_id"]) for r in rows]
+    return _ranked(matrix, ids, [r["record_id"] for r in rows], vector, k)
+
+
+def _unit_rows(rows: list[dict[str, Any]], dim: int) -> NDArray[np.float32]:
+    """The rows' vectors (float32 arrays or lists of floats) as float32[n, dim] unit rows
+    (stored vectors are unit length up to float32 rounding; zero rows stay zero)."""
+    if not rows:
+        return np.zeros((0, dim), dtype=np.float32)
+    matrix = np.vstack([np.asarray(r["vector"], dtype=np.float32) for r in rows])
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     matrix /= np.where(norms == 0, 1.0, norms)
+    return matrix
+
+
+def _ranked(
+    matrix: NDArray[np.float32],
+    chunk_ids: list[int],
+    record_ids: list[str],
+    vector: NDArray[np.float32],
+    k: int,
+) -> list[ScoredChunk]:
+    """Exact top-k rows of ``matrix`` (float32[m, dim] unit rows) by cosine with ``vector``."""
+    if not chunk_ids:
+        return []
     picked, scores = top_k(matrix, vector.astype(np.float32), k)
     return _ordered(
         [
-            ScoredChunk(int(rows[r]["chunk_id"]), rows[r]["record_id"], float(s))
+            ScoredChunk(chunk_ids[r], record_ids[r], float(s))
             for r, s in zip(picked, scores, strict=True)
         ]
     )

@@ -54,7 +54,11 @@ def _client(store: MilvusAccess, collection: str, create: bool) -> tuple[Any, st
         with translated(f"creating {name}"):
             params = lay.index_params(client, "records")  # the dummy ``_v`` index
             client.create_collection(name, schema=_schema(), index_params=params)
-    return (client, name) if store._load(client, name) else None
+    if not store._load(client, name):
+        return None
+    if not store._writing and store.state.unflushed.get(name):  # reads see what was written
+        store._flush(client, name)
+    return client, name
 
 
 def write(store: MilvusAccess, collection: str, windows: Mapping[int, WindowSet]) -> None:
@@ -75,7 +79,7 @@ def write(store: MilvusAccess, collection: str, windows: Mapping[int, WindowSet]
     with translated("writing windows"):
         for start in range(0, len(out), 100):
             client.upsert(name, out[start : start + 100])
-        client.flush(name)
+    store.written(name, len(out))  # flushed in bulk, as the other parts (milvus_access)
 
 
 def read(store: MilvusAccess, collection: str, chunk_ids: Sequence[int]) -> dict[int, WindowSet]:
@@ -127,7 +131,7 @@ def prune(store: MilvusAccess, collection: str, hashes: set[str]) -> None:
     with translated("deleting windows"):
         for start in range(0, len(gone), 200):
             client.delete(name, ids=gone[start : start + 200])
-        client.flush(name)
+    store.written(name, len(gone))
 
 
 def drop(store: MilvusAccess, collection: str) -> None:
@@ -137,3 +141,4 @@ def drop(store: MilvusAccess, collection: str) -> None:
     with translated(f"dropping {name}"):
         client.drop_collection(name)
     store._loaded.discard(name)
+    store.state.unflushed.pop(name, None)

@@ -1,9 +1,15 @@
 """Writes of the Milvus store: upsert records and chunks, store vectors, delete, add fields.
 
 Order of every write (Milvus has no transactions): chunk rows, then vector rows, then stale
-rows deleted, then the record row whose content hash marks the record as written, then a
-flush. If a write stops half-way, the record's old hash is still stored (or none), so the next
-upsert of the same record redoes it.
+rows deleted, then the record row whose content hash marks the record as written. If a write
+stops half-way, the record's old hash is still stored (or none), so the next upsert of the
+same record redoes it.
+
+Cost: each batch reads only its own rows, by primary key (:mod:`semsearch.stores.milvus_lookup`:
+record rows, the chunks an update replaces, vectors to reuse by chunk id or content hash), and
+writes in calls of up to ``ROWS_PER_CALL`` rows without flushing (a collection is flushed per
+``milvus_state.FLUSH_ROWS`` rows and before the next read; a flush per batch made many small
+segments that every later read visits), so the time to insert n records grows linearly in n.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from numpy.typing import NDArray
 
 from semsearch.errors import InvalidRecord
 from semsearch.stores import milvus_layout as lay
+from semsearch.stores import milvus_lookup as lookup
 from semsearch.stores.base import PendingChunk, RecordWrite, WriteResult
 from semsearch.stores.milvus_conn import translated
 from semsearch.stores.milvus_expr import column, literal
@@ -26,7 +33,19 @@ from semsearch.stores.milvus_terms import keyword_terms
 if TYPE_CHECKING:
     from semsearch.stores.milvus import MilvusStore
 
-__all__ = ["add_fields", "delete_records", "set_status", "set_vectors", "write_records"]
+__all__ = [
+    "ROWS_PER_CALL",
+    "add_fields",
+    "delete_records",
+    "set_status",
+    "set_vectors",
+    "write_records",
+]
+
+
+#: Rows per upsert/delete call: large calls, well inside gRPC's 64 MB message limit
+#: (2,000 rows of 384 float32 plus text are a few MB).
+ROWS_PER_CALL = 2000
 
 
 def _fields(meta: dict[str, Any]) -> list[dict[str, Any]]:
@@ -55,8 +74,11 @@ def _check_sizes(records: Sequence[RecordWrite]) -> None:
             )
 
 
-def _record_rows(fields: list[dict[str, Any]], r: RecordWrite) -> list[dict[str, Any]]:
-    body = json.dumps({"fields": r.fields, "text": r.text}, ensure_ascii=False, sort_keys=True)
+def _record_rows(
+    fields: list[dict[str, Any]], r: RecordWrite, chunk_ids: list[int]
+) -> list[dict[str, Any]]:
+    doc = {"fields": r.fields, "text": r.text, "chunks": chunk_ids}
+    body = json.dumps(doc, ensure_ascii=False, sort_keys=True)
     size = lay.BODY_PART_CHARS
     pieces = [body[i : i + size] for i in range(0, len(body), size)] or [""]
     rows = []
@@ -64,7 +86,7 @@ def _record_rows(fields: list[dict[str, Any]], r: RecordWrite) -> list[dict[str,
         attrs = _attrs(fields, r.attrs if part == 0 else {})
         rows.append(
             {
-                "pk": f"{part}:{r.id}",
+                "pk": lay.record_pk(part, r.id),
                 "record_id": r.id,
                 "part": part,
                 "nparts": len(pieces),
@@ -90,11 +112,8 @@ def write_records(
     result.unchanged = len(records) - len(changed)
     if not changed:
         return result
-    rids = [r.id for r in changed]
-    old = {
-        row["chunk_id"]: row["status"]
-        for row in store.rows_by(collection, "chunks", "record_id", rids, ["chunk_id", "status"])
-    }
+    _begin(store, collection, meta)
+    old = lookup.old_chunks(store, collection, changed, known)
     new_chunks = [
         (
             lay.chunk_id(
@@ -106,7 +125,7 @@ def write_records(
         for r in changed
         for c in r.chunks
     ]
-    vectors = _reusable(store, collection, new_chunks, old)
+    vectors = lookup.reusable(store, collection, new_chunks, old)
     chunk_rows, vector_rows = [], []
     for cid, r, c in new_chunks:
         ch = c.chunk
@@ -144,41 +163,33 @@ def write_records(
     stale = list(set(old) - {cid for cid, _, _ in new_chunks})
     _upsert(store, collection, "chunks", chunk_rows)
     _upsert(store, collection, "vectors", vector_rows)
+    _upsert(store, collection, "hashes", lookup.hash_rows(vector_rows))
     _delete_ids(store, collection, ("chunks", "vectors"), stale)
-    rows = [row for r in changed for row in _record_rows(fields, r)]
+    ids: dict[str, list[int]] = {r.id: [] for r in changed}
+    for cid, r, _ in new_chunks:
+        ids[r.id].append(cid)
+    rows = [row for r in changed for row in _record_rows(fields, r, ids[r.id])]
     _upsert(store, collection, "records", rows)
-    _trim_parts(store, collection, rows)
+    _trim_parts(store, collection, [row for row in rows if row["record_id"] in known])
     result.added = sum(1 for r in changed if r.id not in known)
     result.updated = len(changed) - result.added
+    meta.pop(lookup.WRITING, None)
     _touch(store, collection, meta)
     return result
 
 
-def _reusable(
-    store: MilvusStore,
-    collection: str,
-    new_chunks: list[tuple[int, RecordWrite, Any]],
-    old: dict[int, str],
-) -> dict[int, list[float]]:
-    """Vectors for new chunks: the chunk's own (kept) vector, or any vector with its hash."""
-    kept = [cid for cid, _, _ in new_chunks if old.get(cid) == "embedded"]
-    by_id = {
-        row["chunk_id"]: row["vector"]
-        for row in store.rows_by(collection, "vectors", "chunk_id", kept, ["chunk_id", "vector"])
-    }
-    hashes = [c.content_hash for cid, _, c in new_chunks if cid not in by_id]
-    by_hash = {
-        row["content_hash"]: row["vector"]
-        for row in store.rows_by(
-            collection, "vectors", "content_hash", hashes, ["content_hash", "vector"]
+def _begin(store: MilvusStore, collection: str, meta: dict[str, Any]) -> None:
+    """On Milvus Lite: sweep what a write that stopped half-way left (its mark is still set),
+    then set the mark for this write (see :mod:`semsearch.stores.milvus_lookup`)."""
+    if not store.state.lite:
+        return
+    if meta.get(lookup.WRITING):
+        _delete_ids(
+            store, collection, ("chunks", "vectors"), lookup.stale_chunks(store, collection)
         )
-    }
-    out = {}
-    for cid, _, c in new_chunks:
-        vec = by_id.get(cid) or by_hash.get(c.content_hash)
-        if vec is not None:
-            out[cid] = [float(x) for x in vec]
-    return out
+    if not meta.get(lookup.WRITING):
+        meta[lookup.WRITING] = True
+        store.put_meta(meta)
 
 
 def _upsert(
@@ -195,9 +206,9 @@ def _upsert(
         return
     client, name = found
     with translated(f"writing {kind}"):
-        for start in range(0, len(rows), 500):
-            client.upsert(name, rows[start : start + 500], partial_update=partial)
-        client.flush(name)
+        for start in range(0, len(rows), ROWS_PER_CALL):
+            client.upsert(name, rows[start : start + ROWS_PER_CALL], partial_update=partial)
+    store.written(name, len(rows))
 
 
 def _delete_ids(store: MilvusStore, collection: str, kinds: Sequence[str], ids: list[int]) -> None:
@@ -209,9 +220,9 @@ def _delete_ids(store: MilvusStore, collection: str, kinds: Sequence[str], ids: 
             continue
         client, name = found
         with translated(f"deleting {kind}"):
-            for start in range(0, len(ids), 500):
-                client.delete(name, ids=ids[start : start + 500])
-            client.flush(name)
+            for start in range(0, len(ids), ROWS_PER_CALL):
+                client.delete(name, ids=ids[start : start + ROWS_PER_CALL])
+        store.written(name, len(ids))
 
 
 def _trim_parts(store: MilvusStore, collection: str, rows: list[dict[str, Any]]) -> None:
@@ -238,11 +249,11 @@ def _delete_where(
         client, name = found
         with translated(f"deleting {kind}"):
             for n, values in groups.items():
-                for start in range(0, len(values), 500):
-                    batch = ", ".join(literal(v) for v in values[start : start + 500])
+                for start in range(0, len(values), ROWS_PER_CALL):
+                    batch = ", ".join(literal(v) for v in values[start : start + ROWS_PER_CALL])
                     expr = f"{key} in [{batch}]" + (f" and {extra.format(n=n)}" if extra else "")
                     client.delete(name, filter=expr)
-            client.flush(name)
+        store.written(name, sum(len(v) for v in groups.values()))
 
 
 def _touch(store: MilvusStore, collection: str, meta: dict[str, Any]) -> None:
@@ -273,6 +284,7 @@ def set_vectors(
         if row is not None:  # the chunk was replaced meanwhile: its vector is not needed
             out.append({**row, "vector": vec.tolist()})
     _upsert(store, collection, "vectors", out)
+    _upsert(store, collection, "hashes", lookup.hash_rows(out))
     set_status(store, collection, [r["chunk_id"] for r in out], "embedded", "")
     _touch(store, collection, meta)
 
