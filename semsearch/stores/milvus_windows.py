@@ -52,7 +52,7 @@ def _client(store: MilvusAccess, collection: str, create: bool) -> tuple[Any, st
         return None
     if create and not client.has_collection(name):
         with translated(f"creating {name}"):
-            params = lay.index_params(client, "records")  # the dummy ``_v`` index
+            params = lay.index_params(client, "meta")  # the dummy ``_v`` index alone
             client.create_collection(name, schema=_schema(), index_params=params)
     if not store._load(client, name):
         return None
