@@ -25,13 +25,6 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys(t.casefold() for t in _TOKEN.findall(query)))
 
 
-def _matches(term: str, word: str) -> bool:
-    if term == word:
-        return True
-    short, long = sorted((term, word), key=len)
-    return len(short) >= MIN_STEM and long.startswith(short)
-
-
 def keyword_highlight(text: str, query: str) -> Span | None:
     """The span (char offsets into ``text``, end exclusive) of the sentence window of ``text``
     that matches the most distinct query terms; the first such on a tie.
@@ -39,11 +32,26 @@ def keyword_highlight(text: str, query: str) -> Span | None:
     None when ``text`` has fewer than two windows (:func:`semsearch.windows.window_spans`: no
     sentence boundary marks one out) or no window matches a term.
     """
-    terms = query_terms(query)
+    terms = set(query_terms(query))
+    begun: dict[str, set[str]] = {}  # a word that begins longer terms -> those terms
+    for t in terms:
+        for i in range(MIN_STEM, len(t)):
+            begun.setdefault(t[:i], set()).add(t)
+    seen: dict[str, frozenset[str]] = {}  # each word's matching terms, once per chunk
+
+    def matched(word: str) -> frozenset[str]:
+        found = set(begun.get(word, ())) | ({word} & terms)
+        found.update(word[:i] for i in range(MIN_STEM, len(word)) if word[:i] in terms)
+        return frozenset(found)
+
     best: tuple[int, Span] | None = None
     for start, end in window_spans(text):
-        words = {w.casefold() for w in _TOKEN.findall(text[start:end])}
-        hits = sum(any(_matches(t, w) for w in words) for t in terms)
-        if hits and (best is None or hits > best[0]):
-            best = (hits, (start, end))
+        hit: set[str] = set()
+        for word in _TOKEN.findall(text[start:end]):
+            word = word.casefold()
+            if word not in seen:
+                seen[word] = matched(word)
+            hit |= seen[word]
+        if hit and (best is None or len(hit) > best[0]):
+            best = (len(hit), (start, end))
     return None if best is None else best[1]
