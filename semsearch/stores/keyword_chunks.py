@@ -7,7 +7,8 @@ chunks are scored: their text is tokenized by FTS5's own tokenizer (stores/keywo
 and BM25's collection statistics come from the chunk-level FTS5 table itself: N and the total
 token count from its averages record (``fts_<C>_data`` row 1: SQLite varints, the row count
 then each column's token total), a term's n(q) from the keyword sidecar's chunk frequencies
-(counted from the same chunk texts at build), a phrase's from the snapshot's cached FTS5
+(counted from the same chunk texts at build; once the sidecar is caught up from the change log
+they are not kept, stores/keyword_delta.py), else, and a phrase's, from the snapshot's cached FTS5
 counts (:class:`~semsearch.stores.sqlite_keyword.TermCounts`). Same formula as FTS5's ``bm25()``
 (one column, weight 1), the same weightless-clause rule and the same ties (the first chunk),
 so the same chunk as ``best_chunks`` to float tolerance.
@@ -20,7 +21,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from semsearch.stores.keyword_postings import IDF_FLOOR, K1, B, Postings
+from semsearch.stores.keyword_delta import LivePostings
+from semsearch.stores.keyword_postings import IDF_FLOOR, K1, B
 from semsearch.stores.keyword_tokens import PieceTokenizer
 from semsearch.stores.sqlite_keyword import TermCounts
 from semsearch.stores.sqlite_schema import fts_table
@@ -65,7 +67,7 @@ def best_chunks_from_text(
     rows: Rows,
     cid: int,
     tokenizer: PieceTokenizer,
-    postings: Postings,
+    postings: LivePostings,
     text: str,
     record_ids: Sequence[str],
     counts: TermCounts,
@@ -81,10 +83,10 @@ def best_chunks_from_text(
         return {}
     inner = {c: c[1:-1].replace('""', '"') for c in clauses}
     phrases = {c: tuple(tokenizer.terms(t)) for c, t in inner.items()}
-    hits = {  # n(q): a term's from the sidecar, a phrase's counted by FTS5 (cached)
-        c: postings.chunk_hits(t[0]) if len(t) == 1 else counts.hits(rows, cid, "chunk", c)
-        for c, t in phrases.items()
-    }
+    hits = {}  # n(q): a term's from the sidecar, else (a phrase, or caught up) by FTS5, cached
+    for c, t in phrases.items():
+        found = postings.chunk_hits(t[0]) if len(t) == 1 else None
+        hits[c] = found if found is not None else counts.hits(rows, cid, "chunk", c)
     if len(clauses) > 1:  # as best_chunks: weightless clauses out, unless all are
         clauses = [c for c in clauses if 2 * hits[c] < n_chunks] or clauses
     idf = {}

@@ -7,7 +7,9 @@ terms, newline-separated UTF-8: no FTS5 term holds whitespace), the arrays of
 (``names``: UTF-8 bytes cut at ``name_offsets`` int64[N + 1]) and its first chunk's id
 (``first_chunks`` int64[N], -1 for none). The header names the collection (id,
 created_at), the FTS5 tokenizer, the title weight, the snapshot it was built from (``stamp``,
-see stores/keyword_sidecar.py) and a CRC-32 of every array, checked on every load.
+see stores/keyword_sidecar.py, and ``seq``, its position in the record change log:
+stores/record_changes.py, null for a file without the log) and a CRC-32 of every array,
+checked on every load.
 
 It is written to a temporary name and renamed into place, so a reader sees an old complete
 file or a new complete one. A missing, truncated, foreign or damaged file raises
@@ -28,7 +30,7 @@ from numpy.typing import NDArray
 from semsearch.stores.atomic_file import write_atomically
 from semsearch.stores.keyword_postings import Postings
 
-__all__ = ["KeywordFileInvalid", "keyword_path", "read_postings", "write_postings"]
+__all__ = ["KeywordFileInvalid", "keyword_path", "read_header", "read_postings", "write_postings"]
 
 FORMAT = 2  # 2: record ids, first chunks, chunk frequencies
 _ARRAYS = (
@@ -86,10 +88,32 @@ def write_postings(
     return write_atomically(path, write)
 
 
+def read_header(path: str) -> dict[str, Any]:
+    """The header of a ``.kw`` file (only that member of the archive is read).
+
+    Raises:
+        KeywordFileInvalid: missing, not a keyword sidecar, truncated or another format.
+    """
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            return _header(archive)
+    except FileNotFoundError as exc:
+        raise KeywordFileInvalid("missing") from exc
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        raise KeywordFileInvalid(f"unreadable ({exc})") from exc
+
+
+def _header(archive: Any) -> dict[str, Any]:
+    header = json.loads(bytes(archive["header"]).decode())
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise KeywordFileInvalid("another keyword sidecar format")
+    return header
+
+
 def read_postings(
     path: str, expect: dict[str, Any]
-) -> tuple[Postings, list[str], NDArray[np.int64]]:
-    """(postings, record ids, first chunk ids) of a ``.kw`` file whose header matches
+) -> tuple[dict[str, Any], Postings, list[str], NDArray[np.int64]]:
+    """(header, postings, record ids, first chunk ids) of a ``.kw`` file whose header matches
     ``expect`` (every key equal).
 
     Raises:
@@ -98,9 +122,7 @@ def read_postings(
     """
     try:
         with np.load(path, allow_pickle=False) as archive:
-            header = json.loads(bytes(archive["header"]).decode())
-            if not isinstance(header, dict) or header.get("format") != FORMAT:
-                raise KeywordFileInvalid("another keyword sidecar format")
+            header = _header(archive)
             for key, value in expect.items():
                 if header.get(key) != value:
                     raise KeywordFileInvalid(f"stale or foreign: {key} differs")
@@ -132,7 +154,7 @@ def read_postings(
         names = [blob[a:b].decode() for a, b in pairwise(cuts.tolist())]
     except UnicodeDecodeError as exc:
         raise KeywordFileInvalid("damaged: a record id is not UTF-8") from exc
-    return postings, names, first
+    return header, postings, names, first
 
 
 def _check_shapes(p: Postings) -> None:

@@ -34,7 +34,17 @@ from numpy.typing import NDArray
 from semsearch.stores.keyword_tokens import PieceTokenizer
 from semsearch.stores.sqlite_record_fts import TITLE_WEIGHT
 
-__all__ = ["K1", "B", "Clause", "Phrase", "Postings", "build_postings"]
+__all__ = [
+    "K1",
+    "B",
+    "Clause",
+    "Phrase",
+    "Postings",
+    "add_term",
+    "build_postings",
+    "idf",
+    "top_of",
+]
 
 #: FTS5's BM25 constants (fts5_aux.c).
 K1 = 1.2
@@ -86,43 +96,61 @@ class Postings:
         """float64[N]: each record's BM25 for ``terms`` (one entry per query clause, repeats
         counted again, as FTS5 counts each phrase), 0 for records holding none of them."""
         out = np.zeros(len(self.rowids), dtype=np.float64)
-        total = len(self.rowids)
         for term in terms:
             if not isinstance(term, str):
                 out[term[0]] += term[1]
-                continue
-            tid = self.term_ids.get(term)
-            if tid is None:
-                continue
-            lo, hi = int(self.offsets[tid]), int(self.offsets[tid + 1])
-            n = hi - lo
-            idf = float(np.log((total - n + 0.5) / (n + 0.5)))
-            idf = idf if idf > 0 else IDF_FLOOR
-            docs, f = self.docs[lo:hi], self.freqs[lo:hi].astype(np.float64)
-            out[docs] += idf * (f * (K1 + 1.0)) / (f + self.norm[docs])
+            else:
+                add_term(out, self, term, idf(len(self.rowids), self.df(term)), self.norm)
         return out
 
     def top(
         self, terms: list[Clause], k: int, mask: NDArray[np.bool_] | None
     ) -> tuple[NDArray[np.int64], NDArray[np.float64], int]:
-        """(record rowids, scores, matches): the best ``k`` records with a score > 0, plus any
-        tied with the k-th (the caller breaks ties by record id), and how many records match.
-        ``mask``: bool[N], records that may be returned (a filter), applied before the top k.
-        Order is unspecified."""
-        scores = self.scores(terms)
-        cand = np.flatnonzero(scores)
-        if mask is not None:
-            cand = cand[mask[cand]]
-        matched = len(cand)
-        if len(cand) > k:
-            kth = np.partition(scores[cand], len(cand) - k)[len(cand) - k]
-            cand = cand[scores[cand] >= kth]
-        return self.rowids[cand], scores[cand], matched
+        """(record positions, scores, matches): the best ``k`` records with a score > 0, plus
+        any tied with the k-th (the caller breaks ties by record id), and how many records
+        match. ``mask``: bool[N], records that may be returned (a filter), applied before the
+        top k. Order is unspecified."""
+        return top_of(self.scores(terms), k, mask)
 
     def nbytes(self) -> int:
         """Bytes held by the arrays (the sidecar's memory, without the term dictionary)."""
         arrays = (self.offsets, self.docs, self.freqs, self.rowids, self.lengths, self.norm)
         return sum(int(a.nbytes) for a in arrays)
+
+
+def idf(total: int, n: int) -> float:
+    """FTS5's IDF of a term in ``n`` of ``total`` records (floored at :data:`IDF_FLOOR`)."""
+    value = float(np.log((total - n + 0.5) / (n + 0.5)))
+    return value if value > 0 else IDF_FLOOR
+
+
+def add_term(
+    out: NDArray[np.float64], p: Postings, term: str, weight: float, norm: NDArray[np.float64]
+) -> None:
+    """Add ``term``'s BM25 part to ``out[position]`` for every record of ``p`` holding it:
+    ``weight * f * (k1 + 1) / (f + norm)``, ``weight`` the term's IDF over the whole
+    collection, ``norm`` float64[N] each record's ``k1 * (1 - b + b * |d| / avgdl)``."""
+    tid = p.term_ids.get(term)
+    if tid is None:
+        return
+    lo, hi = int(p.offsets[tid]), int(p.offsets[tid + 1])
+    docs, f = p.docs[lo:hi], p.freqs[lo:hi].astype(np.float64)
+    out[docs] += weight * (f * (K1 + 1.0)) / (f + norm[docs])
+
+
+def top_of(
+    scores: NDArray[np.float64], k: int, mask: NDArray[np.bool_] | None
+) -> tuple[NDArray[np.int64], NDArray[np.float64], int]:
+    """(positions, scores, matches) of the best ``k`` scores > 0 and any tied with the k-th,
+    over positions ``mask`` allows (None: all); order unspecified."""
+    cand = np.flatnonzero(scores)
+    if mask is not None:
+        cand = cand[mask[cand]]
+    matched = len(cand)
+    if len(cand) > k:
+        kth = np.partition(scores[cand], len(cand) - k)[len(cand) - k]
+        cand = cand[scores[cand] >= kth]
+    return cand.astype(np.int64), scores[cand], matched
 
 
 def build_postings(

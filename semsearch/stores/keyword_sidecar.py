@@ -19,12 +19,17 @@ Guarantees, as the HNSW sidecar's (docs/ann.md):
   averages records (``fts_rec_<C>_data`` rows 10 and 1; FTS5 rewrites both on every change to
   the table, from any process). Embedding progress, which bumps the change counter but not
   the text, leaves the stamp alone.
-- A stale or missing sidecar never answers: that search runs on FTS5 (same ranking), and
-  a rebuild starts in a background thread on its own connection; the next search after it
-  finishes uses the new arrays. So another process's writes are seen by the next search.
-  (There is no incremental catch-up: a rebuild re-reads the collection, reported as build
-  time in docs/benchmarks.md; FTS5 answers meanwhile.) In-memory stores rebuild inside the
-  search, up to :data:`MEMORY_BUILD_MAX` records.
+- A snapshot whose stamp is behind is *caught up* from the record change log (format 4,
+  stores/record_changes.py) inside the search: the records changed since its log position are
+  re-read and scored beside the rest (stores/keyword_delta.py), with the ranking a rebuild
+  would give. So another process's writes are seen by the next search. Up to
+  :data:`CATCH_UP_MAX` changed records are caught up inline; past :data:`REBUILD_AFTER` a
+  background rebuild also starts, which writes a fresh ``.kw`` file for later processes.
+- A sidecar that cannot be caught up (missing or damaged file, too many changes, a log pruned
+  past it, a file of format 3 or older with no log) never answers: that search runs on FTS5
+  (same ranking), and a rebuild starts in a background thread on its own connection; the next
+  search after it finishes uses the new arrays. In-memory stores rebuild inside the search,
+  up to :data:`MEMORY_BUILD_MAX` records.
 """
 
 from __future__ import annotations
@@ -43,17 +48,20 @@ import numpy as np
 from numpy.typing import NDArray
 
 from semsearch.filters import Filter
+from semsearch.stores import record_changes
 from semsearch.stores.base import ScoredChunk
+from semsearch.stores.keyword_delta import LivePostings
 from semsearch.stores.keyword_file import (
     KeywordFileInvalid,
     keyword_path,
     read_postings,
     write_postings,
 )
-from semsearch.stores.keyword_postings import Phrase, Postings, PostingsBuilder
+from semsearch.stores.keyword_postings import Phrase, PostingsBuilder
 from semsearch.stores.keyword_tokens import PieceTokenizer
 from semsearch.stores.sqlite_record_fts import BODY_SQL, TITLE_SQL, TITLE_WEIGHT, record_fts_table
 from semsearch.stores.sqlite_schema import KEYWORD_TOKENIZERS
+from semsearch.stores.sqlite_sql import batches, marks
 
 if TYPE_CHECKING:
     from semsearch.stores.sqlite import SQLiteStore
@@ -71,6 +79,15 @@ _PHRASES = 1024  # phrase clauses' scores kept per snapshot
 #: finds its sidecar stale, up to this many records (tens of ms); above it FTS5 answers.
 MEMORY_BUILD_MAX = 5000
 _PAGE = 20_000  # records (or chunks) read and tokenized at a time by a build
+#: Changed records up to which a search catches its snapshot up from the record change log
+#: inline (re-tokenizing them: about 0.2 ms each); beyond it a rebuild runs and FTS5 answers.
+CATCH_UP_MAX = 2000
+#: Changed records past which a caught-up snapshot also starts a background rebuild.
+REBUILD_AFTER = 500
+_RECORDS_SQL = (
+    "SELECT r.rowid, r.id, (SELECT min(k.id) FROM chunks k WHERE k.record_rowid = r.rowid), "
+    f"{TITLE_SQL}, {BODY_SQL} FROM records r WHERE r.collection_id = ? "
+)
 
 
 def fts_stamp(rows: Rows, cid: int) -> str:
@@ -85,15 +102,29 @@ def fts_stamp(rows: Rows, cid: int) -> str:
 
 
 class _Snapshot:
-    """Posting arrays of one stamp, with the filter masks computed on them."""
+    """Posting arrays of one stamp, with the filter masks computed on them.
+
+    ``live`` scores the records as they are at ``stamp``: the base arrays (a ``.kw`` file or a
+    build, with ``names``/``first`` per base record) caught up by the records the log names
+    (``changed``, rowids; their ids and first chunks in ``delta_names``/``delta_first``)."""
 
     def __init__(
-        self, stamp: str, postings: Postings, names: list[str], first: NDArray[np.int64]
+        self,
+        stamp: str,
+        seq: int | None,
+        live: LivePostings,
+        names: list[str],
+        first: NDArray[np.int64],
+        changed: NDArray[np.int64] | None = None,
+        delta_names: list[str] | None = None,
+        delta_first: NDArray[np.int64] | None = None,
     ) -> None:
-        self.stamp = stamp
-        self.postings = postings
-        self.names = names  # record ids, in postings.rowids order
-        self.first = first  # each record's first chunk id, -1 for none
+        self.stamp, self.seq, self.live = stamp, seq, live
+        self.names = names  # base record ids, in base rowid order
+        self.first = first  # each base record's first chunk id, -1 for none
+        self.changed = np.zeros(0, np.int64) if changed is None else changed
+        self.delta_names = delta_names or []
+        self.delta_first = np.zeros(0, np.int64) if delta_first is None else delta_first
         self.masks: OrderedDict[Hashable, NDArray[np.bool_]] = OrderedDict()
         self.phrases: dict[str, Phrase] = {}
 
@@ -108,18 +139,24 @@ class _Snapshot:
             )
             ids = np.fromiter((r[0] for r in found), np.int64, len(found))
             scores = np.fromiter((r[1] for r in found), np.float64, len(found))
+            at = self.live.positions(ids)
             if len(self.phrases) >= _PHRASES:
                 self.phrases.clear()
-            self.phrases[clause] = (np.searchsorted(self.postings.rowids, ids), scores)
+            self.phrases[clause] = (at[at >= 0], scores[at >= 0])
         return self.phrases[clause]
 
+    def _record(self, position: int) -> tuple[str, int]:
+        n_base = len(self.names)
+        if position < n_base:
+            return self.names[position], int(self.first[position])
+        return self.delta_names[position - n_base], int(self.delta_first[position - n_base])
+
     def hits(
-        self, rowids: NDArray[np.int64], scores: NDArray[np.float64], k: int
+        self, positions: NDArray[np.int64], scores: NDArray[np.float64], k: int
     ) -> list[ScoredChunk]:
-        """ScoredChunks of the best ``k`` of (rowids, scores), ties by record id."""
-        at = np.searchsorted(self.postings.rowids, rowids)
+        """ScoredChunks of the best ``k`` of (positions, scores), ties by record id."""
         ranked = sorted(
-            (-float(s), self.names[i], int(self.first[i])) for i, s in zip(at, scores, strict=True)
+            (-float(s), *self._record(int(i))) for i, s in zip(positions, scores, strict=True)
         )
         return [ScoredChunk(c, r, -s, provisional=True) for s, r, c in ranked if c >= 0][:k]
 
@@ -128,12 +165,9 @@ class _Snapshot:
         if key in self.masks:
             self.masks.move_to_end(key)
             return self.masks[key]
-        ids, own = rowids(), self.postings.rowids
-        at = np.searchsorted(own, ids)
-        ok = at < len(own)
-        ok[ok] = own[at[ok]] == ids[ok]
-        mask = np.zeros(len(own), dtype=np.bool_)
-        mask[at[ok]] = True
+        at = self.live.positions(rowids())
+        mask = np.zeros(self.live.size, dtype=np.bool_)
+        mask[at[at >= 0]] = True
         self.masks[key] = mask
         if len(self.masks) > _MASKS:
             self.masks.popitem(last=False)
@@ -167,57 +201,104 @@ class KeywordSidecar:
         """The ``.kw`` file's path."""
         return keyword_path(self.db_path, self.cid)
 
-    def _expect(self, stamp: str) -> dict[str, Any]:
+    def _identity(self) -> dict[str, Any]:
         return {
             "collection_id": self.cid,
             "created_at": self.created_at,
             "tokenize": self.tokenize,
             "title_weight": TITLE_WEIGHT,
-            "stamp": stamp,
         }
 
     def current(self, rows: Rows) -> _Snapshot | None:
         """The snapshot matching the file as ``rows`` sees it, or None (FTS5 must answer).
 
-        Loads the ``.kw`` file when it matches; otherwise starts a rebuild (in place for an
-        in-memory store, where ``rows`` is the only connection)."""
+        In turn: the snapshot held, as it is or caught up from the record change log; the
+        ``.kw`` file, as it is or caught up; else a rebuild starts (in place for a small
+        in-memory store, where ``rows`` is the only connection) and FTS5 answers."""
         stamp = fts_stamp(rows, self.cid)
         with self._lock:
             snap = self._snapshot
         if snap is not None and snap.stamp == stamp:
             return snap
-        if self.persist:
+        seq = record_changes.position(rows, self.cid)
+        found = self._catch_up(rows, snap, stamp, seq) if snap is not None else None
+        if found is None and self.persist:
             try:
-                snap = _Snapshot(stamp, *read_postings(self.path, self._expect(stamp)))
+                header, postings, names, first = read_postings(self.path, self._identity())
             except KeywordFileInvalid:
-                self._start_build()
-                return None
-        else:
-            if self.db_path != ":memory:":
-                self._start_build()
-                return None
+                header = None
+            if header is not None:
+                kept = header.get("seq")
+                loaded = _Snapshot(
+                    header.get("stamp", ""), kept if isinstance(kept, int) else None,
+                    LivePostings(postings), names, first,
+                )  # fmt: skip
+                found = (
+                    loaded if loaded.stamp == stamp else self._catch_up(rows, loaded, stamp, seq)
+                )
+        if found is None and self.db_path == ":memory:":
             size = rows("SELECT count(*) FROM records WHERE collection_id = ?", (self.cid,))
-            if int(size[0][0]) > MEMORY_BUILD_MAX:  # too slow to rebuild inside a search
-                return None
-            snap = _Snapshot(*self._build(rows, self.tokenizer))
+            if int(size[0][0]) <= MEMORY_BUILD_MAX:  # else too slow inside a search
+                found = _Snapshot(*self._build(rows, self.tokenizer))
+        if found is None:
+            self._start_build()
+            return None
         with self._lock:
-            self._snapshot = snap
-        return snap
+            self._snapshot = found
+        return found
+
+    def _catch_up(
+        self, rows: Rows, snap: _Snapshot, stamp: str, seq: int | None
+    ) -> _Snapshot | None:
+        """``snap`` brought to ``stamp`` by re-reading the records the log names since its
+        position (stores/keyword_delta.py); None when it cannot be (no log, pruned past it,
+        or more than :data:`CATCH_UP_MAX` records changed: a rebuild must run). Past
+        :data:`REBUILD_AFTER` changed records a background rebuild starts as well, so that
+        later catch-ups (and other processes) start from a fresh file."""
+        if seq is None or snap.seq is None or seq < snap.seq:
+            return None
+        new = record_changes.changed_since(rows, self.cid, snap.seq)
+        if new is None:
+            return None
+        if not len(new):  # FTS5's structure moved (``optimize``), not the text: same arrays
+            return _Snapshot(stamp, seq, snap.live, snap.names, snap.first, snap.changed,
+                             snap.delta_names, snap.delta_first)  # fmt: skip
+        changed = np.union1d(snap.changed, new).astype(np.int64)
+        if len(changed) > CATCH_UP_MAX:
+            return None
+        base = snap.live.base
+        at = np.searchsorted(base.rowids, changed)
+        ok = at < len(base.rowids)
+        ok[ok] = base.rowids[at[ok]] == changed[ok]
+        builder = PostingsBuilder(self.tokenizer)
+        names: list[str] = []
+        first: list[int] = []
+        for batch in batches(changed.tolist()):
+            page = rows(_RECORDS_SQL + f"AND r.rowid IN ({marks(batch)}) ORDER BY r.rowid",
+                        (self.cid, *batch))  # fmt: skip
+            builder.add_records([(int(r[0]), r[3], r[4]) for r in page])
+            names += (r[1] for r in page)
+            first += (-1 if r[2] is None else int(r[2]) for r in page)
+        live = LivePostings(base, at[ok].astype(np.int64), builder.finish())
+        if len(changed) > REBUILD_AFTER:
+            self._start_build()
+        return _Snapshot(
+            stamp, seq, live, snap.names, snap.first, changed, names, np.array(first, np.int64)
+        )
 
     def _build(self, rows: Rows, tokenizer: PieceTokenizer) -> tuple[Any, ...]:
-        """(stamp, postings, record ids, first chunk ids) of the snapshot ``rows`` reads (call
-        it inside one read transaction). Text is read in pages of :data:`_PAGE` rows."""
+        """(stamp, log position, live postings, record ids, first chunk ids) of the snapshot
+        ``rows`` reads (call it inside one read transaction). Text is read in pages of
+        :data:`_PAGE` rows."""
         stamp = fts_stamp(rows, self.cid)
+        seq = record_changes.position(rows, self.cid)
         builder = PostingsBuilder(tokenizer)
         names: list[str] = []
         first: list[int] = []
         after = -1
         while True:
             page = rows(
-                "SELECT r.rowid, r.id, (SELECT min(k.id) FROM chunks k WHERE k.record_rowid = "
-                f"r.rowid), {TITLE_SQL}, {BODY_SQL} FROM records r WHERE r.collection_id = ? "
-                "AND r.rowid > ? ORDER BY r.rowid LIMIT ?",
-                (self.cid, after, _PAGE),
+                _RECORDS_SQL + "AND r.rowid > ? ORDER BY r.rowid LIMIT ?", (self.cid, after, _PAGE)
             )
             if not page:
                 break
@@ -235,9 +316,12 @@ class KeywordSidecar:
                 break
             builder.add_chunks([t[1] for t in texts])
             after = int(texts[-1][0])
-        return stamp, builder.finish(), names, np.array(first, np.int64)
+        live = LivePostings(builder.finish())
+        return stamp, seq, live, names, np.array(first, np.int64)
 
     def _start_build(self) -> None:
+        if self.db_path == ":memory:":  # one connection: no thread can read it
+            return
         with self._lock:
             if self._building is not None and self._building.is_alive():
                 return
@@ -270,9 +354,8 @@ class KeywordSidecar:
                 conn.close()
             if self.persist:
                 try:
-                    write_postings(
-                        self.path, self._expect(snap.stamp), snap.postings, snap.names, snap.first
-                    )
+                    head = dict(self._identity(), stamp=snap.stamp, seq=snap.seq)
+                    write_postings(self.path, head, snap.live.base, snap.names, snap.first)
                 except OSError as exc:  # a read-only folder: keep it in memory
                     log.info("keyword sidecar not written (%s); kept in memory", exc)
             with self._lock:
@@ -311,10 +394,10 @@ class KeywordSidecar:
         snap = self.current(rows)
         if snap is None:
             return None
-        p = snap.postings
+        p = snap.live
         terms = [t[0] if len(t) == 1 else snap.phrase(rows, self.cid, c) for c, t in parts]
         mask = None if allowed is None else snap.mask(allowed)
-        n = len(p.rowids)
+        n = p.n
         weighty = [t for t in terms if 2 * p.df(t) < n]
         found = None
         if 0 < len(weighty) < len(terms):

@@ -26,6 +26,7 @@ from semsearch.errors import DimensionMismatch, IndexNotFound, StoreCorrupted
 from semsearch.filters import Filter
 from semsearch.results import Chunk, Record
 from semsearch.stores import (
+    record_changes,
     sqlite_changes,
     sqlite_file,
     sqlite_keyword,
@@ -322,6 +323,7 @@ class SQLiteStore:
             for record in records:
                 write_record(conn, cid, record, result)
             sqlite_windows.prune(conn, cid, old)
+            record_changes.maybe_prune(conn, self.location, cid)
         self._written += len(records)
         if self._written >= max(ANALYZE_AFTER, 2 * self._analyzed_at):
             self.analyze()
@@ -415,6 +417,7 @@ class SQLiteStore:
             deleted = sum(delete_record_rows(conn, cid, batch) for batch in batches(list(ids)))
             sqlite_windows.prune(conn, cid, old)
             sqlite_changes.maybe_prune(conn, self.location, cid)
+            record_changes.maybe_prune(conn, self.location, cid)
             return deleted
 
     def compact(self) -> tuple[int, int]:
@@ -436,6 +439,7 @@ class SQLiteStore:
             return before, before
         with self._write() as conn:
             sqlite_changes.prune_all(conn, self.location)
+            record_changes.prune_all(conn, self.location)
             ddl.optimize_keyword_indexes(conn)
         with self._lock, sqlite_file.unwritable(self.location):
             writer = self._conn
@@ -669,7 +673,7 @@ class SQLiteStore:
             snap = sidecar.current(self._rows) if sidecar is not None else None
             if sidecar is not None and snap is not None:  # no FTS5 scoring query
                 return best_chunks_from_text(
-                    self._rows, cid, sidecar.tokenizer, snap.postings, text, record_ids, counts
+                    self._rows, cid, sidecar.tokenizer, snap.live, text, record_ids, counts
                 )
             return sqlite_keyword.best_chunks(self._rows, cid, tokenizer, text, record_ids, counts)
 

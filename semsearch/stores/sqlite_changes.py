@@ -23,14 +23,22 @@ import sqlite3
 from semsearch.stores import ann_file
 from semsearch.stores.ann_policy import AnnOptions
 
-__all__ = ["PRUNE_AFTER", "high_water", "maybe_prune", "prune", "prune_all", "pruned_to"]
+__all__ = [
+    "PRUNE_AFTER",
+    "high_water",
+    "maybe_prune",
+    "prune",
+    "prune_all",
+    "pruned_to",
+    "store_horizon",
+]
 
 #: Log rows written (any collection) since a collection's last prune before it is pruned again.
 PRUNE_AFTER = 4096
 
 
-def _key(cid: int) -> str:
-    return f"changes_pruned:{int(cid)}"
+def _key(cid: int, log: str = "changes") -> str:
+    return f"{log}_pruned:{int(cid)}"
 
 
 def high_water(conn: sqlite3.Connection) -> int:
@@ -40,10 +48,23 @@ def high_water(conn: sqlite3.Connection) -> int:
     return int(row[0]) if row else 0
 
 
-def pruned_to(conn: sqlite3.Connection, cid: int) -> int:
-    """The collection's horizon: log rows with ``seq`` <= it may be gone (0: none pruned)."""
-    row = conn.execute("SELECT value FROM semsearch_meta WHERE key = ?", (_key(cid),)).fetchone()
+def pruned_to(conn: sqlite3.Connection, cid: int, log: str = "changes") -> int:
+    """The collection's horizon in the log table ``log`` (``changes``, or ``record_changes``:
+    stores/record_changes.py): rows with ``seq`` <= it may be gone (0: none pruned)."""
+    row = conn.execute(
+        "SELECT value FROM semsearch_meta WHERE key = ?", (_key(cid, log),)
+    ).fetchone()
     return int(row[0]) if row else 0
+
+
+def store_horizon(conn: sqlite3.Connection, cid: int, horizon: int, log: str = "changes") -> None:
+    """Inside a write transaction: record that ``log``'s rows of the collection up to
+    ``horizon`` may be gone."""
+    conn.execute(
+        "INSERT INTO semsearch_meta (key, value) VALUES (?, ?) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (_key(cid, log), str(horizon)),
+    )
 
 
 def maybe_prune(conn: sqlite3.Connection, db_path: str, cid: int) -> int:
@@ -63,11 +84,7 @@ def prune(conn: sqlite3.Connection, db_path: str, cid: int) -> int:
     deleted = conn.execute(
         "DELETE FROM changes WHERE collection_id = ? AND seq <= ?", (cid, horizon)
     ).rowcount
-    conn.execute(
-        "INSERT INTO semsearch_meta (key, value) VALUES (?, ?) "
-        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        (_key(cid), str(horizon)),
-    )
+    store_horizon(conn, cid, horizon)
     return int(deleted)
 
 
@@ -79,9 +96,10 @@ def prune_all(conn: sqlite3.Connection, db_path: str) -> int:
     deleted += conn.execute(
         "DELETE FROM changes WHERE collection_id NOT IN (SELECT id FROM collections)"
     ).rowcount
-    live = {_key(cid) for cid in ids}
+    live = {_key(cid, log) for cid in ids for log in ("changes", "record_changes")}
     for (key,) in conn.execute(
-        "SELECT key FROM semsearch_meta WHERE key LIKE 'changes_pruned:%'"
+        "SELECT key FROM semsearch_meta WHERE key LIKE 'changes_pruned:%' "
+        "OR key LIKE 'record_changes_pruned:%'"
     ).fetchall():
         if key not in live:
             conn.execute("DELETE FROM semsearch_meta WHERE key = ?", (key,))

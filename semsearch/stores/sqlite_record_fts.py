@@ -26,6 +26,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from semsearch.stores.record_changes import log_records
 from semsearch.stores.sqlite_sql import batches, marks
 
 __all__ = [
@@ -95,17 +96,20 @@ def create_record_fts(conn: sqlite3.Connection, collection_id: int, tokenize: st
 
 
 def index_record_fts(conn: sqlite3.Connection, collection_id: int, rowid: int) -> None:
-    """Index one record row as it is now (after its insert or update)."""
+    """Index one record row as it is now (after its insert or update), and log it
+    (stores/record_changes.py)."""
     conn.execute(
         f"INSERT INTO {record_fts_table(collection_id)} (rowid, title, body) "
         f"SELECT r.rowid, {TITLE_SQL}, {BODY_SQL} FROM records r WHERE r.rowid = ?",
         (rowid,),
     )
+    log_records(conn, collection_id, [rowid])
 
 
 def delete_record_fts(conn: sqlite3.Connection, collection_id: int, rowids: Sequence[int]) -> None:
-    """Remove records from the index; call BEFORE their row is changed or deleted (a
-    contentless table's ``delete`` needs the values that were indexed)."""
+    """Remove records from the index, and log them (stores/record_changes.py); call BEFORE
+    their row is changed or deleted (a contentless table's ``delete`` needs the values that
+    were indexed)."""
     table = record_fts_table(collection_id)
     for batch in batches(list(rowids)):
         conn.execute(
@@ -114,3 +118,4 @@ def delete_record_fts(conn: sqlite3.Connection, collection_id: int, rowids: Sequ
             f"WHERE r.rowid IN ({marks(batch)})",
             batch,
         )
+    log_records(conn, collection_id, rowids)

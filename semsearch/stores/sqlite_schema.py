@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from semsearch.errors import StoreCorrupted
+from semsearch.stores.record_changes import create_record_log
 from semsearch.stores.sqlite_record_fts import create_record_fts, record_fts_table
 from semsearch.stores.sqlite_windows import create_window_table
 
@@ -97,6 +98,7 @@ _MIGRATIONS: list[tuple[int, Callable[[sqlite3.Connection], None]]] = [
     (1, lambda conn: _executescript(conn, _V1)),
     (2, _v2_record_fts),
     (3, create_window_table),  # sentence windows: stores/sqlite_windows.py
+    (4, create_record_log),  # the keyword sidecar's change log: stores/record_changes.py
 ]
 SCHEMA_VERSION = _MIGRATIONS[-1][0]
 

@@ -178,7 +178,7 @@ def test_format_2_file_searches_unchanged_until_a_write_migrates_it(db_path, fak
     conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
     version = conn.execute("SELECT MAX(version) FROM semsearch_migrations").fetchone()[0]
     conn.close()
-    assert version == 3
+    assert version >= 3  # and later formats, each applied by that write
     assert window_rows(str(db_path)) == 1  # the new record's; the old chunk keeps none
     assert coll.search("lighthouse key", limit=1, min_score=None)[0].score == pytest.approx(
         hit.score
