@@ -154,6 +154,15 @@ def test_more_changes_than_the_inline_limit_rebuild_while_fts5_answers(
     assert_same(sidecar_path(coll, text, 10), fts5_path(coll, text, 10))
 
 
+def pruned_to(db_path: Path) -> int:
+    """Collection 1's record log horizon, read from the file (0: never pruned)."""
+    conn = sqlite3.connect(db_path)
+    key = "record_changes_pruned:1"
+    row = conn.execute("SELECT value FROM semsearch_meta WHERE key = ?", (key,)).fetchone()
+    conn.close()
+    return int(row[0]) if row else 0
+
+
 def test_a_pruned_log_sends_an_old_snapshot_back_to_the_file(
     db_path: Path, coll: Collection, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -164,19 +173,13 @@ def test_a_pruned_log_sends_an_old_snapshot_back_to_the_file(
     coll.store.refresh_keyword_index(coll.name)  # the file is at old.seq
     # 40 rewrites log 80 rows; the prune cannot pass the file's position
     coll.upsert([dict(r, text=f"{r['title']} quokka") for r in scifact(40)])
-    horizon = sqlite3.connect(db_path).execute(
-        "SELECT value FROM semsearch_meta WHERE key = 'record_changes_pruned:1'"
-    ).fetchone()
-    assert horizon is None or int(horizon[0]) <= old.seq
+    assert pruned_to(db_path) <= old.seq
     # once the file moves on (a rebuild), the next write prunes past the old snapshot
     sidecar._build_in_background()
     moved = read_header(sidecar.path)["seq"]
     assert moved > old.seq
     coll.upsert([dict(r, text=f"{r['title']} quokka wombat") for r in scifact(40)])
-    (value,) = sqlite3.connect(db_path).execute(
-        "SELECT value FROM semsearch_meta WHERE key = 'record_changes_pruned:1'"
-    ).fetchone()
-    assert int(value) == moved
+    assert pruned_to(db_path) == moved
     assert record_changes.changed_since(coll.store._rows, 1, old.seq) is None
     sidecar._snapshot = old  # a process that last searched before the prune
     assert sidecar.current(coll.store._rows) is not None  # the file, caught up
