@@ -8,36 +8,33 @@ never from the sidecar. Vectors come from the fake embedder: the keyword leg rea
 from __future__ import annotations
 
 import sqlite3
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
 import semsearch
 from semsearch.collection import Collection
+from semsearch.embedders.fake import FakeEmbedder
 from semsearch.filters import parse_filter
 from semsearch.stores import keyword_sidecar, record_changes
 from semsearch.stores.keyword_file import read_header
 from semsearch.stores.keyword_sidecar import KeywordSidecar
+from tests.file_formats import as_older_format
 from tests.unit.test_keyword_sidecar_fake_embedder import (
-    ROOT,
     SCHEMA,
     assert_same,
     fts5_path,
     queries,
     scifact,
+    scifact_collection,
     sidecar_of,
     sidecar_path,
 )
 
 
 @pytest.fixture
-def coll(db: semsearch.Database, fake_embedder) -> Collection:
-    c = db.collection("docs", schema=SCHEMA, embedder=fake_embedder)
-    c.upsert(scifact(600))
-    return c
+def coll(db: semsearch.Database, fake_embedder: FakeEmbedder) -> Collection:
+    return scifact_collection(db, fake_embedder)
 
 
 def churn(coll: Collection) -> None:
@@ -99,27 +96,6 @@ def test_filters_apply_to_caught_up_records(coll: Collection) -> None:
     expected = [i for i, _ in fts5_path(coll, "zymurgy quokka", 50, where)]
     assert len(expected) == 15
     assert ours == expected
-
-
-def test_another_process_writes_are_caught_up_without_a_rebuild(
-    db_path: Path, coll: Collection
-) -> None:
-    sidecar = sidecar_of(coll)
-    script = textwrap.dedent(f"""
-        import sys, semsearch
-        sys.path.insert(0, {str(ROOT)!r})
-        from semsearch.embedders.fake import FakeEmbedder
-        with semsearch.connect({str(db_path)!r}) as db:
-            c = db.collection("docs", embedder=FakeEmbedder(dim=32, max_tokens=64))
-            c.upsert([{{"id": "new", "title": "Zymurgy", "text": "Zymurgy of the quokka",
-                        "bucket": -1}}])
-            c.delete(["{scifact(1)[0]["id"]}"])
-    """)
-    subprocess.run([sys.executable, "-c", script], check=True, timeout=300)
-    assert sidecar_path_after_catch_up(coll, "zymurgy quokka")[0][0] == "new"
-    assert caught_up(sidecar)
-    for text in queries(20):
-        assert_same(sidecar_path(coll, text, 10), fts5_path(coll, text, 10))
 
 
 def test_a_new_process_loads_the_file_and_catches_up_from_its_position(
@@ -202,22 +178,12 @@ def test_compact_changes_no_text_and_keeps_the_snapshot(coll: Collection, db_pat
         assert_same(sidecar_path(coll, text, 10), fts5_path(coll, text, 10))
 
 
-def as_format_3(path: Path) -> None:
-    """Turn a file into what semsearch wrote before format 4: no record change log."""
-    conn = sqlite3.connect(path)
-    conn.execute("DROP TABLE record_changes")
-    conn.execute("DELETE FROM semsearch_migrations WHERE version >= 4")
-    conn.commit()
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    conn.close()
-
-
 def test_format_3_file_rebuilds_without_a_log_until_a_write_adds_it(
     db_path: Path, fake_embedder
 ) -> None:
     with semsearch.connect(db_path) as db:
         db.collection("docs", schema=SCHEMA, embedder=fake_embedder).upsert(scifact(200))
-    as_format_3(db_path)
+    as_older_format(db_path, 3, ["record_changes"])  # no record change log
     with semsearch.connect(db_path) as db:
         coll = db.collection("docs", embedder=fake_embedder)
         sidecar = sidecar_of(coll)  # built with no log position

@@ -93,11 +93,16 @@ def assert_same(ours: list, theirs: list) -> None:
         assert a == pytest.approx(b, rel=1e-9, abs=1e-12)
 
 
-@pytest.fixture
-def coll(db: semsearch.Database, fake_embedder) -> Collection:
-    c = db.collection("docs", schema=SCHEMA, embedder=fake_embedder)
+def scifact_collection(db: semsearch.Database, embedder: FakeEmbedder) -> Collection:
+    """Collection ``docs`` of the first 600 SciFact records."""
+    c = db.collection("docs", schema=SCHEMA, embedder=embedder)
     c.upsert(scifact(600))
     return c
+
+
+@pytest.fixture
+def coll(db: semsearch.Database, fake_embedder: FakeEmbedder) -> Collection:
+    return scifact_collection(db, fake_embedder)
 
 
 def test_same_top10_and_scores_as_the_fts5_path_on_scifact(coll: Collection) -> None:
@@ -159,13 +164,18 @@ def test_another_process_writes_are_seen_by_the_next_search(
             c = db.collection("docs", embedder=FakeEmbedder(dim=32, max_tokens=64))
             c.upsert([{{"id": "new", "title": "Zymurgy", "text": "Zymurgy of the quokka",
                         "bucket": -1}}])
+            c.delete(["{scifact(1)[0]["id"]}"])
     """)
     subprocess.run([sys.executable, "-c", script], check=True, timeout=300)
-    assert not is_current(coll)  # stale: FTS5 answers this search, with the new record
+    assert not is_current(coll)  # the snapshot held is behind the file
     assert coll.search(text, mode="keyword", limit=5).ids == ["new"]
-    sidecar_of(coll)
+    # the search caught it up from the record change log: no rebuild ran
+    (sidecar,) = coll.store._keyword_sidecars.values()
+    assert is_current(coll) and sidecar._snapshot.live.caught_up  # type: ignore[union-attr]
+    assert sidecar._building is None or not sidecar._building.is_alive()
     assert sidecar_path(coll, text, 5)[0][0] == "new"
-    assert_same(sidecar_path(coll, "quokka", 5), fts5_path(coll, "quokka", 5))
+    for query in ["quokka", *queries(20)]:
+        assert_same(sidecar_path(coll, query, 10), fts5_path(coll, query, 10))
 
 
 def test_vector_writes_leave_the_sidecar_current(coll: Collection) -> None:

@@ -18,6 +18,7 @@ from semsearch.embedders.fake import FakeEmbedder
 from semsearch.highlight import keyword_highlight
 from semsearch.sources.vault import VAULT_SCHEMA
 from semsearch.windows import window_spans
+from tests.file_formats import as_older_format
 
 NOTE = "Compost needs air and water every week. The lighthouse key is under the blue pot."
 # "Compost needs air and water every week." is chars 0..39; the second sentence 40..81.
@@ -146,13 +147,9 @@ def test_windows_are_deleted_with_their_record_and_kept_for_shared_content(
 
 
 def as_format_2(path: Path) -> None:
-    """Turn a file into what semsearch wrote before format 3: no windows table."""
-    conn = sqlite3.connect(path)
-    conn.execute("DROP TABLE chunk_windows")
-    conn.execute("DELETE FROM semsearch_migrations WHERE version >= 3")
-    conn.commit()
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    conn.close()
+    """Turn a file into what semsearch wrote before format 3: no windows table (nor the
+    tables of later formats)."""
+    as_older_format(path, 2, ["chunk_windows", "record_changes"])
 
 
 def digest(path: Path) -> str:
