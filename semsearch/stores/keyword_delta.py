@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from semsearch.stores.keyword_postings import K1, B, Clause, Postings, add_term, idf, top_of
+from semsearch.stores.keyword_prune import top_pruned
 
 __all__ = ["LivePostings"]
 
@@ -118,5 +119,8 @@ class LivePostings:
     def top(
         self, terms: list[Clause], k: int, mask: NDArray[np.bool_] | None
     ) -> tuple[NDArray[np.int64], NDArray[np.float64], int]:
-        """As :meth:`Postings.top`, over the live records' positions."""
+        """As :meth:`Postings.top`, over the live records' positions: pruned (MaxScore,
+        stores/keyword_prune.py) on a fresh snapshot, exhaustive once caught up."""
+        if not self.caught_up:
+            return top_pruned(self.base, terms, k, mask)
         return top_of(self.scores(terms), k, mask)

@@ -2,7 +2,8 @@
 
 An FTS5 OR query scores every record holding any query word through SQLite's virtual-table
 machinery, which at 100,000 records costs tens of milliseconds; the same exhaustive scoring over
-posting arrays in numpy costs a few (docs/benchmarks.md, "keyword-engines"). The sidecar holds
+posting arrays in numpy costs a few, and MaxScore pruning (stores/keyword_prune.py) about half
+that again (docs/benchmarks.md, "keyword-engines"). The sidecar holds
 those arrays (stores/keyword_postings.py), built from the same record text the record-level
 FTS5 table indexes and tokenized by FTS5 itself (stores/keyword_tokens.py), so it ranks as
 FTS5's ``bm25()`` does, to float tolerance. It answers ``porter`` collections' record-level
