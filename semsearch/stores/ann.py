@@ -49,7 +49,7 @@ from semsearch.stores.ann_rows import (
     load_rows,
     state_from_sidecar,
 )
-from semsearch.stores.exact import clamp_cosine
+from semsearch.stores.exact import clamp_cosine, dot_rows
 
 __all__ = ["AnnIndex", "AnnState", "configure_ann"]
 
@@ -195,7 +195,10 @@ class AnnIndex:
 
     def _rebuild(self, state: AnnState, why: str) -> AnnState:
         keep = np.flatnonzero(state.alive)
-        vectors = _gather(state, keep)
+        if state.graph_rows == 0 and keep.size == state.rows:
+            vectors = state.fresh  # every row, as they are: no float32 copy of them all
+        else:
+            vectors = _gather(state, keep)
         graph = ann_graph.build_graph(vectors, state.options)
         log.info("ANN graph %s for %r: %d vectors", why, state.identity["collection"], keep.size)
         flat = ann_graph.graph_vectors(graph)
@@ -206,7 +209,7 @@ class AnnIndex:
             alive=np.ones(keep.size, dtype=np.bool_),
             graph=graph,
             graph_rows=int(keep.size),
-            graph_vectors=flat if flat is not None else vectors,
+            graph_vectors=flat if flat is not None else vectors.astype(np.float16),
             fresh=np.empty((0, state.dim), np.float32),
             token=None,
         )
@@ -235,7 +238,7 @@ class AnnIndex:
             graph_rows=int(keep.size),
             graph_vectors=flat
             if flat is not None
-            else np.concatenate([state.graph_vectors, added]),
+            else np.concatenate([state.graph_vectors, added.astype(np.float16)]),
             fresh=np.empty((0, state.dim), np.float32),
             token=None,
         )
@@ -266,8 +269,8 @@ class AnnIndex:
                 "record_rowids": state.record_rowids[: state.graph_rows],
                 "alive": state.alive[: state.graph_rows].astype(np.uint8),
             }
-            if ann_graph.graph_vectors(state.graph) is None:
-                arrays["vectors"] = state.graph_vectors
+            if ann_graph.graph_vectors(state.graph) is None:  # int8 codes: keep the values
+                arrays["vectors"] = np.ascontiguousarray(state.graph_vectors, np.float16)
             ann_file.write_sidecar(
                 ann_file.ann_path(self.db_path, self.collection_id), header, arrays
             )
@@ -330,14 +333,18 @@ class AnnIndex:
         n_graph = allowed.graph_count(g)
         ef = graph_ef(want, n_graph / max(g, 1), state.options)
         goal = min(want, n_graph)
+        # int8 codes rank approximately: take more candidates, rescored below
+        pool = min(max(4 * want, 40), ef) if state.options.storage == "int8" else want
         while True:
-            rows, scores = ann_graph.search_graph(state.graph, vector, want, ef, bits)
+            rows, scores = ann_graph.search_graph(state.graph, vector, max(pool, want), ef, bits)
             if rows.size >= goal:
                 break
             if ef >= _MAX_EF:
                 log.debug("graph ran dry (%d of %d); exact scan instead", rows.size, goal)
                 return self._exact(state, vector, want, allowed)
             ef = min(ef * 4, _MAX_EF)
+        if state.options.storage == "int8":  # approximate codes: rescore at stored precision
+            scores = dot_rows(state.graph_vectors[rows], vector)
         fresh_allowed = np.flatnonzero(allowed.mask[g:])
         if fresh_allowed.size:
             fresh_scores = state.fresh[fresh_allowed] @ vector
@@ -371,15 +378,17 @@ class AnnIndex:
 
 
 def _scan(state: AnnState, vector: NDArray[np.float32]) -> NDArray[np.float32]:
-    parts = [state.graph_vectors @ vector, state.fresh @ vector]
+    parts = [dot_rows(state.graph_vectors, vector), state.fresh @ vector]
     return np.concatenate(parts).astype(np.float32, copy=False)
 
 
 def _gather(state: AnnState, rows: NDArray[np.int64]) -> NDArray[np.float32]:
-    """float32[len(rows), dim] vectors of the given rows (graph rows then fresh rows)."""
+    """float32[len(rows), dim] vectors of the given ascending rows (graph rows then fresh
+    rows), float16 graph rows upcast."""
     g = state.graph_rows
     split = int(np.searchsorted(rows, g))
-    parts = [state.graph_vectors[rows[:split]], state.fresh[rows[split:] - g]]
+    graph_part = np.asarray(state.graph_vectors[rows[:split]], np.float32)
+    parts = [graph_part, state.fresh[rows[split:] - g]]
     return np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
 
 

@@ -17,6 +17,7 @@ import semsearch
 from semsearch.embedders.fake import FakeEmbedder
 from semsearch.highlight import keyword_highlight
 from semsearch.sources.vault import VAULT_SCHEMA
+from semsearch.stores.sqlite_schema import SCHEMA_VERSION
 from semsearch.windows import window_spans
 
 NOTE = "Compost needs air and water every week. The lighthouse key is under the blue pot."
@@ -55,6 +56,11 @@ def cos(a: np.ndarray, b: np.ndarray) -> float:
     return float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
 
 
+def stored_cos(q: np.ndarray, v: np.ndarray) -> float:
+    """A chunk's score as the store computes it: the query against the float16 stored vector."""
+    return float(q @ v.astype(np.float16).astype(np.float32))
+
+
 def expected_mix(fake, query: str, text: str, spans: list[tuple[int, int]]) -> float:
     q = fake.embed_query(query)
     chunk = cos(q, fake.embed_documents([text])[0])
@@ -72,7 +78,9 @@ def test_semantic_score_mixes_chunk_and_best_window_and_highlights_it(db, fake_e
     assert hits["long"].highlight == SECOND
     one = "A kitchen note on bread."
     q = fake_embedder.embed_query("lighthouse key")
-    assert hits["one"].score == pytest.approx(cos(q, fake_embedder.embed_documents([one])[0]))
+    assert hits["one"].score == pytest.approx(
+        stored_cos(q, fake_embedder.embed_documents([one])[0]), abs=1e-6
+    )
     assert hits["one"].highlight is None  # one sentence: nothing marks a window out
     kw = coll.search("lighthouse", mode="keyword", limit=1)
     assert kw[0].highlight == SECOND
@@ -114,7 +122,9 @@ def test_option_off_gives_chunk_cosine_and_stores_no_windows(db, fake_embedder) 
     coll.upsert([{"id": "long", "text": NOTE}])
     hit = coll.search("lighthouse key", limit=1, min_score=None)[0]
     q = fake_embedder.embed_query("lighthouse key")
-    assert hit.score == pytest.approx(cos(q, fake_embedder.embed_documents([NOTE])[0]))
+    assert hit.score == pytest.approx(
+        stored_cos(q, fake_embedder.embed_documents([NOTE])[0]), abs=1e-6
+    )
     assert hit.highlight is None
     assert window_rows(db.store.location) == 0
     reopened = db.collection("plain", embedder=fake_embedder)
@@ -145,11 +155,13 @@ def test_windows_are_deleted_with_their_record_and_kept_for_shared_content(
     assert window_rows(db.store.location) == 0  # rewritten: its old windows went with it
 
 
-def as_format_2(path: Path) -> None:
-    """Turn a file into what semsearch wrote before format 3: no windows table."""
+def as_format_2(path: Path, vector: np.ndarray) -> None:
+    """Turn a one-chunk file into what semsearch wrote before format 3: no windows table, and
+    the chunk's ``vector`` as a float32 blob (formats before 4)."""
     conn = sqlite3.connect(path)
     conn.execute("DROP TABLE chunk_windows")
     conn.execute("DELETE FROM semsearch_migrations WHERE version >= 3")
+    conn.execute("UPDATE chunks SET vector = ?", (vector.astype("<f4").tobytes(),))
     conn.commit()
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
@@ -163,7 +175,7 @@ def test_format_2_file_searches_unchanged_until_a_write_migrates_it(db_path, fak
     db = semsearch.connect(db_path)
     db.collection("notes", embedder=fake_embedder).upsert([{"id": "long", "text": NOTE}])
     db.close()
-    as_format_2(db_path)
+    as_format_2(db_path, fake_embedder.embed_documents([NOTE])[0])
     before = digest(db_path)
 
     db = semsearch.connect(db_path)
@@ -178,9 +190,9 @@ def test_format_2_file_searches_unchanged_until_a_write_migrates_it(db_path, fak
     conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
     version = conn.execute("SELECT MAX(version) FROM semsearch_migrations").fetchone()[0]
     conn.close()
-    assert version == 3
+    assert version == SCHEMA_VERSION
     assert window_rows(str(db_path)) == 1  # the new record's; the old chunk keeps none
     assert coll.search("lighthouse key", limit=1, min_score=None)[0].score == pytest.approx(
-        hit.score
-    )
+        hit.score, abs=1e-3
+    )  # the same vector, now float16
     db.close()
