@@ -37,7 +37,7 @@ from numpy.typing import NDArray
 
 from semsearch.errors import BackendUnavailable
 from semsearch.stores import ann_file, ann_graph
-from semsearch.stores.ann_filter import AllowedSet, FilterCache
+from semsearch.stores.ann_filter import VECTOR_BUDGET, AllowedSet, FilterCache
 from semsearch.stores.ann_policy import AnnOptions, graph_ef, plan_search
 from semsearch.stores.ann_rows import (
     AnnState,
@@ -357,9 +357,17 @@ class AnnIndex:
         self, state: AnnState, vector: NDArray[np.float32], want: int, allowed: AllowedSet
     ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
         """Exact top rows among ``allowed``: gather the few (kept for the next query with the
-        same filter), or scan all and mask the rest."""
+        same filter), or scan all and mask the rest.
+
+        Float16 graph rows are upcast on the way: about 6x the cost of a float32 product, so
+        any allowed set whose float32 copy fits the filter cache's budget is gathered and kept
+        (the next search with the same filter, or none, pays only the product).
+        """
         rows: NDArray[np.int64] | None = None
-        if allowed.count * 4 < state.rows:
+        half = state.graph_vectors.dtype != np.float32
+        if allowed.count * 4 < state.rows or (
+            half and allowed.count * state.dim * 4 <= VECTOR_BUDGET
+        ):
             rows = allowed.rows()
             sub = allowed.vectors
             if sub is None:
