@@ -4,8 +4,9 @@ Layout, for collection id ``C`` of ``notes.embed.db``:
 
 - ``notes.embed.db.c<C>.ann``: the magic bytes ``SEMSANN1``, a little-endian uint32 header
   length, a JSON header, then 64-byte-aligned arrays: ``chunk_ids`` int64[n],
-  ``record_rowids`` int64[n], ``alive`` uint8[n] (0 = tombstone) and, only when the graph's
-  codes are int8 (so not the stored values), ``vectors`` float16[n, dim]. The header records
+  ``record_rowids`` int64[n] and ``alive`` uint8[n] (0 = tombstone): no vectors (format 2
+  kept a float32 ``vectors`` array for int8/fp16 graphs; an int8 graph now rescores from the
+  SQLite file). The header records
   the collection's identity (name, created_at, the precision of the SQLite file's vectors),
   the model id, dim, n, the change counter (``version``) and the
   last change-log sequence number (``last_seq``) the file reflects, the graph file's token,
@@ -57,13 +58,11 @@ __all__ = [
 ]
 
 MAGIC = b"SEMSANN1"
-# 2: per-array CRC-32 in the header; 3: the vectors array is float16, int8 graphs only, and
-# fp16 graphs are the default (older files are rebuilt once, never read)
+# 2: per-array CRC-32 in the header; 3: no vectors array, fp16 graphs by default (older
+# files are rebuilt once, never read)
 FORMAT = 3
 _ALIGN = 64
-#: Arrays whose CRC-32 is stored and checked. The float16 ``vectors`` copy (only present with
-#: int8 graph storage) is left out: checking it would read up to GBs on every open,
-#: and damage there changes scores of the damaged rows only.
+#: Arrays whose CRC-32 is stored and checked (all that format 3 writes).
 CHECKED = ("chunk_ids", "record_rowids", "alive")
 _TEMP = re.compile(r"\.tmp-(\d+)(?:-[0-9a-f]+)?$")
 
@@ -79,7 +78,7 @@ class Sidecar:
     Attributes:
         header: the JSON header (see the module docstring).
         chunk_ids: int64[n]. record_rowids: int64[n]. alive: uint8[n], 0 for tombstones.
-        vectors: float16[n, dim], or None when the graph's codes hold the stored values.
+        vectors: None (format 3 writes no vectors array; read only if a header names one).
     """
 
     header: dict[str, Any]

@@ -49,8 +49,10 @@ class AnnOptions:
             quantizer ``QT_fp16``, whose codes are the SQLite file's float16 vectors bit for
             bit, so graph distances and exact scans are at the stored precision and no other
             copy is kept), ``"float32"`` (``IndexHNSWFlat``: the same values at twice the
-            bytes), or ``"int8"`` (``QT_8bit``: a smaller graph that ranks approximately; its
-            top ``max(4k, 40)`` candidates are rescored from a float16 copy in the sidecar).
+            bytes), or ``"int8"`` (``QT_8bit``: half the fp16 graph's codes, ranks
+            approximately; its top ``max(4k, 40)`` candidates are rescored from the SQLite
+            file's float16 vectors, and exact scans read them from the file too, so no other
+            copy exists at all).
         exact_filter_rows: a filtered search whose filter lets at most this many chunks through
             is answered by an exact scan of exactly those chunks.
         merge_fraction: fresh rows kept outside the graph (scanned exactly) before they are

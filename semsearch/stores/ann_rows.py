@@ -239,12 +239,8 @@ def state_from_sidecar(
     if graph.ntotal != rows or car.chunk_ids.shape[0] != rows or graph.d != identity["dim"]:
         raise ann_file.SidecarInvalid("graph and arrays disagree")
     vectors = ann_graph.graph_vectors(graph)
-    if vectors is None:
-        vectors = car.vectors
-    if vectors is None or vectors.dtype not in (np.float16, np.float32):
-        raise ann_file.SidecarInvalid("no stored-precision vectors for exact scans")
-    if vectors.shape != (rows, graph.d):
-        raise ann_file.SidecarInvalid("vectors and graph disagree")
+    if vectors is None:  # int8 codes: exact scans and rescoring read the SQLite file
+        vectors = np.empty((0, graph.d), np.float16)
     return AnnState(
         int(head["version"]), int(head["last_seq"]), identity, opts,
         np.asarray(car.chunk_ids), np.asarray(car.record_rowids), car.alive.astype(np.bool_),

@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from functools import partial
 from datetime import UTC, datetime
 from typing import Any
 
@@ -592,7 +593,8 @@ class SQLiteStore:
             cid = int(rows[0][0])
             index = self._cache.get(cid)
             if index is None:
-                index = self._cache.setdefault(cid, AnnIndex(self.location, cid))
+                fetch = partial(sqlite_vectors.stored_vectors, self)
+                index = self._cache.setdefault(cid, AnnIndex(self.location, cid, fetch))
             state = index.refresh(self._in_read_txn, upkeep)
             if state is not None:
                 return cid, index, state

@@ -90,3 +90,27 @@ def test_fake_embedder_no_float32_copy_of_the_vectors_is_kept(db_path: Path) -> 
     conn = sqlite3.connect(db_path)
     assert {r[0] for r in conn.execute("SELECT length(vector) FROM chunks")} == {2 * DIM}
     conn.close()
+
+
+def test_fake_embedder_int8_sidecar_reopened_rescores_and_scans_from_the_sqlite_file(
+    db_path: Path,
+) -> None:
+    """An int8 graph keeps no vectors beside its codes: a new connection (the sidecar memory-
+    mapped, nothing else loaded) still returns stored-precision scores and exact filtered sets."""
+    from semsearch.stores import ann_file
+
+    vectors = syn.build_with_sidecar(db_path, N, DIM, threshold=1000, storage="int8")
+    car = ann_file.read_sidecar(ann_file.ann_path(str(db_path), 1), {})
+    assert car.vectors is None and "vectors" not in car.header["arrays"]
+    half = vectors.astype(np.float16).astype(np.float32)
+    tenth = np.arange(N) % 1000 < 100
+    with semsearch.connect(db_path) as db:
+        coll = db.collection("vecs")
+        where = parse_filter({"bucket": {"$lt": 100}}, coll.schema)
+        for q in syn.clustered(6, DIM, seed=8):
+            names, scores = search(coll, q)
+            np.testing.assert_allclose(scores, half[[int(n[1:]) for n in names]] @ q, atol=2e-6)
+            got = search(coll, q, where)
+            want = reference(vectors, q, tenth)
+            assert got[0] == want[0]
+            np.testing.assert_allclose(got[1], want[1], rtol=0, atol=2e-6)
