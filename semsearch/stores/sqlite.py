@@ -16,8 +16,8 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from functools import partial
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 import numpy as np
