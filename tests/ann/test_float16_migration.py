@@ -159,3 +159,27 @@ def test_fake_embedder_a_kill_mid_migration_leaves_a_readable_correct_file(
         half = vectors.astype(np.float16).astype(np.float32)
         for q in queries:
             assert found(coll, q) == top(half, q)
+
+
+def test_fake_embedder_a_format_2_sidecar_is_detected_and_rebuilt_never_read(
+    db_path: Path, caplog
+) -> None:
+    """A sidecar written before format 3 (it held a float32 copy of the vectors) is a cache of
+    another layout: it is refused by its format number and rebuilt, and results stay exact."""
+    import logging
+
+    from semsearch.stores import ann_file
+
+    vectors = syn.build_with_sidecar(db_path, 3000, DIM, threshold=1000)
+    path = Path(ann_file.ann_path(str(db_path), 1))
+    blob = path.read_bytes()
+    assert blob.count(b'"format": 3') == 1
+    path.write_bytes(blob.replace(b'"format": 3', b'"format": 2'))  # same length: a valid file
+    half = vectors.astype(np.float16).astype(np.float32)
+    q = syn.clustered(1, DIM, seed=31)[0]
+    with caplog.at_level(logging.INFO, "semsearch.stores.ann"), semsearch.connect(db_path) as db:
+        coll = db.collection("vecs")
+        assert found(coll, q) == top(half, q)
+        coll.store.vector_search(coll.name, q, K, None)  # a graph search: rebuilds the graph
+    assert "another sidecar format" in caplog.text and "graph built" in caplog.text
+    assert ann_file.read_header(str(path))[0]["format"] == ann_file.FORMAT
