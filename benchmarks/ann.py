@@ -6,6 +6,10 @@ Usage:
     .venv/bin/python benchmarks/ann.py                # 100k clustered + SciFact, writes docs
     .venv/bin/python benchmarks/ann.py --million      # adds 1,000,000 x 384 (slow to build)
     .venv/bin/python benchmarks/ann.py --n 20000 --systems numpy,faiss --no-write
+    .venv/bin/python benchmarks/ann.py --systems faiss,semsearch-hnsw,semsearch-hnsw-int8
+
+Under each table, one line per semsearch HNSW row gives its disk, peak RSS and build time as
+multiples of raw faiss HNSW's in the same run (issue 23's targets).
 
 Data (benchmarks/ann_data.py): clustered 384-d unit vectors, and the real all-MiniLM-L6-v2
 embeddings of the SciFact corpus chunks with its real queries. Every row has ``bucket`` uniform
