@@ -78,11 +78,13 @@ class Semsearch:
 
     filters = True
 
-    def __init__(self, exact: bool) -> None:
+    def __init__(self, exact: bool, storage: str | None = None) -> None:
         self.exact = exact
+        self.storage = storage  # the graph's vector storage; None: the library default (fp16)
         self.distinct_filters = False  # benchmarks/ann.py: a new filter per query when True
         self._fresh = 0
         self.name = "semsearch SQLite, exact" if exact else "semsearch SQLite, HNSW"
+        self.name += f" ({storage} graph)" if storage else ""
         self.efs = [None] if exact else EFS
 
     def build(self, x: np.ndarray, buckets: np.ndarray, folder: Path) -> None:
@@ -103,6 +105,8 @@ class Semsearch:
         from semsearch.stores.base import CollectionInfo
 
         ann: dict[str, Any] = {"M": M, "ef_construction": EF_CONSTRUCTION}
+        if self.storage is not None:
+            ann["storage"] = self.storage
         if ef is not None:
             ann["ef_search"] = ef
         info = CollectionInfo("bench", self.schema.to_json(), "bench:384", None, {"ann": ann})
@@ -290,6 +294,7 @@ SYSTEMS = {
     "numpy": Numpy,
     "semsearch-exact": lambda: Semsearch(exact=True),
     "semsearch-hnsw": lambda: Semsearch(exact=False),
+    "semsearch-hnsw-int8": lambda: Semsearch(exact=False, storage="int8"),
     "faiss": Faiss,
     "chromadb": Chroma,
     "lancedb": Lance,

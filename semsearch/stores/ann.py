@@ -37,7 +37,7 @@ from numpy.typing import NDArray
 
 from semsearch.errors import BackendUnavailable
 from semsearch.stores import ann_file, ann_graph
-from semsearch.stores.ann_filter import AllowedSet, FilterCache
+from semsearch.stores.ann_filter import VECTOR_BUDGET, AllowedSet, FilterCache
 from semsearch.stores.ann_policy import AnnOptions, graph_ef, plan_search
 from semsearch.stores.ann_rows import (
     AnnState,
@@ -49,7 +49,7 @@ from semsearch.stores.ann_rows import (
     load_rows,
     state_from_sidecar,
 )
-from semsearch.stores.exact import clamp_cosine
+from semsearch.stores.exact import clamp_cosine, dot_rows
 
 __all__ = ["AnnIndex", "AnnState", "configure_ann"]
 
@@ -66,6 +66,11 @@ class Reader(Protocol):
 
 _MAX_EF = 4096
 
+#: Reads the stored vectors of chunks from the SQLite file: ``fetch(chunk_ids int64[m], dim)``
+#: -> float32[m, dim] (the float16 values upcast; zeros for chunks gone since). An int8 graph
+#: keeps no vectors beside its codes, so its rescoring and exact scans read them through this.
+Fetch = Callable[[NDArray[np.int64], int], NDArray[np.float32]]
+
 
 class AnnIndex:
     """The cache of one collection of one SQLite file.
@@ -73,11 +78,13 @@ class AnnIndex:
     Args:
         db_path: the SQLite file (``":memory:"`` keeps the cache in memory only).
         collection_id: the collection's row id in ``collections``.
+        fetch: reads chunks' stored vectors from the file (see :data:`Fetch`).
     """
 
-    def __init__(self, db_path: str, collection_id: int) -> None:
+    def __init__(self, db_path: str, collection_id: int, fetch: Fetch) -> None:
         self.db_path = db_path
         self.collection_id = collection_id
+        self._fetch = fetch
         self.state: AnnState | None = None
         self._lock = threading.Lock()
         self._persist_failed = False
@@ -168,7 +175,7 @@ class AnnIndex:
     def _upkeep(self, state: AnnState) -> AnnState:
         """Build, merge or compact the graph when due; stay exact if faiss is unavailable."""
         if self._graph_unavailable:
-            return _drop_graph(state) if state.graph is not None else state
+            return self._drop_graph(state) if state.graph is not None else state
         try:
             return self._maintain(state)
         except BackendUnavailable as exc:
@@ -186,7 +193,7 @@ class AnnIndex:
         dead = state.graph_rows - int(np.count_nonzero(state.alive[: state.graph_rows]))
         if dead > opts.compact_fraction * state.graph_rows:
             if live < opts.threshold:
-                return _compact_fresh(_drop_graph(state))
+                return _compact_fresh(self._drop_graph(state))
             return self._rebuild(state, "compacted")
         fresh = state.rows - state.graph_rows
         if fresh > max(1024, opts.merge_fraction * state.graph_rows):
@@ -195,7 +202,10 @@ class AnnIndex:
 
     def _rebuild(self, state: AnnState, why: str) -> AnnState:
         keep = np.flatnonzero(state.alive)
-        vectors = _gather(state, keep)
+        if state.graph_rows == 0 and keep.size == state.rows:
+            vectors = state.fresh  # every row, as they are: no float32 copy of them all
+        else:
+            vectors = self._gather(state, keep)
         graph = ann_graph.build_graph(vectors, state.options)
         log.info("ANN graph %s for %r: %d vectors", why, state.identity["collection"], keep.size)
         flat = ann_graph.graph_vectors(graph)
@@ -206,7 +216,7 @@ class AnnIndex:
             alive=np.ones(keep.size, dtype=np.bool_),
             graph=graph,
             graph_rows=int(keep.size),
-            graph_vectors=flat if flat is not None else vectors,
+            graph_vectors=flat if flat is not None else _no_values(state.dim),
             fresh=np.empty((0, state.dim), np.float32),
             token=None,
         )
@@ -233,9 +243,7 @@ class AnnIndex:
             alive=state.alive[keep].copy(),
             graph=graph,
             graph_rows=int(keep.size),
-            graph_vectors=flat
-            if flat is not None
-            else np.concatenate([state.graph_vectors, added]),
+            graph_vectors=flat if flat is not None else _no_values(state.dim),
             fresh=np.empty((0, state.dim), np.float32),
             token=None,
         )
@@ -266,8 +274,6 @@ class AnnIndex:
                 "record_rowids": state.record_rowids[: state.graph_rows],
                 "alive": state.alive[: state.graph_rows].astype(np.uint8),
             }
-            if ann_graph.graph_vectors(state.graph) is None:
-                arrays["vectors"] = state.graph_vectors
             ann_file.write_sidecar(
                 ann_file.ann_path(self.db_path, self.collection_id), header, arrays
             )
@@ -330,14 +336,18 @@ class AnnIndex:
         n_graph = allowed.graph_count(g)
         ef = graph_ef(want, n_graph / max(g, 1), state.options)
         goal = min(want, n_graph)
+        # int8 codes rank approximately: take more candidates, rescored below
+        pool = want if _has_values(state) else min(max(4 * want, 40), ef)
         while True:
-            rows, scores = ann_graph.search_graph(state.graph, vector, want, ef, bits)
+            rows, scores = ann_graph.search_graph(state.graph, vector, max(pool, want), ef, bits)
             if rows.size >= goal:
                 break
             if ef >= _MAX_EF:
                 log.debug("graph ran dry (%d of %d); exact scan instead", rows.size, goal)
                 return self._exact(state, vector, want, allowed)
             ef = min(ef * 4, _MAX_EF)
+        if not _has_values(state):  # int8 codes rank approximately: rescore from the file
+            scores = self._fetch(state.chunk_ids[rows], state.dim) @ vector
         fresh_allowed = np.flatnonzero(allowed.mask[g:])
         if fresh_allowed.size:
             fresh_scores = state.fresh[fresh_allowed] @ vector
@@ -346,17 +356,46 @@ class AnnIndex:
         order = np.argsort(-scores, kind="stable")[:want]
         return rows[order], scores[order]
 
+    def _gather(self, state: AnnState, rows: NDArray[np.int64]) -> NDArray[np.float32]:
+        """float32[len(rows), dim] vectors of the given ascending rows (graph rows then fresh
+        rows): float16 graph codes upcast, or for an int8 graph read from the SQLite file."""
+        g = state.graph_rows
+        split = int(np.searchsorted(rows, g))
+        if _has_values(state):
+            graph_part = np.asarray(state.graph_vectors[rows[:split]], np.float32)
+        else:
+            graph_part = self._fetch(state.chunk_ids[rows[:split]], state.dim)
+        parts = [graph_part, state.fresh[rows[split:] - g]]
+        return np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
+
+    def _drop_graph(self, state: AnnState) -> AnnState:
+        return replace(
+            state,
+            graph=None,
+            graph_rows=0,
+            graph_vectors=np.empty((0, state.dim), np.float32),
+            fresh=self._gather(state, np.arange(state.rows)),
+            token=None,
+        )
+
     def _exact(
         self, state: AnnState, vector: NDArray[np.float32], want: int, allowed: AllowedSet
     ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
         """Exact top rows among ``allowed``: gather the few (kept for the next query with the
-        same filter), or scan all and mask the rest."""
+        same filter), or scan all and mask the rest.
+
+        Float16 graph rows are upcast on the way: about 6x the cost of a float32 product, so
+        any allowed set whose float32 copy fits the filter cache's budget is gathered and kept
+        (the next search with the same filter, or none, pays only the product).
+        """
         rows: NDArray[np.int64] | None = None
-        if allowed.count * 4 < state.rows:
+        half = state.graph_vectors.dtype != np.float32
+        small = allowed.count * state.dim * 4 <= VECTOR_BUDGET
+        if allowed.count * 4 < state.rows or (half and small) or not _has_values(state):
             rows = allowed.rows()
             sub = allowed.vectors
             if sub is None:
-                sub = _gather(state, rows)
+                sub = self._gather(state, rows)
                 self._filters.keep_vectors(state, allowed, sub)
             scores = sub @ vector
         else:
@@ -371,16 +410,18 @@ class AnnIndex:
 
 
 def _scan(state: AnnState, vector: NDArray[np.float32]) -> NDArray[np.float32]:
-    parts = [state.graph_vectors @ vector, state.fresh @ vector]
+    parts = [dot_rows(state.graph_vectors, vector), state.fresh @ vector]
     return np.concatenate(parts).astype(np.float32, copy=False)
 
 
-def _gather(state: AnnState, rows: NDArray[np.int64]) -> NDArray[np.float32]:
-    """float32[len(rows), dim] vectors of the given rows (graph rows then fresh rows)."""
-    g = state.graph_rows
-    split = int(np.searchsorted(rows, g))
-    parts = [state.graph_vectors[rows[:split]], state.fresh[rows[split:] - g]]
-    return np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
+def _has_values(state: AnnState) -> bool:
+    """True when the graph rows' stored values are in memory (fp16 or flat graph codes)."""
+    return int(state.graph_vectors.shape[0]) == state.graph_rows
+
+
+def _no_values(dim: int) -> NDArray[np.float16]:
+    """The ``graph_vectors`` of a graph whose codes are not the stored values (int8)."""
+    return np.empty((0, dim), np.float16)
 
 
 def _rowid_mask(
@@ -397,17 +438,6 @@ def _rowid_mask(
 
 def _rebuild_for(state: AnnState, opts: AnnOptions) -> bool:
     return state.graph is not None and state.options.graph_key() != opts.graph_key()
-
-
-def _drop_graph(state: AnnState) -> AnnState:
-    return replace(
-        state,
-        graph=None,
-        graph_rows=0,
-        graph_vectors=np.empty((0, state.dim), np.float32),
-        fresh=_gather(state, np.arange(state.rows)),
-        token=None,
-    )
 
 
 def _compact_fresh(state: AnnState) -> AnnState:

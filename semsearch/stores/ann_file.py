@@ -4,15 +4,19 @@ Layout, for collection id ``C`` of ``notes.embed.db``:
 
 - ``notes.embed.db.c<C>.ann``: the magic bytes ``SEMSANN1``, a little-endian uint32 header
   length, a JSON header, then 64-byte-aligned arrays: ``chunk_ids`` int64[n],
-  ``record_rowids`` int64[n], ``alive`` uint8[n] (0 = tombstone) and, unless the graph keeps
-  float32 vectors itself, ``vectors`` float32[n, dim]. The header records the collection's
-  identity (name, created_at), the model id, dim, n, the change counter (``version``) and the
+  ``record_rowids`` int64[n] and ``alive`` uint8[n] (0 = tombstone): no vectors (format 2
+  kept a float32 ``vectors`` array for int8/fp16 graphs; an int8 graph now rescores from the
+  SQLite file). The header records
+  the collection's identity (name, created_at, the precision of the SQLite file's vectors),
+  the model id, dim, n, the change counter (``version``) and the
   last change-log sequence number (``last_seq``) the file reflects, the graph file's token,
   size and parameters, the file's own total size, and a CRC-32 of each integer array
   (``crc32``: chunk ids, record rowids, live flags), checked on every open: damaged bytes in
   them would route hits to the wrong chunks or blow up the row-id lookup table.
-- ``notes.embed.db.c<C>.<token>.hnsw``: a faiss ``IndexHNSWFlat``/``IndexHNSWSQ`` written by
-  ``faiss.write_index``; graph id ``i`` is row ``i`` of the ``.ann`` arrays.
+- ``notes.embed.db.c<C>.<token>.hnsw``: a faiss ``IndexHNSWSQ`` (fp16 by default, or int8) or
+  ``IndexHNSWFlat`` written by ``faiss.write_index``; graph id ``i`` is row ``i`` of the
+  ``.ann`` arrays. An fp16 graph's codes are the SQLite file's float16 vectors bit for bit, so
+  exact scans read them in place and no other copy of the vectors is kept.
 
 Both are written to a temporary name in the same folder and renamed into place (graph first,
 then the ``.ann`` that names it), so a reader sees an old complete pair or a new complete pair.
@@ -54,11 +58,11 @@ __all__ = [
 ]
 
 MAGIC = b"SEMSANN1"
-FORMAT = 2  # 2: per-array CRC-32 in the header (format 1 files are rebuilt once)
+# 2: per-array CRC-32 in the header; 3: no vectors array, fp16 graphs by default (older
+# files are rebuilt once, never read)
+FORMAT = 3
 _ALIGN = 64
-#: Arrays whose CRC-32 is stored and checked. The float32 ``vectors`` copy (only present with
-#: float16/int8 graph storage) is left out: checking it would read up to GBs on every open,
-#: and damage there changes scores of the damaged rows only.
+#: Arrays whose CRC-32 is stored and checked (all that format 3 writes).
 CHECKED = ("chunk_ids", "record_rowids", "alive")
 _TEMP = re.compile(r"\.tmp-(\d+)(?:-[0-9a-f]+)?$")
 
@@ -74,14 +78,14 @@ class Sidecar:
     Attributes:
         header: the JSON header (see the module docstring).
         chunk_ids: int64[n]. record_rowids: int64[n]. alive: uint8[n], 0 for tombstones.
-        vectors: float32[n, dim], or None when the graph holds the float32 vectors.
+        vectors: None (format 3 writes no vectors array; read only if a header names one).
     """
 
     header: dict[str, Any]
     chunk_ids: NDArray[np.int64]
     record_rowids: NDArray[np.int64]
     alive: NDArray[np.uint8]
-    vectors: NDArray[np.float32] | None
+    vectors: NDArray[np.float16] | None
 
 
 def ann_path(db_path: str, collection_id: int) -> str:

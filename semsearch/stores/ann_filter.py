@@ -22,11 +22,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["AllowedSet", "FilterCache"]
+__all__ = ["VECTOR_BUDGET", "AllowedSet", "FilterCache"]
 
 # Entries kept per collection, and the bytes of gathered vectors kept across them.
 _ENTRIES = 16
-_VECTOR_BUDGET = 256 * 1024 * 1024
+VECTOR_BUDGET = 256 * 1024 * 1024
 
 
 class AllowedSet:
@@ -126,7 +126,7 @@ class FilterCache:
                 return
             if not any(kept is entry for kept in self._entries.values()):
                 return  # evicted meanwhile: its bytes would never be given back
-            if self._vector_bytes + vectors.nbytes > _VECTOR_BUDGET:
+            if self._vector_bytes + vectors.nbytes > VECTOR_BUDGET:
                 return
             entry.vectors = vectors
             self._vector_bytes += vectors.nbytes

@@ -44,7 +44,8 @@ def build_graph(vectors: NDArray[np.float32], opts: AnnOptions) -> Graph:
     """A new HNSW graph over float32[n, dim] unit vectors (ids 0..n-1).
 
     ``opts.storage`` picks ``IndexHNSWFlat`` (float32) or ``IndexHNSWSQ`` (float16 / int8,
-    trained on up to 65,536 of the vectors).
+    trained on up to 65,536 of the vectors; fp16 needs no training, its codes are the values
+    rounded to half precision).
     """
     faiss = _faiss()
     dim = int(vectors.shape[1])
@@ -91,13 +92,28 @@ def load_graph(path: str, mmap: bool) -> Graph:
     return faiss.read_index(path, flags)
 
 
-def graph_vectors(graph: Graph) -> NDArray[np.float32] | None:
-    """A zero-copy float32[n, dim] view of a flat graph's stored vectors, else None."""
+def graph_vectors(graph: Graph) -> NDArray[np.floating] | None:
+    """A zero-copy view of the vectors a graph stores, when they are the stored values.
+
+    Returns:
+        float32[n, dim] for ``IndexHNSWFlat``; float16[n, dim] for ``IndexHNSWSQ`` with
+        ``QT_fp16``, whose codes are IEEE half floats (so, built from float16 values, exactly
+        the SQLite file's vectors); None for int8 codes or an empty graph.
+    """
     faiss = _faiss()
     storage = faiss.downcast_index(graph.storage)
-    if not isinstance(storage, faiss.IndexFlat) or graph.ntotal == 0:
+    if graph.ntotal == 0:
         return None
-    view = faiss.rev_swig_ptr(storage.get_xb(), graph.ntotal * graph.d)
+    if isinstance(storage, faiss.IndexFlat):
+        view = faiss.rev_swig_ptr(storage.get_xb(), graph.ntotal * graph.d)
+    elif (
+        isinstance(storage, faiss.IndexScalarQuantizer)
+        and storage.sq.qtype == faiss.ScalarQuantizer.QT_fp16
+    ):
+        codes = faiss.rev_swig_ptr(storage.codes.data(), graph.ntotal * storage.code_size)
+        view = codes.view(np.float16)
+    else:
+        return None
     view = view.reshape(graph.ntotal, graph.d)
     view.flags.writeable = False
     return view  # type: ignore[no-any-return]

@@ -45,9 +45,14 @@ class AnnOptions:
             gives a better graph. In [8, 2048].
         ef_search: candidate-list size per query (raised to ``k`` when ``k`` is larger, and
             widened for filtered searches). In [8, 4096].
-        storage: how the graph keeps vectors: ``"float32"`` (exact distances, and the exact
-            scan reads the graph's own copy), ``"float16"`` or ``"int8"`` (faiss scalar
-            quantizer; a float32 copy is still kept for exact scans).
+        storage: how the graph keeps vectors. ``"float16"`` (the default: faiss scalar
+            quantizer ``QT_fp16``, whose codes are the SQLite file's float16 vectors bit for
+            bit, so graph distances and exact scans are at the stored precision and no other
+            copy is kept), ``"float32"`` (``IndexHNSWFlat``: the same values at twice the
+            bytes), or ``"int8"`` (``QT_8bit``: half the fp16 graph's codes, ranks
+            approximately; its top ``max(4k, 40)`` candidates are rescored from the SQLite
+            file's float16 vectors, and exact scans read them from the file too, so no other
+            copy exists at all).
         exact_filter_rows: a filtered search whose filter lets at most this many chunks through
             is answered by an exact scan of exactly those chunks.
         merge_fraction: fresh rows kept outside the graph (scanned exactly) before they are
@@ -62,7 +67,7 @@ class AnnOptions:
     M: int = 32
     ef_construction: int = 80
     ef_search: int = 128
-    storage: Storage = "float32"
+    storage: Storage = "float16"
     exact_filter_rows: int = 20_000
     merge_fraction: float = 0.02
     compact_fraction: float = 0.2

@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 from semsearch.stores import ann_file, ann_graph
 from semsearch.stores.ann_policy import AnnOptions
 from semsearch.stores.sqlite_changes import high_water, pruned_to
+from semsearch.stores.sqlite_vector_blobs import decode_blobs, stored_precision
 
 if TYPE_CHECKING:
     from semsearch.collection import Collection
@@ -39,14 +40,18 @@ class AnnState:
     Attributes:
         version: the collection change counter it reflects.
         last_seq: the last change-log ``seq`` it reflects.
-        identity: collection name, created_at, model_id and dim it was built for.
+        identity: collection name, created_at, model_id, dim and stored precision it was
+            built for.
         options: the collection's ANN options.
         chunk_ids, record_rowids: int64[n] per row.
         alive: bool[n], False for tombstones (deleted or re-embedded chunks).
         graph: the HNSW graph over rows [0, graph_rows), or None.
         graph_rows: rows covered by the graph.
-        graph_vectors: float32[graph_rows, dim] (a view of the graph's storage when float32).
-        fresh: float32[n - graph_rows, dim] rows added since the graph was built.
+        graph_vectors: [graph_rows, dim] vectors of the graph rows at the stored precision:
+            float16 (a view of an fp16 graph's codes, or the sidecar's float16 array) or
+            float32 (a view of a flat graph's storage); upcast before any product.
+        fresh: float32[n - graph_rows, dim] rows added since the graph was built (the stored
+            values, upcast).
         token: the graph's build token when it is on disk, else None.
     """
 
@@ -59,7 +64,7 @@ class AnnState:
     alive: NDArray[np.bool_]
     graph: Any
     graph_rows: int
-    graph_vectors: NDArray[np.float32]
+    graph_vectors: NDArray[np.floating]
     fresh: NDArray[np.float32]
     token: str | None = None
 
@@ -81,14 +86,23 @@ class AnnState:
 def collection_meta(
     conn: sqlite3.Connection, cid: int
 ) -> tuple[dict[str, Any], int, dict[str, Any]] | None:
-    """(identity, version, options) of a collection, or None if it is gone."""
+    """(identity, version, options) of a collection, or None if it is gone.
+
+    The identity includes the precision the file stores vectors at (``"float32"`` before
+    format 5, ``"float16"`` from it): the format-5 migration rewrites vectors without logging
+    changes, so a cache built on the float32 values is reloaded, never caught up.
+    """
     row = conn.execute(
-        "SELECT name, created_at, model_id, dim, version, options FROM collections WHERE id = ?",
+        "SELECT name, created_at, model_id, dim, version, options, "
+        "(SELECT MAX(version) FROM semsearch_migrations) FROM collections WHERE id = ?",
         (cid,),
     ).fetchone()
     if row is None:
         return None
-    identity = {"collection": row[0], "created_at": row[1], "model_id": row[2], "dim": row[3]}
+    identity = {
+        "collection": row[0], "created_at": row[1], "model_id": row[2], "dim": row[3],
+        "precision": stored_precision(int(row[6] or 0)),
+    }  # fmt: skip
     return identity, int(row[4]), json.loads(row[5] or "{}")
 
 
@@ -118,7 +132,7 @@ def _fetch(
         take = batch[: end - filled]
         ids[filled:end] = [r[0] for r in take]
         rowids[filled:end] = [r[1] for r in take]
-        vectors[filled:end] = np.frombuffer(b"".join(r[2] for r in take), "<f4").reshape(-1, dim)
+        vectors[filled:end] = decode_blobs([r[2] for r in take], dim)
         filled = end
     return ids[:filled], rowids[:filled], vectors[:filled]
 
@@ -225,10 +239,8 @@ def state_from_sidecar(
     if graph.ntotal != rows or car.chunk_ids.shape[0] != rows or graph.d != identity["dim"]:
         raise ann_file.SidecarInvalid("graph and arrays disagree")
     vectors = ann_graph.graph_vectors(graph)
-    if vectors is None:
-        vectors = car.vectors
-    if vectors is None:
-        raise ann_file.SidecarInvalid("no float32 vectors for exact scans")
+    if vectors is None:  # int8 codes: exact scans and rescoring read the SQLite file
+        vectors = np.empty((0, graph.d), np.float16)
     return AnnState(
         int(head["version"]), int(head["last_seq"]), identity, opts,
         np.asarray(car.chunk_ids), np.asarray(car.record_rowids), car.alive.astype(np.bool_),

@@ -1,6 +1,6 @@
 """The embedded default store: one SQLite file (``*.embed.db``) in WAL mode, or ``:memory:``.
 
-The file is the source of truth: collections, records, chunks with their float32 vectors, one
+The file is the source of truth: collections, records, chunks with their float16 vectors, one
 FTS5 table per collection, and a change log. The in-memory vector matrix is a derived cache,
 checked against the collection's change counter before every search. Opening a file that is
 not a semsearch index raises NotAnIndex and leaves it byte-for-byte unchanged (it is inspected
@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -53,6 +54,7 @@ from semsearch.stores.keyword_sidecar import (
 )
 from semsearch.stores.sqlite_record_fts import has_record_fts
 from semsearch.stores.sqlite_sql import batches, compile_filter, marks, order_by_sql
+from semsearch.stores.sqlite_vector_blobs import decode_vector, encode_vectors
 from semsearch.stores.sqlite_writes import delete_record_rows, write_record
 
 __all__ = ["SQLiteStore"]
@@ -361,7 +363,8 @@ class SQLiteStore:
     def set_vectors(
         self, collection: str, chunk_ids: Sequence[int], vectors: NDArray[np.float32]
     ) -> None:
-        """Store float32[n, dim] unit vectors; the first vectors fix the collection's dim."""
+        """Store float32[n, dim] unit vectors (kept as float16 blobs: sqlite_vector_blobs.py);
+        the first vectors fix the collection's dim."""
         if len(chunk_ids) == 0:
             return
         dim = int(vectors.shape[1])
@@ -376,11 +379,11 @@ class SQLiteStore:
                     f"collection {collection!r} holds {stored_dim}-d vectors; got {dim}-d",
                     hint="use the model the collection was built with",
                 )
-            blobs = np.ascontiguousarray(vectors, dtype="<f4")
+            blobs = encode_vectors(vectors)  # float16 (format 5: sqlite_vector_blobs.py)
             conn.executemany(
                 "UPDATE chunks SET vector = ?, status = 'embedded', error = NULL "
                 "WHERE id = ? AND collection_id = ?",
-                [(blobs[i].tobytes(), int(cid_), cid) for i, cid_ in enumerate(chunk_ids)],
+                [(blob, int(c), cid) for blob, c in zip(blobs, chunk_ids, strict=True)],
             )
             conn.executemany(
                 "INSERT INTO changes (collection_id, chunk_id, op) VALUES (?, ?, 'add')",
@@ -493,19 +496,18 @@ class SQLiteStore:
     def chunk_vectors(
         self, collection: str, ids: Sequence[str]
     ) -> dict[str, list[NDArray[np.float32] | None]]:
-        """Stored vectors per record, by chunk ordinal (None where a chunk is not embedded)."""
+        """Stored vectors per record, by chunk ordinal (None where a chunk is not embedded):
+        float32[dim], the stored float16 values upcast exactly (float32 in older files)."""
         out: dict[str, list[NDArray[np.float32] | None]] = {}
         for batch in batches(list(ids)):
             rows = self._rows(
-                "SELECT r.id, CASE WHEN k.status = 'embedded' THEN k.vector END "
+                "SELECT r.id, CASE WHEN k.status = 'embedded' THEN k.vector END, c.dim "
                 "FROM chunks k JOIN records r ON r.rowid = k.record_rowid JOIN collections c ON c.id = r.collection_id WHERE c.name = ? "
                 f"AND r.id IN ({marks(batch)}) ORDER BY r.id, k.ordinal",
                 (collection, *batch),
             )
-            for rid, blob in rows:
-                vector = (
-                    None if blob is None else np.frombuffer(blob, dtype="<f4").astype(np.float32)
-                )
+            for rid, blob, dim in rows:
+                vector = None if blob is None else decode_vector(blob, int(dim))
                 out.setdefault(rid, []).append(vector)
         return out
 
@@ -595,7 +597,8 @@ class SQLiteStore:
             cid = int(rows[0][0])
             index = self._cache.get(cid)
             if index is None:
-                index = self._cache.setdefault(cid, AnnIndex(self.location, cid))
+                fetch = partial(sqlite_vectors.stored_vectors, self)
+                index = self._cache.setdefault(cid, AnnIndex(self.location, cid, fetch))
             state = index.refresh(self._in_read_txn, upkeep)
             if state is not None:
                 return cid, index, state

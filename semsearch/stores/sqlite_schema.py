@@ -15,6 +15,7 @@ from typing import Any
 from semsearch.errors import StoreCorrupted
 from semsearch.stores.record_changes import create_record_log
 from semsearch.stores.sqlite_record_fts import create_record_fts, record_fts_table
+from semsearch.stores.sqlite_vector_blobs import migrate_to_float16
 from semsearch.stores.sqlite_windows import create_window_table
 
 __all__ = [
@@ -71,7 +72,7 @@ CREATE TABLE chunks (
     line_start INTEGER,
     line_end INTEGER,
     content_hash TEXT NOT NULL,                -- sha256 of the embedded text
-    vector BLOB,                               -- float32[dim], unit-normalised, little-endian
+    vector BLOB,  -- unit-normalised, little-endian: float32[dim], float16[dim] from format 4
     status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'embedded', 'failed')),
     error TEXT
 );
@@ -99,6 +100,7 @@ _MIGRATIONS: list[tuple[int, Callable[[sqlite3.Connection], None]]] = [
     (2, _v2_record_fts),
     (3, create_window_table),  # sentence windows: stores/sqlite_windows.py
     (4, create_record_log),  # the keyword sidecar's change log: stores/record_changes.py
+    (5, migrate_to_float16),  # float16 chunk vectors: stores/sqlite_vector_blobs.py
 ]
 SCHEMA_VERSION = _MIGRATIONS[-1][0]
 
@@ -136,7 +138,11 @@ def schema_version(conn: sqlite3.Connection) -> int:
 
 
 def migrate(conn: sqlite3.Connection) -> None:
-    """Apply every pending migration, each in its own transaction (write path only)."""
+    """Apply every pending migration, each in its own transaction (write path only).
+
+    Format 4 (:func:`~semsearch.stores.sqlite_vector_blobs.migrate_to_float16`) commits its
+    work in batches inside that transaction and is recorded after its last batch.
+    """
     conn.execute(
         "CREATE TABLE IF NOT EXISTS semsearch_migrations "
         "(version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"

@@ -17,11 +17,12 @@ from semsearch.errors import DimensionMismatch
 from semsearch.filters import Filter
 from semsearch.stores.base import ScoredChunk
 from semsearch.stores.sqlite_sql import batches, compile_filter, marks
+from semsearch.stores.sqlite_vector_blobs import decode_blobs
 
 if TYPE_CHECKING:
     from semsearch.stores.sqlite import SQLiteStore
 
-__all__ = ["filter_key", "record_names", "vector_search"]
+__all__ = ["filter_key", "record_names", "stored_vectors", "vector_search"]
 
 
 def record_names(store: SQLiteStore, rowids: Sequence[int]) -> dict[int, str]:
@@ -30,6 +31,30 @@ def record_names(store: SQLiteStore, rowids: Sequence[int]) -> dict[int, str]:
     for batch in batches(sorted({int(r) for r in rowids})):
         found = store._rows(f"SELECT rowid, id FROM records WHERE rowid IN ({marks(batch)})", batch)
         out.update({int(r[0]): r[1] for r in found})
+    return out
+
+
+def stored_vectors(
+    store: SQLiteStore, chunk_ids: NDArray[np.int64], dim: int
+) -> NDArray[np.float32]:
+    """float32[len(chunk_ids), dim]: the chunks' stored vectors (float16 upcast), in the order
+    asked; zeros for chunks that no longer have one (deleted since the caller's snapshot: the
+    search drops their records, see :func:`vector_search`). For an int8 graph's rescoring and
+    exact scans (stores/ann.py).
+    """
+    out = np.zeros((len(chunk_ids), dim), np.float32)
+    where: dict[int, list[int]] = {}
+    for i, chunk_id in enumerate(chunk_ids.tolist()):
+        where.setdefault(int(chunk_id), []).append(i)
+    for batch in batches(sorted(where)):
+        rows = store._rows(
+            f"SELECT id, vector FROM chunks WHERE id IN ({marks(batch)}) AND vector IS NOT NULL",
+            batch,
+        )
+        if rows:
+            vectors = decode_blobs([r[1] for r in rows], dim)
+            for k, row in enumerate(rows):
+                out[where[int(row[0])]] = vectors[k]
     return out
 
 

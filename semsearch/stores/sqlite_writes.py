@@ -57,7 +57,7 @@ def write_record(conn: sqlite3.Connection, cid: int, record: RecordWrite, out: W
         out.updated += 1
     index_record_fts(conn, cid, rowid)
     if row is None or not _same_chunks(conn, rowid, record):
-        _replace_chunks(conn, cid, rowid, record, out)
+        _replace_chunks(conn, cid, rowid, record, out, new=row is None)
 
 
 def _chunk_key(record: RecordWrite) -> list[tuple[object, ...]]:
@@ -78,11 +78,17 @@ def _same_chunks(conn: sqlite3.Connection, rowid: int, record: RecordWrite) -> b
 
 
 def _replace_chunks(
-    conn: sqlite3.Connection, cid: int, rowid: int, record: RecordWrite, out: WriteResult
+    conn: sqlite3.Connection,
+    cid: int,
+    rowid: int,
+    record: RecordWrite,
+    out: WriteResult,
+    new: bool,
 ) -> None:
     hashes = list({c.content_hash for c in record.chunks})
     reusable = _vectors_by_hash(conn, cid, hashes)
-    _delete_chunks(conn, cid, "record_rowid = ?", [rowid])
+    if not new:  # a new record has no chunks yet: three statements saved per record
+        _delete_chunks(conn, cid, "record_rowid = ?", [rowid])
     table = fts_table(cid)
     for item in record.chunks:
         chunk = item.chunk

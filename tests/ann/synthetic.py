@@ -62,11 +62,17 @@ def write(coll: Collection, vectors: NDArray[np.float32], ids: list[int]) -> Non
     coll.store.set_vectors(coll.name, chunk_ids, vectors[picked])
 
 
+def stored(vectors: NDArray[np.float32]) -> NDArray[np.float32]:
+    """The vectors as the SQLite store keeps them: float16 values (upcast to float32)."""
+    return vectors.astype(np.float16).astype(np.float32)
+
+
 def exact_top(
     vectors: NDArray[np.float32], live: NDArray[np.bool_], query: NDArray[np.float32], k: int
 ) -> list[str]:
-    """Names of the k live rows with the highest dot product (the ground truth, plain numpy)."""
-    scores = vectors @ query
+    """Names of the k live rows with the highest dot product (the ground truth, plain numpy),
+    at the precision the store keeps: each vector rounded to float16, then upcast."""
+    scores = stored(vectors) @ query
     scores[~live] = -np.inf
     order = np.argsort(-scores, kind="stable")[: min(k, int(live.sum()))]
     return [name(int(i)) for i in order]

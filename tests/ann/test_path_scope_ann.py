@@ -43,7 +43,7 @@ def scoped(tmp_path_factory: pytest.TempPathFactory):
 
 
 def _exact(vectors: np.ndarray, allowed: np.ndarray, query: np.ndarray, k: int) -> list[str]:
-    scores = vectors @ query
+    scores = syn.stored(vectors) @ query  # at the store's float16 precision
     scores[~allowed] = -np.inf
     return [path(int(i)) for i in np.argsort(-scores, kind="stable")[:k]]
 

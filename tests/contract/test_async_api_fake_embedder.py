@@ -18,6 +18,7 @@ import semsearch
 from semsearch.embedders.fake import FakeEmbedder
 from semsearch.errors import InvalidFilter, InvalidRecord
 from tests.contract.conftest import StoreUnderTest
+from tests.contract.helpers import as_stored
 from tests.contract.spells import ALL_IDS, FILTER_CASES, RECORDS, SCHEMA
 
 pytestmark = pytest.mark.asyncio
@@ -76,11 +77,11 @@ async def test_async_find_orders_and_pages(adb) -> None:
         await coll.find({"undeclared": 1})
 
 
-async def test_async_semantic_scores_are_the_fake_embedders_cosines(adb) -> None:
+async def test_async_semantic_scores_are_the_fake_embedders_cosines(adb, store) -> None:
     coll = await _spells(adb)
     emb = FakeEmbedder(32)
     query = "magic flame burst"
-    docs = emb.embed_documents([r["text"] for r in RECORDS])
+    docs = as_stored(store.backend, emb.embed_documents([r["text"] for r in RECORDS]))
     expected = dict(
         zip([r["id"] for r in RECORDS], (docs @ emb.embed_query(query)).tolist(), strict=True)
     )

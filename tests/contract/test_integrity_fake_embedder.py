@@ -18,6 +18,7 @@ import semsearch
 from semsearch.embedders.base import EmbedKind
 from semsearch.embedders.fake import FakeEmbedder
 from tests.contract.conftest import StoreUnderTest
+from tests.contract.helpers import as_stored
 
 NOTES = [
     {"id": f"n{i:02d}", "text": f"note {i} about topic {i % 4} and gardens"} for i in range(20)
@@ -214,13 +215,13 @@ def test_no_ghost_hit_for_a_record_deleted_after_ranking_fake_embedder(
         assert hit.chunk is not None and hit.fields == {"tag": int(hit.id[1:])}
 
 
-def _overshooting_unit_vector(dim: int = 32) -> NDArray[np.float32]:
-    """A float32 unit vector whose dot product with itself rounds above 1 (and with its
-    opposite below -1), found by trying seeds."""
+def _overshooting_unit_vector(store: object, dim: int = 32) -> NDArray[np.float32]:
+    """A float32 unit vector whose dot product with itself as the store keeps it (float16 on
+    SQLite) rounds above 1 (and with its opposite below -1), found by trying seeds."""
     for seed in range(10_000):
         v = np.random.default_rng(seed).standard_normal(dim).astype(np.float32)
         v /= np.linalg.norm(v)
-        both = np.stack([v, -v]) @ v
+        both = as_stored(store, np.stack([v, -v])) @ v
         if both[0] > 1.0 and both[1] < -1.0:
             return v
     raise AssertionError("no seed gave an overshooting vector")
@@ -238,7 +239,8 @@ class FixedEmbedder(FakeEmbedder):
 
 
 def test_cosine_scores_stay_in_range_fake_embedder(database: semsearch.Database) -> None:
-    coll = database.collection("docs", embedder=FixedEmbedder(_overshooting_unit_vector()))
+    v = _overshooting_unit_vector(database.store)
+    coll = database.collection("docs", embedder=FixedEmbedder(v))
     coll.upsert([{"id": "same", "text": "up"}, {"id": "opposite", "text": "down"}])
     for exact in (False, True):
         hits = coll.search("up", min_score=None, exact=exact).hits

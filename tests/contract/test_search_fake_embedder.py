@@ -11,7 +11,7 @@ import pytest
 
 from semsearch.embedders.fake import FakeEmbedder
 from semsearch.search import HYBRID_FUSION
-from tests.contract.helpers import spells
+from tests.contract.helpers import as_stored, spells
 from tests.contract.spells import ALL_IDS, RECORDS
 
 
@@ -22,16 +22,16 @@ def coll(module_store):
         yield spells(db)
 
 
-def _expected_scores(query: str) -> dict[str, float]:
+def _expected_scores(query: str, store: object) -> dict[str, float]:
     emb = FakeEmbedder(32)
-    docs = emb.embed_documents([r["text"] for r in RECORDS])
+    docs = as_stored(store, emb.embed_documents([r["text"] for r in RECORDS]))
     scores = docs @ emb.embed_query(query)
     return {r["id"]: float(s) for r, s in zip(RECORDS, scores, strict=True)}
 
 
 def test_semantic_search_scores_are_cosine_similarities(coll) -> None:
     query = "magic flame burst"
-    expected = _expected_scores(query)
+    expected = _expected_scores(query, coll.store)
     result = coll.search(query, limit=10, min_score=None)
     assert result.mode == "semantic"
     assert sorted(result.ids) == ALL_IDS
@@ -52,7 +52,7 @@ def test_identical_text_scores_one_and_ranks_first(coll) -> None:
 @pytest.mark.parametrize("threshold", [0.0, 0.2, 0.4])
 def test_min_score_drops_exactly_the_hits_below_it(coll, threshold) -> None:
     query = "detect magic flame"
-    expected = _expected_scores(query)
+    expected = _expected_scores(query, coll.store)
     result = coll.search(query, limit=10, min_score=threshold)
     assert sorted(result.ids) == sorted(i for i, s in expected.items() if s >= threshold)
     assert all(h.score >= threshold for h in result)

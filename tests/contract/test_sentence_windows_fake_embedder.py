@@ -12,6 +12,7 @@ import pytest
 
 from semsearch.embedders.fake import FakeEmbedder
 from semsearch.stores.base import SentenceWindows
+from tests.contract.helpers import as_stored
 
 NOTES = {
     "compost": (
@@ -78,7 +79,7 @@ def test_windows_go_with_their_record_on_every_backend(database) -> None:
     # every chunk left has one sentence: the store holds no windows for any of them
     q = FakeEmbedder(32).embed_query("blue pot")
     docs = FakeEmbedder(32).embed_documents(["Only one sentence about the blue pot now."])
-    assert chunks["copy"].score == pytest.approx(float(docs[0] @ q), abs=1e-5)
+    assert chunks["copy"].score == pytest.approx(float(as_stored(store, docs)[0] @ q), abs=1e-5)
     # no chunk holds the compost note's content now: its windows are gone from the store, so
     # the same text written again (not embedded) finds none under its content hash
     coll.upsert([{"id": "again", "text": NOTES["compost"]}], embed=False)

@@ -41,7 +41,8 @@ def vs(tmp_path: Path):
 
 def _fake_cosines(query: str) -> dict[str, float]:
     emb = FakeEmbedder(32)
-    scores = emb.embed_documents(TEXTS) @ emb.embed_query(query)
+    stored = emb.embed_documents(TEXTS).astype(np.float16).astype(np.float32)  # SQLite's precision
+    scores = stored @ emb.embed_query(query)
     return dict(zip(["t", "r", "k"], scores.tolist(), strict=True))
 
 

@@ -31,6 +31,7 @@ from semsearch.embedders.fake import FakeEmbedder
 from semsearch.errors import InvalidFilter, InvalidQuery
 from semsearch.integrations.llamaindex import SemsearchEmbedding, SemsearchVectorStore
 from tests.contract.conftest import StoreUnderTest
+from tests.contract.helpers import as_stored
 
 ROWS = [
     ("n1", "doc-a", "tomatoes need deep watering twice a week", "garden", 2020, ["veg", "summer"]),
@@ -73,9 +74,10 @@ def _ids(index: VectorStoreIndex, question: str, **kwargs) -> list[str]:
     return [n.node.node_id for n in index.as_retriever(**kwargs).retrieve(question)]
 
 
-def test_retriever_returns_nodes_with_text_metadata_and_cosine_scores(index) -> None:
+def test_retriever_returns_nodes_with_text_metadata_and_cosine_scores(index, store) -> None:
     emb = FakeEmbedder(32)
-    expected = emb.embed_documents([r[2] for r in ROWS]) @ emb.embed_query("watering tomatoes")
+    docs = as_stored(store.backend, emb.embed_documents([r[2] for r in ROWS]))
+    expected = docs @ emb.embed_query("watering tomatoes")
     best = max(range(4), key=lambda i: expected[i])
     hits = index.as_retriever(similarity_top_k=1).retrieve("watering tomatoes")
     assert [h.node.node_id for h in hits] == [ROWS[best][0]] == ["n1"]
@@ -150,11 +152,13 @@ def test_hybrid_and_text_search_query_modes(index) -> None:
     assert hybrid[0] == "n3"
 
 
-def test_query_by_embedding_and_doc_ids(vector_store) -> None:
+def test_query_by_embedding_and_doc_ids(vector_store, store) -> None:
     vector_store.add(_nodes())
-    vector = FakeEmbedder(32).embed_query(ROWS[2][2]).tolist()
+    query = FakeEmbedder(32).embed_query(ROWS[2][2])
+    vector = query.tolist()
     result = vector_store.query(VectorStoreQuery(query_embedding=vector, similarity_top_k=1))
-    assert result.ids == ["n3"] and result.similarities == [pytest.approx(1.0, abs=1e-5)]
+    itself = min(1.0, float(as_stored(store.backend, query[None])[0] @ query))
+    assert result.ids == ["n3"] and result.similarities == [pytest.approx(itself, abs=1e-5)]
     scoped = vector_store.query(
         VectorStoreQuery(query_str="water", similarity_top_k=4, doc_ids=["doc-b", "doc-c"])
     )

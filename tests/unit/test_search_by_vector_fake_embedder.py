@@ -24,7 +24,12 @@ def test_scores_are_cosines_of_the_normalised_vector(coll) -> None:
     emb = FakeEmbedder(16)
     raw = emb.embed_query("apple") * 3.0 + 0.0  # any length: it is normalised
     unit = raw / np.linalg.norm(raw)
-    expected = {k: float(emb.embed_documents([t])[0] @ unit) for k, t in TEXTS.items()}
+    # the SQLite store keeps float16 vectors: each document's, rounded, against the query
+    docs = {
+        k: emb.embed_documents([t])[0].astype(np.float16).astype(np.float32)
+        for k, t in TEXTS.items()
+    }
+    expected = {k: float(d @ unit) for k, d in docs.items()}
     result = coll.search_by_vector(raw.tolist(), limit=3, min_score=None)
     assert result.mode == "semantic" and result.query == ""
     assert result.ids == sorted(expected, key=lambda k: -expected[k])

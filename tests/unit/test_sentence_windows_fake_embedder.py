@@ -17,6 +17,7 @@ import semsearch
 from semsearch.embedders.fake import FakeEmbedder
 from semsearch.highlight import keyword_highlight
 from semsearch.sources.vault import VAULT_SCHEMA
+from semsearch.stores.sqlite_schema import SCHEMA_VERSION
 from semsearch.windows import window_spans
 from tests.file_formats import as_older_format
 
@@ -56,6 +57,11 @@ def cos(a: np.ndarray, b: np.ndarray) -> float:
     return float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
 
 
+def stored_cos(q: np.ndarray, v: np.ndarray) -> float:
+    """A chunk's score as the store computes it: the query against the float16 stored vector."""
+    return float(q @ v.astype(np.float16).astype(np.float32))
+
+
 def expected_mix(fake, query: str, text: str, spans: list[tuple[int, int]]) -> float:
     q = fake.embed_query(query)
     chunk = cos(q, fake.embed_documents([text])[0])
@@ -73,7 +79,9 @@ def test_semantic_score_mixes_chunk_and_best_window_and_highlights_it(db, fake_e
     assert hits["long"].highlight == SECOND
     one = "A kitchen note on bread."
     q = fake_embedder.embed_query("lighthouse key")
-    assert hits["one"].score == pytest.approx(cos(q, fake_embedder.embed_documents([one])[0]))
+    assert hits["one"].score == pytest.approx(
+        stored_cos(q, fake_embedder.embed_documents([one])[0]), abs=1e-6
+    )
     assert hits["one"].highlight is None  # one sentence: nothing marks a window out
     kw = coll.search("lighthouse", mode="keyword", limit=1)
     assert kw[0].highlight == SECOND
@@ -115,7 +123,9 @@ def test_option_off_gives_chunk_cosine_and_stores_no_windows(db, fake_embedder) 
     coll.upsert([{"id": "long", "text": NOTE}])
     hit = coll.search("lighthouse key", limit=1, min_score=None)[0]
     q = fake_embedder.embed_query("lighthouse key")
-    assert hit.score == pytest.approx(cos(q, fake_embedder.embed_documents([NOTE])[0]))
+    assert hit.score == pytest.approx(
+        stored_cos(q, fake_embedder.embed_documents([NOTE])[0]), abs=1e-6
+    )
     assert hit.highlight is None
     assert window_rows(db.store.location) == 0
     reopened = db.collection("plain", embedder=fake_embedder)
@@ -146,10 +156,16 @@ def test_windows_are_deleted_with_their_record_and_kept_for_shared_content(
     assert window_rows(db.store.location) == 0  # rewritten: its old windows went with it
 
 
-def as_format_2(path: Path) -> None:
-    """Turn a file into what semsearch wrote before format 3: no windows table (nor the
-    tables of later formats)."""
+def as_format_2(path: Path, vector: np.ndarray) -> None:
+    """Turn a one-chunk file into what semsearch wrote before format 3: no windows table (nor
+    the tables of later formats), and the chunk's ``vector`` as a float32 blob (formats
+    before 5)."""
     as_older_format(path, 2, ["chunk_windows", "record_changes"])
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE chunks SET vector = ?", (vector.astype("<f4").tobytes(),))
+    conn.commit()
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
 
 
 def digest(path: Path) -> str:
@@ -160,7 +176,7 @@ def test_format_2_file_searches_unchanged_until_a_write_migrates_it(db_path, fak
     db = semsearch.connect(db_path)
     db.collection("notes", embedder=fake_embedder).upsert([{"id": "long", "text": NOTE}])
     db.close()
-    as_format_2(db_path)
+    as_format_2(db_path, fake_embedder.embed_documents([NOTE])[0])
     before = digest(db_path)
 
     db = semsearch.connect(db_path)
@@ -175,9 +191,9 @@ def test_format_2_file_searches_unchanged_until_a_write_migrates_it(db_path, fak
     conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
     version = conn.execute("SELECT MAX(version) FROM semsearch_migrations").fetchone()[0]
     conn.close()
-    assert version >= 3  # and later formats, each applied by that write
+    assert version == SCHEMA_VERSION
     assert window_rows(str(db_path)) == 1  # the new record's; the old chunk keeps none
     assert coll.search("lighthouse key", limit=1, min_score=None)[0].score == pytest.approx(
-        hit.score
-    )
+        hit.score, abs=1e-3
+    )  # the same vector, now float16
     db.close()

@@ -214,13 +214,14 @@ def test_drop_collection_removes_it(db: semsearch.Database) -> None:
     assert db.drop_collection("docs") is False
 
 
-def test_vectors_are_stored_as_unit_float32_blobs(db: semsearch.Database) -> None:
+def test_vectors_are_stored_as_unit_float16_blobs(db: semsearch.Database) -> None:
     coll = db.collection("docs", embedder="fake:32")
     coll.upsert(DOCS)
     rows = sqlite3.connect(db.location).execute("SELECT vector FROM chunks").fetchall()
-    vectors = np.stack([np.frombuffer(r[0], dtype="<f4") for r in rows])
-    assert vectors.shape == (3, 32)
-    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
+    assert [len(r[0]) for r in rows] == [64, 64, 64]  # 32 values x 2 bytes
+    vectors = np.stack([np.frombuffer(r[0], dtype="<f2") for r in rows]).astype(np.float32)
+    # half precision keeps 11 significant bits: each value within 2^-11 of the unit vector's
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3)
 
 
 def test_plumbing_store_opened_before_the_file_existed_sees_it_once_another_writer_creates_it(
