@@ -145,9 +145,13 @@ def collect(
     limit: int,
     scope: PathScope,
     min_score: float | None = None,
+    first: int | None = None,
 ) -> _Leg:
-    """Best chunk per allowed record, up to ``limit`` records, refetching deeper as needed."""
-    k = max(4 * limit, 40)
+    """Best chunk per allowed record, up to ``limit`` records, refetching deeper as needed.
+
+    ``first``: rows asked for first (default ``max(4 * limit, 40)``, as a record's chunks
+    crowd each other); a leg whose rows are records passes ``limit``."""
+    k = first or max(4 * limit, 40)
     while True:
         candidates = fetch(k)
         best: dict[str, ScoredChunk] = {}
@@ -292,9 +296,14 @@ def _windowed(coll: Collection, leg: _Leg, result: SearchResult) -> SearchResult
 
 def _keyword_leg(coll: Collection, req: SearchRequest, limit: int) -> _Leg:
     where = store_filter(coll.store, req.where, req.scope)
+    # a store ranking whole records (KeywordChunks) returns one row per record: ask for
+    # ``limit`` rows, not the over-fetch chunk rankings need (the sidecar's top k costs more
+    # with k: 6 against 12 ms for 200 against 800 records at 100k)
+    first = limit if isinstance(coll.store, KeywordChunks) else None
     return collect(
-        lambda k: coll.store.keyword_search(coll.name, req.query, k, where), limit, req.scope
-    )
+        lambda k: coll.store.keyword_search(coll.name, req.query, k, where),
+        limit, req.scope, first=first,
+    )  # fmt: skip
 
 
 #: Records each leg contributes to hybrid fusion (before the final ``limit``). Measured on

@@ -134,3 +134,24 @@ def test_embedder_failure_in_semantic_mode_raises_or_falls_back(db: semsearch.Da
     hybrid = coll.search("solar panels", mode="hybrid")
     assert hybrid.degraded and "semantic" in (hybrid.degraded_reason or "")
     assert hybrid.ids == ["x"]
+
+
+def test_record_level_keyword_leg_asks_the_store_for_limit_rows(
+    notes: semsearch.Collection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the SQLite store ranks whole records (one row each): no 4x over-fetch on the first ask
+    asked: list[int] = []
+    search = notes.store.keyword_search
+
+    def counting(collection, text, k, where):  # type: ignore[no-untyped-def]
+        asked.append(k)
+        return search(collection, text, k, where)
+
+    monkeypatch.setattr(notes.store, "keyword_search", counting)
+    assert len(notes.search("garden tomatoes", mode="keyword", limit=5)) == 5
+    assert asked == [5]
+    asked.clear()
+    # excludes go to the store's filter (before ranking): still one ask, for 5 rows
+    found = notes.search("garden tomatoes", mode="keyword", limit=5, exclude=["private/*"])
+    assert len(found) == 5 and all(h.id.startswith("public/") for h in found)
+    assert asked == [5]
