@@ -134,6 +134,7 @@ class MilvusStore(MilvusAccess):
         meta = self.meta(info.name)
         if info.schema_json != meta["schema"]:
             self.state.wrote()
+            self.state.pending_rows.pop(info.name, None)
             add_fields(self, meta, info.schema_json)
         meta.update(schema=info.schema_json, dim=info.dim or meta.get("dim"), options=info.options)
         self.put_meta(meta)
@@ -152,14 +153,26 @@ class MilvusStore(MilvusAccess):
             milvus_windows.drop(self, name)
             client.delete(lay.META, filter=f"name == {literal(name)}")
             self.forget_meta(name)
+            self.state.pending_rows.pop(name, None)
+            self.state.marked.discard(name)
             self.state.wrote()
         return True
 
     def record_hashes(self, collection: str, ids: Sequence[str]) -> dict[str, str]:
-        """``{id: content_hash}`` for the ids that exist (a primary-key lookup of part 0)."""
+        """``{id: content_hash}`` for the ids that exist (a primary-key lookup of part 0; on
+        Milvus Lite the same ids again with no write between are answered from memory, as
+        when ingestion asks and then ``write_records`` asks)."""
+        state = self.state
+        seen = state.hashes
+        fresh = seen is not None and seen[:2] == (state.generation, collection)
+        if seen is not None and fresh and all(i in seen[2] for i in ids):
+            return {i: h for i in ids if (h := seen[2][i]) is not None}
         pks = [lay.record_pk(0, i) for i in ids]
         rows = self.rows_by(collection, "records", "pk", pks, ["record_id", "content_hash"])
-        return {r["record_id"]: r["content_hash"] for r in rows}
+        found = {r["record_id"]: r["content_hash"] for r in rows}
+        if state.lite:
+            state.hashes = (state.generation, collection, {i: found.get(i) for i in ids})
+        return found
 
     def write_records(self, collection: str, records: Sequence[RecordWrite]) -> WriteResult:
         """Upsert records and their chunks, reusing vectors by content hash (milvus_writes)."""
@@ -210,36 +223,61 @@ class MilvusStore(MilvusAccess):
         self, collection: str, limit: int, where: Filter | None = None
     ) -> list[PendingChunk]:
         """Up to ``limit`` chunks without a vector, of records matching ``where`` (None:
-        all): pending before failed, lowest chunk id first within each."""
+        all): pending before failed, lowest chunk id first within each.
+
+        A chunk stored ``pending`` is embedded once it has a vector row (``set_vectors`` does
+        not rewrite the chunk row), so the pending ones are found by counting (chunks minus
+        vectors minus failed, see :meth:`stats`: three counts, and nothing more when none is
+        pending), then by scanning the ids of the chunks not failed and looking their vectors
+        up by primary key.
+        """
+        extra = f" and {compile_filter(where)}" if where is not None else ""
+        if self._coll(collection, "chunks") is None or limit <= 0:
+            return []
+        chunks, embedded, failed = self._status_counts(collection, extra)
+        ids = self._unembedded(collection, extra, min(limit, chunks - embedded - failed))
+        if len(ids) < limit and failed:
+            failed_rows = self.scan(
+                collection, "chunks", f'status == "failed"{extra}', ["chunk_id"]
+            )
+            ids += sorted(int(r["chunk_id"]) for r in failed_rows)[: limit - len(ids)]
+        return self._pending_rows(collection, ids)
+
+    def _unembedded(self, collection: str, extra: str, wanted: int) -> list[int]:
+        """Ids of up to ``wanted`` chunks not failed and without a vector, lowest first."""
+        if wanted <= 0:
+            return []
+        expr = f'status != "failed"{extra}'
+        ids = [int(r["chunk_id"]) for r in self.scan(collection, "chunks", expr, ["chunk_id"])]
+        have = self.rows_by(collection, "vectors", "chunk_id", ids, ["chunk_id"])
+        done = {int(r["chunk_id"]) for r in have}
+        return sorted(c for c in ids if c not in done)[:wanted]
+
+    def _pending_rows(self, collection: str, ids: list[int]) -> list[PendingChunk]:
+        """PendingChunks of ``ids``, in that order (their embedding text rebuilt)."""
         from semsearch.chunking import embedding_text
 
-        found = self._coll(collection, "chunks")
-        if found is None:
-            return []
-        client, name = found
-        rows: list[dict[str, Any]] = []
-        for status in ("pending", "failed"):
-            expr = f'status == "{status}"'
-            if where is not None:
-                expr += f" and {compile_filter(where)}"
-            with translated("reading pending chunks"):
-                got = client.query(
-                    name,
-                    filter=expr,
-                    limit=min(limit, MAX_TOPK),
-                    output_fields=["chunk_id", "text", "loc", "record_id"],
-                )
-            rows += sorted(got, key=lambda r: int(r["chunk_id"]))
-            if len(rows) >= limit:
-                break
+        cols = ["chunk_id", "text", "loc", "record_id"]
+        rows = {
+            int(r["chunk_id"]): r for r in self.rows_by(collection, "chunks", "chunk_id", ids, cols)
+        }
         return [
             PendingChunk(
-                r["chunk_id"],
-                embedding_text(r["text"], tuple(json.loads(r["loc"])[2])),
-                r["record_id"],
+                c,
+                embedding_text(rows[c]["text"], tuple(json.loads(rows[c]["loc"])[2])),
+                rows[c]["record_id"],
             )
-            for r in rows[:limit]
+            for c in ids
+            if c in rows
         ]
+
+    def _status_counts(self, collection: str, extra: str) -> tuple[int, int, int]:
+        """(chunks, embedded, failed) of records matching ``extra`` (`` and <expr>`` or ''):
+        embedded chunks are those with a vector row (vector rows carry the filter columns)."""
+        chunks = self.count_where(collection, "chunks", f"chunk_id >= 0{extra}")
+        embedded = self.count_where(collection, "vectors", f"chunk_id >= 0{extra}")
+        failed = self.count_where(collection, "chunks", f'status == "failed"{extra}')
+        return chunks, min(embedded, chunks - failed), failed
 
     def get_records(self, collection: str, ids: Sequence[str]) -> list[Record]:
         """The records that exist among ``ids``, in the order asked."""
@@ -300,17 +338,14 @@ class MilvusStore(MilvusAccess):
         """Record and chunk counts by embedding status (of records matching ``where``), and the
         last write time."""
         extra = f" and {compile_filter(where)}" if where is not None else ""
-        by = {
-            s: self.count_where(collection, "chunks", f'status == "{s}"{extra}')
-            for s in ("embedded", "pending", "failed")
-        }
+        chunks, embedded, failed = self._status_counts(collection, extra)
         rows = self._meta_rows([collection])
         return StoreStats(
             records=self.count_where(collection, "records", f"part == 0{extra}"),
-            chunks=sum(by.values()),
-            embedded=by["embedded"],
-            pending=by["pending"],
-            failed=by["failed"],
+            chunks=chunks,
+            embedded=embedded,
+            pending=chunks - embedded - failed,
+            failed=failed,
             last_updated=rows[0].get("updated_at") if rows else None,
         )
 

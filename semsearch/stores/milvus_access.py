@@ -84,15 +84,38 @@ class MilvusAccess:
         """Close the client; for Milvus Lite, stop its server when no other store uses the folder."""
         with self._lock:
             if self._client is not None:
-                for name in list(self.state.unflushed):  # the next open replays no log
+                if self.state.users <= 1:  # the last store: no write of this process is left
                     with contextlib.suppress(SemsearchError):
-                        self._flush(self._client, name)
+                        self._clear_marks()
+                with contextlib.suppress(SemsearchError):
+                    self.flush()  # the next open replays no log
                 close_client(self.target, self._client)
                 self._client = None
                 self._loaded.clear()
             if self._open:
                 self._open = False
                 release(self.target.display, self.state)
+
+    def flush(self) -> None:
+        """Flush every Milvus collection with rows written since its last flush (Milvus seals
+        them into indexed segments). Writes call it per ``FLUSH_ROWS`` rows, reads before they
+        read, ``close()`` at the end; call it to make the index build part of a timed write."""
+        client = self._read_client()
+        if client is None:
+            return
+        with self._lock:
+            for name in list(self.state.unflushed):
+                self._flush(client, name)
+
+    def _clear_marks(self) -> None:
+        """Clear the ``writing`` marks this process set (every write it made finished)."""
+        from semsearch.stores.milvus_lookup import WRITING
+
+        for name in sorted(self.state.marked):
+            meta = self.meta_cached(name)
+            if meta is not None and meta.pop(WRITING, None):
+                self.put_meta(meta)
+        self.state.marked.clear()
 
     def _load(self, client: Any, name: str) -> bool:
         """Load a Milvus collection once per store; False when it does not exist."""
@@ -186,6 +209,9 @@ class MilvusAccess:
             outer, self._writing = self._writing, True
             try:
                 yield
+            except BaseException:
+                self.state.failed()
+                raise
             finally:
                 self._writing = outer
                 self.state.wrote()

@@ -65,9 +65,11 @@ def reusable(
     collection: str,
     new_chunks: list[tuple[int, RecordWrite, Any]],
     old: dict[int, str],
-) -> dict[int, list[float]]:
-    """Vectors for new chunks: the chunk's own (kept) vector, or any vector with its hash."""
-    kept = [cid for cid, _, _ in new_chunks if old.get(cid) == "embedded"]
+) -> tuple[dict[int, list[float]], set[int]]:
+    """Vectors for new chunks: the chunk's own (kept) vector, or any vector with its hash;
+    and the ids of the chunks that kept their own. A kept chunk of any stored status may have
+    its vector (``set_vectors`` leaves ``pending`` as it is)."""
+    kept = [cid for cid, _, _ in new_chunks if cid in old]
     fields = ["chunk_id", "content_hash", "vector"]
     by_id = {
         int(r["chunk_id"]): r["vector"]
@@ -80,7 +82,7 @@ def reusable(
         vec = by_id.get(cid) or by_hash.get(c.content_hash)
         if vec is not None:
             out[cid] = list(vec)
-    return out
+    return out, set(by_id)
 
 
 def _by_hash(store: MilvusStore, collection: str, hashes: list[str]) -> list[dict[str, Any]]:
