@@ -223,61 +223,12 @@ class MilvusStore(MilvusAccess):
         self, collection: str, limit: int, where: Filter | None = None
     ) -> list[PendingChunk]:
         """Up to ``limit`` chunks without a vector, of records matching ``where`` (None:
-        all): pending before failed, lowest chunk id first within each.
+        all): pending before failed; within each, the first in Milvus' order (insertion order
+        on Milvus Lite: the oldest; chunk ids are hashes), sorted by chunk id. See
+        :mod:`semsearch.stores.milvus_pending`."""
+        from semsearch.stores.milvus_pending import pending_chunks
 
-        A chunk stored ``pending`` is embedded once it has a vector row (``set_vectors`` does
-        not rewrite the chunk row), so the pending ones are found by counting (chunks minus
-        vectors minus failed, see :meth:`stats`: three counts, and nothing more when none is
-        pending), then by scanning the ids of the chunks not failed and looking their vectors
-        up by primary key.
-        """
-        extra = f" and {compile_filter(where)}" if where is not None else ""
-        if self._coll(collection, "chunks") is None or limit <= 0:
-            return []
-        chunks, embedded, failed = self._status_counts(collection, extra)
-        ids = self._unembedded(collection, extra, min(limit, chunks - embedded - failed))
-        if len(ids) < limit and failed:
-            failed_rows = self.scan(
-                collection, "chunks", f'status == "failed"{extra}', ["chunk_id"]
-            )
-            ids += sorted(int(r["chunk_id"]) for r in failed_rows)[: limit - len(ids)]
-        return self._pending_rows(collection, ids)
-
-    def _unembedded(self, collection: str, extra: str, wanted: int) -> list[int]:
-        """Ids of up to ``wanted`` chunks not failed and without a vector, lowest first."""
-        if wanted <= 0:
-            return []
-        expr = f'status != "failed"{extra}'
-        ids = [int(r["chunk_id"]) for r in self.scan(collection, "chunks", expr, ["chunk_id"])]
-        have = self.rows_by(collection, "vectors", "chunk_id", ids, ["chunk_id"])
-        done = {int(r["chunk_id"]) for r in have}
-        return sorted(c for c in ids if c not in done)[:wanted]
-
-    def _pending_rows(self, collection: str, ids: list[int]) -> list[PendingChunk]:
-        """PendingChunks of ``ids``, in that order (their embedding text rebuilt)."""
-        from semsearch.chunking import embedding_text
-
-        cols = ["chunk_id", "text", "loc", "record_id"]
-        rows = {
-            int(r["chunk_id"]): r for r in self.rows_by(collection, "chunks", "chunk_id", ids, cols)
-        }
-        return [
-            PendingChunk(
-                c,
-                embedding_text(rows[c]["text"], tuple(json.loads(rows[c]["loc"])[2])),
-                rows[c]["record_id"],
-            )
-            for c in ids
-            if c in rows
-        ]
-
-    def _status_counts(self, collection: str, extra: str) -> tuple[int, int, int]:
-        """(chunks, embedded, failed) of records matching ``extra`` (`` and <expr>`` or ''):
-        embedded chunks are those with a vector row (vector rows carry the filter columns)."""
-        chunks = self.count_where(collection, "chunks", f"chunk_id >= 0{extra}")
-        embedded = self.count_where(collection, "vectors", f"chunk_id >= 0{extra}")
-        failed = self.count_where(collection, "chunks", f'status == "failed"{extra}')
-        return chunks, min(embedded, chunks - failed), failed
+        return pending_chunks(self, collection, limit, where)
 
     def get_records(self, collection: str, ids: Sequence[str]) -> list[Record]:
         """The records that exist among ``ids``, in the order asked."""
@@ -337,8 +288,10 @@ class MilvusStore(MilvusAccess):
     def stats(self, collection: str, where: Filter | None = None) -> StoreStats:
         """Record and chunk counts by embedding status (of records matching ``where``), and the
         last write time."""
+        from semsearch.stores.milvus_pending import status_counts
+
         extra = f" and {compile_filter(where)}" if where is not None else ""
-        chunks, embedded, failed = self._status_counts(collection, extra)
+        chunks, embedded, failed = status_counts(self, collection, extra)
         rows = self._meta_rows([collection])
         return StoreStats(
             records=self.count_where(collection, "records", f"part == 0{extra}"),

@@ -11,9 +11,10 @@ size. Here a write finds:
 
 Collections written by earlier versions (no chunk list, no ``*_hashes``) fall back to the
 filters. A new record has no chunks to replace, unless a write stopped half-way: on Milvus Lite
-every write sets a ``writing`` mark in the collection's metadata and clears it at its end, and a
-write that finds the mark left by a dead write first sweeps away chunks that no stored record
-lists (:func:`sweep`). On a server, where other processes write at the same time, a write still
+the first write of a process sets a ``writing`` mark in the collection's metadata, cleared when
+the process's last store closes; a write that finds the mark left by a process that died, or
+that follows a write that raised, first sweeps away chunks that no stored record lists
+(:func:`stale_chunks`). On a server, where other processes write at the same time, a write still
 looks a record's chunks up by ``record_id`` (servers index scalar fields).
 """
 
