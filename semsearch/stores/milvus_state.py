@@ -43,7 +43,7 @@ __all__ = [
 #: Seconds a Milvus server's metadata row is served from this process's cache.
 META_TTL = 2.0
 #: A Milvus collection is flushed once this many rows were written to it since its last flush,
-#: before the next read after any write, and on close. Milvus Lite answers reads of unflushed
+#: before the next read after any write (but a primary-key lookup), and on close. Milvus Lite answers reads of unflushed
 #: rows (its memtable) by brute force in Python and indexes only flushed segments, and every
 #: read visits every segment, so few large segments are best: a flush per small batch, as
 #: semsearch did before, made one segment per batch. Writes look their rows up by primary key

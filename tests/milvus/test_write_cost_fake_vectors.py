@@ -15,19 +15,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from semsearch.results import Chunk
 from semsearch.schema import Schema
-from semsearch.stores.base import ChunkWrite, CollectionInfo, RecordWrite
+from semsearch.stores.base import CollectionInfo, RecordWrite
 from semsearch.stores.milvus import MilvusStore
 from semsearch.stores.milvus_writes import set_status
+from tests.milvus.helpers import fake8_store, one_chunk_record
 
 NAME = "cost"
-
-
-def _record(rid: str, text: str) -> RecordWrite:
-    digest = hashlib.sha256(text.encode()).hexdigest()
-    chunk = ChunkWrite(Chunk(text, 0, 0, len(text)), text, digest)
-    return RecordWrite(rid, {}, {}, text, digest, [chunk])
 
 
 def _kinds(calls: list[tuple[str, str]], method: str) -> list[str]:
@@ -37,10 +31,8 @@ def _kinds(calls: list[tuple[str, str]], method: str) -> list[str]:
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[MilvusStore]:
-    s = MilvusStore(f"milvus-lite://{tmp_path / 'cost.db'}")
-    s.create_collection(CollectionInfo(NAME, Schema.from_types({}).to_json(), "fake:8", 8))
-    yield s
-    s.close()
+    with fake8_store(tmp_path, NAME) as s:
+        yield s
 
 
 @pytest.fixture
@@ -61,7 +53,7 @@ def calls(store: MilvusStore) -> list[tuple[str, str]]:
 def test_set_vectors_of_a_fresh_write_writes_vectors_and_hashes_only_fake_vectors(
     store: MilvusStore, calls: list[tuple[str, str]]
 ) -> None:
-    result = store.write_records(NAME, [_record(f"r{i}", f"text {i}") for i in range(3)])
+    result = store.write_records(NAME, [one_chunk_record(f"r{i}", f"text {i}") for i in range(3)])
     calls.clear()
     store.set_vectors(NAME, [p.chunk_id for p in result.pending], np.eye(8, dtype=np.float32)[:3])
     # no read of the chunks just written, no rewrite of them; the write time was stored by
@@ -73,20 +65,20 @@ def test_set_vectors_of_a_fresh_write_writes_vectors_and_hashes_only_fake_vector
 def test_the_same_ids_asked_twice_without_a_write_are_one_query_fake_vectors(
     store: MilvusStore, calls: list[tuple[str, str]]
 ) -> None:
-    store.write_records(NAME, [_record("a", "alpha")])
+    store.write_records(NAME, [one_chunk_record("a", "alpha")])
     calls.clear()
     first = store.record_hashes(NAME, ["a", "b"])
     again = store.record_hashes(NAME, ["b", "a"])
     assert first == again == {"a": hashlib.sha256(b"alpha").hexdigest()}
     assert _kinds(calls, "query") == ["records"]
-    store.write_records(NAME, [_record("b", "beta")])  # a write: asked again
+    store.write_records(NAME, [one_chunk_record("b", "beta")])  # a write: asked again
     calls.clear()
     assert set(store.record_hashes(NAME, ["a", "b"])) == {"a", "b"}
     assert _kinds(calls, "query") == ["records"]
 
 
 def test_counts_and_pending_chunks_follow_vector_rows_fake_vectors(store: MilvusStore) -> None:
-    result = store.write_records(NAME, [_record(f"r{i}", f"text {i}") for i in range(3)])
+    result = store.write_records(NAME, [one_chunk_record(f"r{i}", f"text {i}") for i in range(3)])
     ids = [p.chunk_id for p in result.pending]
     store.set_vectors(NAME, ids[:2], np.eye(8, dtype=np.float32)[:2])
     s = store.stats(NAME)
@@ -107,7 +99,7 @@ def test_counts_and_pending_chunks_follow_vector_rows_fake_vectors(store: Milvus
 def test_pending_chunks_pending_first_then_failed_fake_vectors(
     store: MilvusStore,
 ) -> None:
-    result = store.write_records(NAME, [_record(f"r{i}", f"text {i}") for i in range(5)])
+    result = store.write_records(NAME, [one_chunk_record(f"r{i}", f"text {i}") for i in range(5)])
     ids = [p.chunk_id for p in result.pending]
     store.set_vectors(NAME, [ids[0]], np.eye(8, dtype=np.float32)[:1])
     store.mark_failed(NAME, ids[3:], "bad text")
@@ -124,7 +116,7 @@ def test_chunks_marked_embedded_by_the_previous_version_count_the_same_fake_vect
     store: MilvusStore,
 ) -> None:
     # the previous version set each embedded chunk's status to "embedded" in set_vectors
-    result = store.write_records(NAME, [_record(f"r{i}", f"text {i}") for i in range(3)])
+    result = store.write_records(NAME, [one_chunk_record(f"r{i}", f"text {i}") for i in range(3)])
     ids = [p.chunk_id for p in result.pending]
     store.set_vectors(NAME, ids[:2], np.eye(8, dtype=np.float32)[:2])
     with store.writing():
@@ -136,9 +128,9 @@ def test_chunks_marked_embedded_by_the_previous_version_count_the_same_fake_vect
 
 def test_an_update_keeps_its_unchanged_chunks_vector_fake_vectors(store: MilvusStore) -> None:
     # the chunk row still says "pending" after set_vectors; the update must find its vector
-    first = store.write_records(NAME, [_record("a", "same text")])
+    first = store.write_records(NAME, [one_chunk_record("a", "same text")])
     store.set_vectors(NAME, [first.pending[0].chunk_id], np.eye(8, dtype=np.float32)[:1])
-    again = _record("a", "same text")
+    again = one_chunk_record("a", "same text")
     again = RecordWrite("a", {"x": 1}, {}, "same text", "other-hash", again.chunks)
     result = store.write_records(NAME, [again])
     assert result.pending == [] and result.reused == 0 and result.updated == 1
@@ -149,8 +141,8 @@ def test_the_writing_mark_stays_until_the_store_closes_fake_vectors(tmp_path: Pa
     location = f"milvus-lite://{tmp_path / 'mark.db'}"
     store = MilvusStore(location)
     store.create_collection(CollectionInfo(NAME, Schema.from_types({}).to_json(), "fake:8", 8))
-    store.write_records(NAME, [_record("a", "alpha")])
-    store.write_records(NAME, [_record("b", "beta")])
+    store.write_records(NAME, [one_chunk_record("a", "alpha")])
+    store.write_records(NAME, [one_chunk_record("b", "beta")])
     assert store.meta(NAME).get("writing") is True
     store.close()
     reopened = MilvusStore(location)
