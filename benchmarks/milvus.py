@@ -23,6 +23,9 @@ an exact numpy scan.
   sparse field (SPARSE_INVERTED_INDEX), as semsearch's ``_chunks`` has; Milvus' own analyser
   (semsearch stems words itself, which raw does not). This is the like-for-like insert: the
   insert ratio is semsearch's time over this one (over vectors-only raw in its own column).
+  Both raw fills run in the process after semsearch opened Milvus, so they share its pymilvus
+  setting (``entity_helper.CHECK_STR_ARRAY`` off, see ``milvus_conn``): raw gets the same
+  client as semsearch, which is the stricter comparison.
 - After each fill, ``--settle`` seconds pass (default n / 700, at least 10): Milvus Lite
   builds HNSW graphs and compacts segments in a background thread after a flush, so a fill
   right after another would share the machine with that work, and until it is done searches
