@@ -134,6 +134,7 @@ class MilvusStore(MilvusAccess):
         meta = self.meta(info.name)
         if info.schema_json != meta["schema"]:
             self.state.wrote()
+            self.state.pending_rows.pop(info.name, None)
             add_fields(self, meta, info.schema_json)
         meta.update(schema=info.schema_json, dim=info.dim or meta.get("dim"), options=info.options)
         self.put_meta(meta)
@@ -152,14 +153,26 @@ class MilvusStore(MilvusAccess):
             milvus_windows.drop(self, name)
             client.delete(lay.META, filter=f"name == {literal(name)}")
             self.forget_meta(name)
+            self.state.pending_rows.pop(name, None)
+            self.state.marked.discard(name)
             self.state.wrote()
         return True
 
     def record_hashes(self, collection: str, ids: Sequence[str]) -> dict[str, str]:
-        """``{id: content_hash}`` for the ids that exist (a primary-key lookup of part 0)."""
+        """``{id: content_hash}`` for the ids that exist (a primary-key lookup of part 0; on
+        Milvus Lite the same ids again with no write between are answered from memory, as
+        when ingestion asks and then ``write_records`` asks)."""
+        state = self.state
+        seen = state.hashes
+        fresh = seen is not None and seen[:2] == (state.generation, collection)
+        if seen is not None and fresh and all(i in seen[2] for i in ids):
+            return {i: h for i in ids if (h := seen[2][i]) is not None}
         pks = [lay.record_pk(0, i) for i in ids]
         rows = self.rows_by(collection, "records", "pk", pks, ["record_id", "content_hash"])
-        return {r["record_id"]: r["content_hash"] for r in rows}
+        found = {r["record_id"]: r["content_hash"] for r in rows}
+        if state.lite:
+            state.hashes = (state.generation, collection, {i: found.get(i) for i in ids})
+        return found
 
     def write_records(self, collection: str, records: Sequence[RecordWrite]) -> WriteResult:
         """Upsert records and their chunks, reusing vectors by content hash (milvus_writes)."""
@@ -210,36 +223,12 @@ class MilvusStore(MilvusAccess):
         self, collection: str, limit: int, where: Filter | None = None
     ) -> list[PendingChunk]:
         """Up to ``limit`` chunks without a vector, of records matching ``where`` (None:
-        all): pending before failed, lowest chunk id first within each."""
-        from semsearch.chunking import embedding_text
+        all): pending before failed; within each, the first in Milvus' order (insertion order
+        on Milvus Lite: the oldest; chunk ids are hashes), sorted by chunk id. See
+        :mod:`semsearch.stores.milvus_pending`."""
+        from semsearch.stores.milvus_pending import pending_chunks
 
-        found = self._coll(collection, "chunks")
-        if found is None:
-            return []
-        client, name = found
-        rows: list[dict[str, Any]] = []
-        for status in ("pending", "failed"):
-            expr = f'status == "{status}"'
-            if where is not None:
-                expr += f" and {compile_filter(where)}"
-            with translated("reading pending chunks"):
-                got = client.query(
-                    name,
-                    filter=expr,
-                    limit=min(limit, MAX_TOPK),
-                    output_fields=["chunk_id", "text", "loc", "record_id"],
-                )
-            rows += sorted(got, key=lambda r: int(r["chunk_id"]))
-            if len(rows) >= limit:
-                break
-        return [
-            PendingChunk(
-                r["chunk_id"],
-                embedding_text(r["text"], tuple(json.loads(r["loc"])[2])),
-                r["record_id"],
-            )
-            for r in rows[:limit]
-        ]
+        return pending_chunks(self, collection, limit, where)
 
     def get_records(self, collection: str, ids: Sequence[str]) -> list[Record]:
         """The records that exist among ``ids``, in the order asked."""
@@ -299,18 +288,17 @@ class MilvusStore(MilvusAccess):
     def stats(self, collection: str, where: Filter | None = None) -> StoreStats:
         """Record and chunk counts by embedding status (of records matching ``where``), and the
         last write time."""
+        from semsearch.stores.milvus_pending import status_counts
+
         extra = f" and {compile_filter(where)}" if where is not None else ""
-        by = {
-            s: self.count_where(collection, "chunks", f'status == "{s}"{extra}')
-            for s in ("embedded", "pending", "failed")
-        }
+        chunks, embedded, failed = status_counts(self, collection, extra)
         rows = self._meta_rows([collection])
         return StoreStats(
             records=self.count_where(collection, "records", f"part == 0{extra}"),
-            chunks=sum(by.values()),
-            embedded=by["embedded"],
-            pending=by["pending"],
-            failed=by["failed"],
+            chunks=chunks,
+            embedded=embedded,
+            pending=chunks - embedded - failed,
+            failed=failed,
             last_updated=rows[0].get("updated_at") if rows else None,
         )
 

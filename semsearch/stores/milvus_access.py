@@ -35,6 +35,13 @@ _BATCH = 2000
 
 
 _PAGE = 1000  # rows per page of a scan
+#: The primary key of each part.
+PRIMARY_KEYS = {
+    "records": "pk",
+    "chunks": "chunk_id",
+    "vectors": "chunk_id",
+    "hashes": "content_hash",
+}
 
 
 class MilvusAccess:
@@ -84,15 +91,38 @@ class MilvusAccess:
         """Close the client; for Milvus Lite, stop its server when no other store uses the folder."""
         with self._lock:
             if self._client is not None:
-                for name in list(self.state.unflushed):  # the next open replays no log
+                if self.state.users <= 1:  # the last store: no write of this process is left
                     with contextlib.suppress(SemsearchError):
-                        self._flush(self._client, name)
+                        self._clear_marks()
+                with contextlib.suppress(SemsearchError):
+                    self.flush()  # the next open replays no log
                 close_client(self.target, self._client)
                 self._client = None
                 self._loaded.clear()
             if self._open:
                 self._open = False
                 release(self.target.display, self.state)
+
+    def flush(self) -> None:
+        """Flush every Milvus collection with rows written since its last flush (Milvus seals
+        them into indexed segments). Writes call it per ``FLUSH_ROWS`` rows, reads before they
+        read, ``close()`` at the end; call it to make the index build part of a timed write."""
+        client = self._read_client()
+        if client is None:
+            return
+        with self._lock:
+            for name in list(self.state.unflushed):
+                self._flush(client, name)
+
+    def _clear_marks(self) -> None:
+        """Clear the ``writing`` marks this process set (every write it made finished)."""
+        from semsearch.stores.milvus_lookup import WRITING
+
+        for name in sorted(self.state.marked):
+            meta = self.meta_cached(name)
+            if meta is not None and meta.pop(WRITING, None):
+                self.put_meta(meta)
+        self.state.marked.clear()
 
     def _load(self, client: Any, name: str) -> bool:
         """Load a Milvus collection once per store; False when it does not exist."""
@@ -105,15 +135,16 @@ class MilvusAccess:
         self._loaded.add(name)
         return True
 
-    def _coll(self, collection: str, kind: str) -> tuple[Any, str] | None:
-        """(client, Milvus name) of a loaded collection part, or None if it does not exist."""
+    def _coll(self, collection: str, kind: str, flush: bool = True) -> tuple[Any, str] | None:
+        """(client, Milvus name) of a loaded collection part, or None if it does not exist;
+        flushed first when rows were written to it (outside a write, unless not ``flush``)."""
         client = self._read_client()
         if client is None:
             return None
         name = lay.part_name(collection, kind)
         if not self._load(client, name):
             return None
-        if not self._writing and self.state.unflushed.get(name):
+        if flush and not self._writing and self.state.unflushed.get(name):
             self._flush(client, name)
         return client, name
 
@@ -186,6 +217,9 @@ class MilvusAccess:
             outer, self._writing = self._writing, True
             try:
                 yield
+            except BaseException:
+                self.state.failed()
+                raise
             finally:
                 self._writing = outer
                 self.state.wrote()
@@ -237,11 +271,14 @@ class MilvusAccess:
     ) -> list[dict[str, Any]]:
         """Rows of one part whose ``key`` is among ``values`` (batched ``in`` queries).
 
-        With ``key`` the primary key (``pk`` of records, ``chunk_id`` of chunks and vectors)
-        and no ``extra``, Milvus Lite answers by point lookups instead of a filter pass. (Not
-        ``client.get``: pymilvus 3.0.2 writes string ids into its expression unescaped.)
+        With ``key`` the primary key (:data:`PRIMARY_KEYS`) and no ``extra``, Milvus Lite
+        answers by point lookups instead of a filter pass, in unflushed rows as fast as in
+        flushed ones, so such a read does not flush first (ingestion asks for record hashes
+        between its writes). (Not ``client.get``: pymilvus 3.0.2 writes string ids into its
+        expression unescaped.)
         """
-        found = self._coll(collection, kind)
+        point = not extra and PRIMARY_KEYS.get(kind) == key
+        found = self._coll(collection, kind, flush=not point)
         if found is None or not values:
             return []
         client, name = found

@@ -11,7 +11,8 @@ prefix ``ss_<slug>_<hash8>`` (Milvus names allow only letters, digits and ``_``)
 - ``<prefix>_chunks``: one row per chunk: ``chunk_id`` (int64, a hash of record id, ordinal,
   offsets and content hash), ``record_id``, ``ordinal``, ``text`` (analysed), ``sparse`` (built
   by Milvus' BM25 function from ``text``), ``content_hash``, ``status``
-  (pending/embedded/failed), ``error``, ``loc`` (JSON: offsets, heading path, lines) and the
+  (pending/embedded/failed as the record write left it; a chunk with a vector row is embedded
+  whatever it says, and only a failed chunk's status is rewritten when it gets one), ``error``, ``loc`` (JSON: offsets, heading path, lines) and the
   ``f_*`` columns.
 - ``<prefix>_vectors``: one row per embedded chunk: ``chunk_id``, ``record_id``,
   ``content_hash``, ``vector`` (float32[dim], metric COSINE) and the ``f_*`` columns. It is

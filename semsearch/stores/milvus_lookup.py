@@ -11,9 +11,10 @@ size. Here a write finds:
 
 Collections written by earlier versions (no chunk list, no ``*_hashes``) fall back to the
 filters. A new record has no chunks to replace, unless a write stopped half-way: on Milvus Lite
-every write sets a ``writing`` mark in the collection's metadata and clears it at its end, and a
-write that finds the mark left by a dead write first sweeps away chunks that no stored record
-lists (:func:`sweep`). On a server, where other processes write at the same time, a write still
+the first write of a process sets a ``writing`` mark in the collection's metadata, cleared when
+the process's last store closes; a write that finds the mark left by a process that died, or
+that follows a write that raised, first sweeps away chunks that no stored record lists
+(:func:`stale_chunks`). On a server, where other processes write at the same time, a write still
 looks a record's chunks up by ``record_id`` (servers index scalar fields).
 """
 
@@ -65,9 +66,11 @@ def reusable(
     collection: str,
     new_chunks: list[tuple[int, RecordWrite, Any]],
     old: dict[int, str],
-) -> dict[int, list[float]]:
-    """Vectors for new chunks: the chunk's own (kept) vector, or any vector with its hash."""
-    kept = [cid for cid, _, _ in new_chunks if old.get(cid) == "embedded"]
+) -> tuple[dict[int, list[float]], set[int]]:
+    """Vectors for new chunks: the chunk's own (kept) vector, or any vector with its hash;
+    and the ids of the chunks that kept their own. A kept chunk of any stored status may have
+    its vector (``set_vectors`` leaves ``pending`` as it is)."""
+    kept = [cid for cid, _, _ in new_chunks if cid in old]
     fields = ["chunk_id", "content_hash", "vector"]
     by_id = {
         int(r["chunk_id"]): r["vector"]
@@ -80,7 +83,7 @@ def reusable(
         vec = by_id.get(cid) or by_hash.get(c.content_hash)
         if vec is not None:
             out[cid] = list(vec)
-    return out
+    return out, set(by_id)
 
 
 def _by_hash(store: MilvusStore, collection: str, hashes: list[str]) -> list[dict[str, Any]]:

@@ -13,6 +13,11 @@ that spare searches and writes round trips to Milvus.
 - **small match sets** (Milvus Lite only): every vector matching a filter of at most
   ``EXACT_MAX`` matches, so the same filter again is ranked with no round trip.
 - **unflushed rows** per Milvus collection (see :data:`FLUSH_ROWS`).
+- **writes in flight** (Milvus Lite only): the collections whose ``writing`` mark this process
+  set (:mod:`semsearch.stores.milvus_lookup`; it stays set until the last store closes, so a
+  batch costs no metadata write for it), the vector-row columns of the chunks the last
+  ``write_records`` left pending (``set_vectors`` needs no read for them), and the last
+  ``record_hashes`` answer (``write_records`` asks again for the ids ingestion just asked for).
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ __all__ = [
 #: Seconds a Milvus server's metadata row is served from this process's cache.
 META_TTL = 2.0
 #: A Milvus collection is flushed once this many rows were written to it since its last flush,
-#: before the next read after any write, and on close. Milvus Lite answers reads of unflushed
+#: before the next read after any write (but a primary-key lookup), and on close. Milvus Lite answers reads of unflushed
 #: rows (its memtable) by brute force in Python and indexes only flushed segments, and every
 #: read visits every segment, so few large segments are best: a flush per small batch, as
 #: semsearch did before, made one segment per batch. Writes look their rows up by primary key
@@ -71,6 +76,12 @@ class LocationState:
     small: OrderedDict[tuple[str, str], SmallSet] = field(default_factory=OrderedDict)
     #: Milvus collection -> rows upserted or deleted since its last flush.
     unflushed: dict[str, int] = field(default_factory=dict)
+    #: semsearch collections whose ``writing`` mark this process set (Lite).
+    marked: set[str] = field(default_factory=set)
+    #: collection -> {chunk id: vector-row columns} of the last write's pending chunks (Lite).
+    pending_rows: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict)
+    #: (generation, collection, {record id: content hash or None}) of the last record_hashes.
+    hashes: tuple[int, str, dict[str, str | None]] | None = None
     users: int = 0
 
     def wrote(self) -> None:
@@ -78,6 +89,12 @@ class LocationState:
         self.generation += 1
         self.large.clear()
         self.small.clear()
+
+    def failed(self) -> None:
+        """Note a write that raised half-way: the next write sweeps what it left (its
+        ``writing`` mark is still stored) and no cached row of it is trusted."""
+        self.marked.clear()
+        self.pending_rows.clear()
 
     def known_large(self, collection: str, expr: str) -> bool:
         """True when ``expr`` was found, since the last write, to match more than EXACT_MAX

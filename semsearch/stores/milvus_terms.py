@@ -35,6 +35,13 @@ def _stemmer() -> Any:
     return snowballstemmer.stemmer("porter")
 
 
+@lru_cache(maxsize=1 << 16)
+def _stem(word: str) -> str:
+    """The Porter stem of one lowercase word (cached: words repeat across chunks, and the
+    stemmer is pure Python)."""
+    return str(_stemmer().stemWord(word))
+
+
 def keyword_terms(text: str) -> str:
     """The space-separated Porter stems of ``text``'s words ('' when it has no words).
 
@@ -49,7 +56,7 @@ def keyword_terms(text: str) -> str:
     words = _WORD.findall(folded)
     if not words:
         return ""
-    terms = " ".join(_stemmer().stemWords(words))
+    terms = " ".join(map(_stem, words))
     if len(terms) > _MAX_BYTES // 4 and len(terms.encode()) > _MAX_BYTES:
         terms = terms.encode()[:_MAX_BYTES].decode(errors="ignore").rsplit(" ", 1)[0]
     return terms

@@ -1,9 +1,14 @@
 """Writes of the Milvus store: upsert records and chunks, store vectors, delete, add fields.
 
 Order of every write (Milvus has no transactions): chunk rows, then vector rows, then stale
-rows deleted, then the record row whose content hash marks the record as written. If a write
-stops half-way, the record's old hash is still stored (or none), so the next upsert of the
-same record redoes it.
+rows deleted (vectors before chunks, so no vector outlives its chunk), then the record row
+whose content hash marks the record as written. If a write stops half-way, the record's old
+hash is still stored (or none), so the next upsert of the same record redoes it.
+
+A chunk is embedded when it has a vector row: ``set_vectors`` writes vector rows and leaves the
+chunk rows as ``write_records`` wrote them (``pending``), except a ``failed`` chunk's, which it
+sets ``embedded`` (a partial update in Milvus rewrites the whole row and its BM25 terms, and
+cost as much as writing the chunk). See ``MilvusStore.stats`` and ``pending_chunks``.
 
 Cost: each batch reads only its own rows, by primary key (:mod:`semsearch.stores.milvus_lookup`:
 record rows, the chunks an update replaces, vectors to reuse by chunk id or content hash), and
@@ -112,6 +117,7 @@ def write_records(
     result.unchanged = len(records) - len(changed)
     if not changed:
         return result
+    store.state.pending_rows.pop(collection, None)
     _begin(store, collection, meta)
     old = lookup.old_chunks(store, collection, changed, known)
     new_chunks = [
@@ -125,8 +131,10 @@ def write_records(
         for r in changed
         for c in r.chunks
     ]
-    vectors = lookup.reusable(store, collection, new_chunks, old)
-    chunk_rows, vector_rows = [], []
+    vectors, own = lookup.reusable(store, collection, new_chunks, old)
+    chunk_rows: list[dict[str, Any]] = []
+    vector_rows: list[dict[str, Any]] = []
+    waiting: dict[int, dict[str, Any]] = {}
     for cid, r, c in new_chunks:
         ch = c.chunk
         vec = vectors.get(cid)
@@ -146,25 +154,18 @@ def write_records(
                 **attrs,
             }
         )
+        base = {"chunk_id": cid, "record_id": r.id, "content_hash": c.content_hash, **attrs}
         if vec is None:
             result.pending.append(PendingChunk(cid, c.embed_text, r.id))
+            waiting[cid] = {**base, "status": "pending"}
         else:
-            if old.get(cid) != "embedded":
-                result.reused += 1
-            vector_rows.append(
-                {
-                    "chunk_id": cid,
-                    "record_id": r.id,
-                    "content_hash": c.content_hash,
-                    "vector": vec,
-                    **attrs,
-                }
-            )
+            result.reused += cid not in own
+            vector_rows.append({**base, "vector": vec})
     stale = list(set(old) - {cid for cid, _, _ in new_chunks})
     _upsert(store, collection, "chunks", chunk_rows)
     _upsert(store, collection, "vectors", vector_rows)
     _upsert(store, collection, "hashes", lookup.hash_rows(vector_rows))
-    _delete_ids(store, collection, ("chunks", "vectors"), stale)
+    _delete_ids(store, collection, ("vectors", "chunks"), stale)  # no vector without its chunk
     ids: dict[str, list[int]] = {r.id: [] for r in changed}
     for cid, r, _ in new_chunks:
         ids[r.id].append(cid)
@@ -173,23 +174,27 @@ def write_records(
     _trim_parts(store, collection, [row for row in rows if row["record_id"] in known])
     result.added = sum(1 for r in changed if r.id not in known)
     result.updated = len(changed) - result.added
-    meta.pop(lookup.WRITING, None)
+    if store.state.lite and waiting:  # set_vectors writes their vector rows without a read
+        store.state.pending_rows[collection] = waiting
     _touch(store, collection, meta)
     return result
 
 
 def _begin(store: MilvusStore, collection: str, meta: dict[str, Any]) -> None:
-    """On Milvus Lite: sweep what a write that stopped half-way left (its mark is still set),
-    then set the mark for this write (see :mod:`semsearch.stores.milvus_lookup`)."""
-    if not store.state.lite:
+    """On Milvus Lite, once per process and collection (again after a write that raised):
+    sweep what a write that stopped half-way left (its mark is still set), then set the mark,
+    which stays set until this process's last store closes (see
+    :mod:`semsearch.stores.milvus_lookup`)."""
+    state = store.state
+    if not state.lite or collection in state.marked:
         return
     if meta.get(lookup.WRITING):
-        _delete_ids(
-            store, collection, ("chunks", "vectors"), lookup.stale_chunks(store, collection)
-        )
+        stale = lookup.stale_chunks(store, collection)
+        _delete_ids(store, collection, ("vectors", "chunks"), stale)
     if not meta.get(lookup.WRITING):
         meta[lookup.WRITING] = True
         store.put_meta(meta)
+    state.marked.add(collection)
 
 
 def _upsert(
@@ -256,9 +261,15 @@ def _delete_where(
         store.written(name, sum(len(v) for v in groups.values()))
 
 
-def _touch(store: MilvusStore, collection: str, meta: dict[str, Any]) -> None:
-    meta["updated_at"] = datetime.now(UTC).isoformat(timespec="seconds")
-    store.put_meta(meta)
+def _touch(
+    store: MilvusStore, collection: str, meta: dict[str, Any], changed: bool = False
+) -> None:
+    """Store the write time (to the second: one metadata write per second of writing, not per
+    batch) and, when ``changed``, other changes the caller made to ``meta``."""
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    if changed or meta.get("updated_at") != now:
+        meta["updated_at"] = now
+        store.put_meta(meta)
 
 
 def set_vectors(
@@ -270,29 +281,46 @@ def set_vectors(
     dim = int(vectors.shape[1])
     meta = store.meta(collection)
     fields = _fields(meta)
-    if store.check_dim(collection, dim) is None:
+    new_part = store.check_dim(collection, dim) is None
+    if new_part:
         store.create_part(collection, "vectors", fields, dim)
         meta["dim"] = dim
-    cols = ["chunk_id", "record_id", "content_hash", *store.attr_columns(fields)]
-    rows = {
-        r["chunk_id"]: r
-        for r in store.rows_by(collection, "chunks", "chunk_id", [int(c) for c in chunk_ids], cols)
-    }
+    rows = _chunk_rows(store, collection, fields, [int(c) for c in chunk_ids])
     out = []
     for cid, vec in zip(chunk_ids, np.asarray(vectors, dtype=np.float32), strict=True):
         row = rows.get(int(cid))
         if row is not None:  # the chunk was replaced meanwhile: its vector is not needed
-            out.append({**row, "vector": vec.tolist()})
+            out.append({k: v for k, v in row.items() if k != "status"} | {"vector": vec.tolist()})
     _upsert(store, collection, "vectors", out)
     _upsert(store, collection, "hashes", lookup.hash_rows(out))
-    set_status(store, collection, [r["chunk_id"] for r in out], "embedded", "")
-    _touch(store, collection, meta)
+    # A chunk's vector row says it is embedded (see stats); only a failed chunk's stored
+    # status must change (a partial update rewrites the whole chunk row and its BM25 terms).
+    failed = [cid for cid, row in rows.items() if row["status"] == "failed"]
+    set_status(store, collection, failed, "embedded", "")
+    _touch(store, collection, meta, changed=new_part)
+
+
+def _chunk_rows(
+    store: MilvusStore, collection: str, fields: list[dict[str, Any]], ids: list[int]
+) -> dict[int, dict[str, Any]]:
+    """``{chunk id: columns of its vector row, and its status}`` of the chunks that exist:
+    those the last write left pending from the Lite cache (consumed), the others read."""
+    cached = store.state.pending_rows.get(collection, {})
+    rows = {cid: cached.pop(cid) for cid in ids if cid in cached}
+    missing = [cid for cid in ids if cid not in rows]
+    cols = ["chunk_id", "record_id", "content_hash", "status", *store.attr_columns(fields)]
+    for r in store.rows_by(collection, "chunks", "chunk_id", missing, cols):
+        rows[int(r["chunk_id"])] = r
+    return rows
 
 
 def set_status(
     store: MilvusStore, collection: str, chunk_ids: Sequence[int], status: str, error: str
 ) -> None:
     """Set chunks' embedding status (partial update: text and BM25 rows stay as they are)."""
+    cached = store.state.pending_rows.get(collection, {})
+    for c in chunk_ids:  # no longer merely pending: set_vectors must read its status
+        cached.pop(int(c), None)
     rows = [{"chunk_id": int(c), "status": status, "error": error} for c in chunk_ids]
     _upsert(store, collection, "chunks", rows, partial=True)
 
@@ -302,6 +330,7 @@ def delete_records(store: MilvusStore, collection: str, ids: Sequence[str]) -> i
     existing = list(store.record_hashes(collection, ids))
     if not existing:
         return 0
+    store.state.pending_rows.pop(collection, None)
     _delete_where(store, collection, ["vectors", "chunks", "records"], "record_id", {0: existing})
     _touch(store, collection, store.meta(collection))
     return len(existing)

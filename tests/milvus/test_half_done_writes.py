@@ -8,7 +8,6 @@ lookups), so chunks written by a write that died before its record row are liste
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,23 +15,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from semsearch.results import Chunk
-from semsearch.schema import Schema
 from semsearch.stores import milvus_writes
-from semsearch.stores.base import ChunkWrite, CollectionInfo, RecordWrite
 from semsearch.stores.milvus import MilvusStore
+from tests.milvus.helpers import fake8_store, one_chunk_record
 
 NAME = "half"
 
 
-def _record(rid: str, text: str) -> RecordWrite:
-    digest = hashlib.sha256(text.encode()).hexdigest()
-    chunk = ChunkWrite(Chunk(text, 0, 0, len(text)), text, digest)
-    return RecordWrite(rid, {}, {}, text, digest, [chunk])
-
-
 def _write(store: MilvusStore, rid: str, text: str) -> None:
-    result = store.write_records(NAME, [_record(rid, text)])
+    result = store.write_records(NAME, [one_chunk_record(rid, text)])
     vectors = np.eye(8, dtype=np.float32)[: len(result.pending)]
     store.set_vectors(NAME, [p.chunk_id for p in result.pending], vectors)
 
@@ -44,10 +35,8 @@ def _texts(store: MilvusStore, rid: str) -> list[str]:
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[MilvusStore]:
-    s = MilvusStore(f"milvus-lite://{tmp_path / 'half.db'}")
-    s.create_collection(CollectionInfo(NAME, Schema.from_types({}).to_json(), "fake:8", 8))
-    yield s
-    s.close()
+    with fake8_store(tmp_path, NAME) as s:
+        yield s
 
 
 def _dies_before_record_rows(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,0 +1,153 @@
+"""The Milvus store's cheaper writes (issue 23): what each write asks of Milvus, and that the
+counts and pending chunks stay right when ``set_vectors`` leaves chunk rows as written.
+
+Real Milvus Lite, fake 8-d vectors (rows of the identity matrix), one chunk per record. The
+client's ``upsert`` and ``query`` are wrapped to record which Milvus collection each call hits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from semsearch.schema import Schema
+from semsearch.stores.base import CollectionInfo, RecordWrite
+from semsearch.stores.milvus import MilvusStore
+from semsearch.stores.milvus_writes import set_status
+from tests.milvus.helpers import fake8_store, one_chunk_record
+
+NAME = "cost"
+
+
+def _kinds(calls: list[tuple[str, str]], method: str) -> list[str]:
+    """The part kinds (records, chunks, ...) hit by ``method`` calls, in call order."""
+    return [name.rsplit("_", 1)[-1] for m, name in calls if m == method]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[MilvusStore]:
+    with fake8_store(tmp_path, NAME) as s:
+        yield s
+
+
+@pytest.fixture
+def calls(store: MilvusStore) -> list[tuple[str, str]]:
+    seen: list[tuple[str, str]] = []
+    client = store.client()
+    for method in ("upsert", "query"):
+
+        def wrapped(name: str, *a: Any, _real: Any = getattr(client, method), _m: str = method,
+                    **k: Any) -> Any:  # fmt: skip
+            seen.append((_m, name))
+            return _real(name, *a, **k)
+
+        setattr(client, method, wrapped)
+    return seen
+
+
+def test_set_vectors_of_a_fresh_write_writes_vectors_and_hashes_only_fake_vectors(
+    store: MilvusStore, calls: list[tuple[str, str]]
+) -> None:
+    result = store.write_records(NAME, [one_chunk_record(f"r{i}", f"text {i}") for i in range(3)])
+    calls.clear()
+    store.set_vectors(NAME, [p.chunk_id for p in result.pending], np.eye(8, dtype=np.float32)[:3])
+    # no read of the chunks just written, no rewrite of them; the write time was stored by
+    # write_records within the same second, or once now
+    assert _kinds(calls, "query") == []
+    assert [k for k in _kinds(calls, "upsert") if k != "meta"] == ["vectors", "hashes"]
+
+
+def test_the_same_ids_asked_twice_without_a_write_are_one_query_fake_vectors(
+    store: MilvusStore, calls: list[tuple[str, str]]
+) -> None:
+    store.write_records(NAME, [one_chunk_record("a", "alpha")])
+    calls.clear()
+    first = store.record_hashes(NAME, ["a", "b"])
+    again = store.record_hashes(NAME, ["b", "a"])
+    assert first == again == {"a": hashlib.sha256(b"alpha").hexdigest()}
+    assert _kinds(calls, "query") == ["records"]
+    store.write_records(NAME, [one_chunk_record("b", "beta")])  # a write: asked again
+    calls.clear()
+    assert set(store.record_hashes(NAME, ["a", "b"])) == {"a", "b"}
+    assert _kinds(calls, "query") == ["records"]
+
+
+def test_counts_and_pending_chunks_follow_vector_rows_fake_vectors(store: MilvusStore) -> None:
+    result = store.write_records(NAME, [one_chunk_record(f"r{i}", f"text {i}") for i in range(3)])
+    ids = [p.chunk_id for p in result.pending]
+    store.set_vectors(NAME, ids[:2], np.eye(8, dtype=np.float32)[:2])
+    s = store.stats(NAME)
+    assert (s.chunks, s.embedded, s.pending, s.failed) == (3, 2, 1, 0)
+    assert [p.chunk_id for p in store.pending_chunks(NAME, 10)] == [ids[2]]
+
+    store.mark_failed(NAME, [ids[2]], "embedder down")
+    s = store.stats(NAME)
+    assert (s.embedded, s.pending, s.failed) == (2, 0, 1)
+    assert [p.chunk_id for p in store.pending_chunks(NAME, 10)] == [ids[2]]  # failed ones last
+
+    store.set_vectors(NAME, [ids[2]], np.eye(8, dtype=np.float32)[2:3])  # a reindex
+    s = store.stats(NAME)
+    assert (s.embedded, s.pending, s.failed) == (3, 0, 0)
+    assert store.pending_chunks(NAME, 10) == []
+
+
+def test_pending_chunks_pending_first_then_failed_fake_vectors(
+    store: MilvusStore,
+) -> None:
+    result = store.write_records(NAME, [one_chunk_record(f"r{i}", f"text {i}") for i in range(5)])
+    ids = [p.chunk_id for p in result.pending]
+    store.set_vectors(NAME, [ids[0]], np.eye(8, dtype=np.float32)[:1])
+    store.mark_failed(NAME, ids[3:], "bad text")
+    # within each group sorted by id; a shorter answer takes the pending ones first
+    assert [p.chunk_id for p in store.pending_chunks(NAME, 10)] == sorted(ids[1:3]) + sorted(
+        ids[3:]
+    )
+    three = [p.chunk_id for p in store.pending_chunks(NAME, 3)]
+    assert three[:2] == sorted(ids[1:3]) and three[2] in ids[3:]
+    assert store.pending_chunks(NAME, 1)[0].embed_text in ("text 1", "text 2")
+
+
+def test_chunks_marked_embedded_by_the_previous_version_count_the_same_fake_vectors(
+    store: MilvusStore,
+) -> None:
+    # the previous version set each embedded chunk's status to "embedded" in set_vectors
+    result = store.write_records(NAME, [one_chunk_record(f"r{i}", f"text {i}") for i in range(3)])
+    ids = [p.chunk_id for p in result.pending]
+    store.set_vectors(NAME, ids[:2], np.eye(8, dtype=np.float32)[:2])
+    with store.writing():
+        set_status(store, NAME, ids[:2], "embedded", "")
+    s = store.stats(NAME)
+    assert (s.chunks, s.embedded, s.pending, s.failed) == (3, 2, 1, 0)
+    assert [p.chunk_id for p in store.pending_chunks(NAME, 10)] == [ids[2]]
+
+
+def test_an_update_keeps_its_unchanged_chunks_vector_fake_vectors(store: MilvusStore) -> None:
+    # the chunk row still says "pending" after set_vectors; the update must find its vector
+    first = store.write_records(NAME, [one_chunk_record("a", "same text")])
+    store.set_vectors(NAME, [first.pending[0].chunk_id], np.eye(8, dtype=np.float32)[:1])
+    again = one_chunk_record("a", "same text")
+    again = RecordWrite("a", {"x": 1}, {}, "same text", "other-hash", again.chunks)
+    result = store.write_records(NAME, [again])
+    assert result.pending == [] and result.reused == 0 and result.updated == 1
+    assert store.stats(NAME).embedded == 1
+
+
+def test_the_writing_mark_stays_until_the_store_closes_fake_vectors(tmp_path: Path) -> None:
+    location = f"milvus-lite://{tmp_path / 'mark.db'}"
+    store = MilvusStore(location)
+    store.create_collection(CollectionInfo(NAME, Schema.from_types({}).to_json(), "fake:8", 8))
+    store.write_records(NAME, [one_chunk_record("a", "alpha")])
+    store.write_records(NAME, [one_chunk_record("b", "beta")])
+    assert store.meta(NAME).get("writing") is True
+    store.close()
+    reopened = MilvusStore(location)
+    try:
+        assert "writing" not in reopened.meta(NAME)
+        assert reopened.list_ids(NAME) == ["a", "b"]
+    finally:
+        reopened.close()
