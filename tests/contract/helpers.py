@@ -15,7 +15,7 @@ from tests.contract.spells import RECORDS, SCHEMA
 
 def as_stored(backend: str | Any, vectors: NDArray[np.float32]) -> NDArray[np.float32]:
     """``vectors`` at the precision the backend stores them: float16 values (upcast) on SQLite
-    (format 4, docs/storage.md), unchanged (float32) on PostgreSQL and Milvus.
+    (format 5, docs/storage.md), unchanged (float32) on PostgreSQL and Milvus.
 
     Args:
         backend: the backend's name (``StoreUnderTest.backend``) or a store object.
