@@ -60,9 +60,11 @@ def read_windows(
         return {}
     out: dict[int, WindowSet] = {}
     for batch in batches([int(c) for c in chunk_ids]):
+        # ``+k.collection_id``: the chunks are found by id; with sampled statistics SQLite
+        # otherwise walked chunks_by_hash for the whole collection (85 ms at 570k chunks)
         found = rows(
             f"SELECT k.id, w.spans, w.vectors FROM chunks k "
-            "JOIN collections c ON c.id = k.collection_id "
+            "JOIN collections c ON c.id = +k.collection_id "
             f"JOIN {TABLE} w ON w.collection_id = k.collection_id "
             "AND w.content_hash = k.content_hash "
             f"WHERE c.name = ? AND k.id IN ({marks(batch)})",
