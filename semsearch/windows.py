@@ -209,12 +209,15 @@ def rescore(
 def _best_windows(
     sets: Mapping[int, WindowSet], query: NDArray[np.float32]
 ) -> dict[int, tuple[Span, float]]:
-    """``{chunk id: (best window's span, its cosine in [-1, 1])}``: one matrix product over
-    every window (a product per chunk cost more in numpy calls than in arithmetic)."""
+    """``{chunk id: (best window's span, its cosine in [-1, 1])}``: one product over every
+    window (a product per chunk cost more in numpy calls than in arithmetic). Row by row
+    (multiply, then sum each row), not a BLAS matrix product, whose summation order depends
+    on the matrix: a window's cosine must not depend on which other chunks were rescored."""
     if not sets:
         return {}
     ids = list(sets)
-    sims = np.concatenate([sets[c].vectors for c in ids]).astype(np.float32) @ query
+    windows = np.concatenate([sets[c].vectors for c in ids]).astype(np.float32)
+    sims = (windows * query).sum(axis=1)
     counts = np.fromiter((len(sets[c].vectors) for c in ids), np.int64, len(ids))
     starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
     # each chunk's best window: the first position of its segment's maximum
