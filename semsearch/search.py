@@ -30,6 +30,7 @@ from semsearch.stores.base import (
     ScoredChunk,
     SentenceWindows,
     Store,
+    VectorRecords,
 )
 from semsearch.windows import RESCORE_DEPTH, Span, rescore, windows_enabled
 
@@ -269,15 +270,27 @@ def _semantic_leg(
     where = store_filter(coll.store, req.where, req.scope)
 
     fetched: list[ScoredChunk] = []  # the last fetch's chunks: rescoring sees them all
+    store = coll.store
+    records = store if isinstance(store, VectorRecords) else None
+    by_record = records is not None
 
     def fetch(k: int) -> list[ScoredChunk]:
-        fetched[:] = coll.store.vector_search(coll.name, query.vector, k, where, req.exact)
-        return fetched
+        if records is None:
+            fetched[:] = store.vector_search(coll.name, query.vector, k, where, req.exact)
+            return fetched
+        # k records: their best chunks to collect, all their candidate chunks to rescoring
+        fetched[:] = records.vector_search_records(coll.name, query.vector, k, where, req.exact)
+        best: dict[str, ScoredChunk] = {}
+        for c in fetched:
+            best.setdefault(c.record_id, c)
+        return list(best.values())
 
-    if not (isinstance(coll.store, SentenceWindows) and windows_enabled(coll.info.options)):
-        return dataclasses.replace(collect(fetch, limit, req.scope, min_score), query=query)
+    first = limit if by_record else None
+    if not (isinstance(store, SentenceWindows) and windows_enabled(coll.info.options)):
+        leg = collect(fetch, limit, req.scope, min_score, first)
+        return dataclasses.replace(leg, query=query)
     depth = max(limit, RESCORE_DEPTH)
-    leg = collect(fetch, depth, req.scope)
+    leg = collect(fetch, depth, req.scope, first=depth if by_record else None)
     best, spans = rescore(
         coll.store, coll.name, query.vector, leg.best, rescore_depth or depth, fetched
     )
@@ -327,13 +340,8 @@ def _hybrid(
     """Run both legs to HYBRID_DEPTH records each, fuse them, keep ``limit``; see module doc."""
     depth = max(req.limit, HYBRID_DEPTH)
     keyword = _keyword_leg(coll, req, depth)
-    embedded = True
-    reason = None
-    try:
-        semantic = _semantic_leg(coll, req, depth, None, queries, HYBRID_RESCORE_DEPTH)
-    except EmbedderUnavailable as exc:
-        semantic, embedded = _Leg([], 0), False
-        reason = f"semantic leg missing: {exc.message}; keyword results only"
+    semantic, reason = _semantic_or_missing(coll, req, depth, queries)
+    embedded = reason is None
     scoped = req.where is not None or req.scope != PathScope()
     if reason is None and not keyword.best and not semantic.best and scoped:
         reason = (
@@ -355,6 +363,16 @@ def _hybrid(
         reason is not None, reason, semantic.candidates + keyword.candidates,
     )  # fmt: skip
     return _windowed(coll, semantic, result)
+
+
+def _semantic_or_missing(
+    coll: Collection, req: SearchRequest, depth: int, queries: _QueryVectors
+) -> tuple[_Leg, str | None]:
+    """Hybrid's semantic leg, or an empty leg and the reason when the embedder is down."""
+    try:
+        return _semantic_leg(coll, req, depth, None, queries, HYBRID_RESCORE_DEPTH), None
+    except EmbedderUnavailable as exc:
+        return _Leg([], 0), f"semantic leg missing: {exc.message}; keyword results only"
 
 
 def _fused_rows(

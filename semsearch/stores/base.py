@@ -32,6 +32,7 @@ __all__ = [
     "Store",
     "StoreStats",
     "VectorExport",
+    "VectorRecords",
     "WindowSet",
     "WriteResult",
     "refresh_keyword_index",
@@ -271,6 +272,31 @@ class KeywordChunks(Protocol):
     ) -> dict[str, int]:
         """``{record id: chunk id}`` of the best-matching chunk (chunk-level BM25) of each
         record; records none of whose chunks match the query on their own are left out."""
+        ...
+
+
+@runtime_checkable
+class VectorRecords(Protocol):
+    """Optional store capability: vector search that names only the records it keeps.
+
+    A chunk-level ``vector_search`` to ``4 * limit`` chunks names every chunk's record; a hybrid
+    leg of 200 records named 800. This returns the candidate chunks of the best ``limit``
+    records only, so a caller keeping one chunk per record gets the same records as from the
+    chunk-level search, deepened until ``limit`` records are found or no chunk is left.
+    """
+
+    def vector_search_records(
+        self,
+        collection: str,
+        vector: NDArray[np.float32],
+        limit: int,
+        where: Filter | None,
+        exact: bool = False,
+    ) -> list[ScoredChunk]:
+        """Every candidate chunk of the best ``limit`` records by cosine similarity in [-1, 1]
+        (a record ranked by its best chunk), best first, ties by record id; so
+        min(limit, matching records) distinct records. Raises DimensionMismatch like
+        ``vector_search``."""
         ...
 
 

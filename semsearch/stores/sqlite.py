@@ -638,6 +638,18 @@ class SQLiteStore:
         """
         return sqlite_vectors.vector_search(self, collection, vector, k, where, exact)
 
+    def vector_search_records(
+        self,
+        collection: str,
+        vector: NDArray[np.float32],
+        limit: int,
+        where: Filter | None,
+        exact: bool = False,
+    ) -> list[ScoredChunk]:
+        """The candidate chunks of the best ``limit`` records (see
+        :class:`~semsearch.stores.base.VectorRecords` and :meth:`vector_search`)."""
+        return sqlite_vectors.vector_search_records(self, collection, vector, limit, where, exact)
+
     def keyword_search(
         self, collection: str, text: str, k: int, where: Filter | None
     ) -> list[ScoredChunk]:

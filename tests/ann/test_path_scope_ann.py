@@ -15,6 +15,7 @@ import semsearch
 from semsearch.embedders.fake import FakeEmbedder
 from semsearch.stores.ann import configure_ann
 from tests.ann import synthetic as syn
+from tests.contract.helpers import vector_leg
 
 DIM = 32
 N = 25_000
@@ -65,13 +66,14 @@ def test_plumbing_scope_hiding_90_percent_needs_one_store_call_under_the_graph(
 ) -> None:
     coll, vectors, folder = scoped
     calls: list[int] = []
-    search = coll.store.vector_search
+    leg = vector_leg(coll.store)
+    search = getattr(coll.store, leg)
 
     def counted(*args, **kwargs):
         calls.append(1)
         return search(*args, **kwargs)
 
-    monkeypatch.setattr(coll.store, "vector_search", counted)
+    monkeypatch.setattr(coll.store, leg, counted)
     allowed = np.array([passes(i) for i in range(N)])
     limit = 10
     for text in ["alpha", "beta gamma", "delta", "epsilon zeta eta", "theta"]:

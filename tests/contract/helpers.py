@@ -32,3 +32,11 @@ def spells(database: semsearch.Database, embedder: FakeEmbedder | None = None) -
     coll = database.collection("spells", schema=SCHEMA, embedder=embedder or FakeEmbedder(32))
     coll.upsert(RECORDS)
     return coll
+
+
+def vector_leg(store: object) -> str:
+    """The store method a semantic search calls: ``vector_search_records`` on a store that
+    names only the records it keeps (VectorRecords), else ``vector_search``."""
+    from semsearch.stores.base import VectorRecords
+
+    return "vector_search_records" if isinstance(store, VectorRecords) else "vector_search"

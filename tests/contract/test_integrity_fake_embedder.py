@@ -18,7 +18,7 @@ import semsearch
 from semsearch.embedders.base import EmbedKind
 from semsearch.embedders.fake import FakeEmbedder
 from tests.contract.conftest import StoreUnderTest
-from tests.contract.helpers import as_stored
+from tests.contract.helpers import as_stored, vector_leg
 
 NOTES = [
     {"id": f"n{i:02d}", "text": f"note {i} about topic {i % 4} and gardens"} for i in range(20)
@@ -203,7 +203,7 @@ def test_no_ghost_hit_for_a_record_deleted_after_ranking_fake_embedder(
     def delete_r0() -> None:
         other.collection("docs", embedder=FakeEmbedder(32)).delete(["r0"])
 
-    leg = "keyword_search" if mode == "keyword" else "vector_search"
+    leg = "keyword_search" if mode == "keyword" else vector_leg(coll.store)
     monkeypatch.setattr(coll.store, leg, _after_first_call(getattr(coll.store, leg), delete_r0))
     try:
         result = coll.search("gardens 0", mode=mode, min_score=None, limit=6)
