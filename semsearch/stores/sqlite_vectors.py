@@ -136,8 +136,8 @@ def vector_search_records(
 #: Chunks asked per record wanted, first (a record's chunks crowd each other near the query).
 #: 2, not the 4 search.collect asks of chunk-level stores: the graph's candidate list (ef) is
 #: at least k, and a hybrid leg of 200 records walked 1.8 ms at k=800 against 0.9 at 400
-#: (100k records, 570k chunks); SciFact's nDCG@10 is the same with 2 and 4 (0.7456 hybrid,
-#: 0.6459 semantic), and a crowded answer is deepened.
+#: (100k records, 570k chunks); SciFact's nDCG@10 is the same with 2 and 4 (0.7471 hybrid,
+#: 0.6869 semantic, int8 model, windows), and a crowded answer is deepened.
 CHUNKS_PER_RECORD = 2
 
 #: Picks the positions (into a search's rows) to name and return, given the rows' record rowids.
