@@ -142,11 +142,15 @@ class AnnIndex:
         path = ann_file.ann_path(self.db_path, self.collection_id)
         try:
             car = ann_file.read_sidecar(path, identity)
-            loaded = state_from_sidecar(self.db_path, self.collection_id, car, identity, opts)
+            cid = self.collection_id
+            # one transaction: a graph's codes read from the file, and the catch-up that
+            # tombstones the rows changed since the save, see the same snapshot
             state, embedded = read(
                 lambda conn: (
-                    catch_up(conn, self.collection_id, loaded),
-                    embedded_count(conn, self.collection_id),
+                    catch_up(
+                        conn, cid, state_from_sidecar(conn, self.db_path, cid, car, identity, opts)
+                    ),
+                    embedded_count(conn, cid),
                 )
             )
             if embedded != state.live():
@@ -225,7 +229,7 @@ class AnnIndex:
     def _merge(self, state: AnnState) -> AnnState:
         # Never add to the snapshot's own graph: a search may be using it, and an add moves
         # the vectors its ``graph_vectors`` view points at. Work on a private copy.
-        if state.token is not None:  # memory-mapped graphs are read-only anyway
+        if state.token is not None and ann_graph.is_mapped(state.graph):  # read-only maps
             graph = ann_graph.load_graph(
                 ann_file.graph_path(self.db_path, self.collection_id, state.token), mmap=False
             )
@@ -261,12 +265,19 @@ class AnnIndex:
         token = ann_file.new_token()
         try:
             gpath = ann_file.graph_path(self.db_path, self.collection_id, token)
-            graph_size = ann_graph.save_graph(state.graph, gpath)
+            # fp16 codes are the file's float16 vectors bit for bit: leave them to the file
+            apart = ann_graph.fp16_codes(state.graph) and state.identity["precision"] == "float16"
+            graph_size = ann_graph.save_graph(state.graph, gpath, codes=not apart)
             header = dict(
                 state.identity,
                 version=state.version,
                 last_seq=state.last_seq,
-                graph={"token": token, "size": graph_size, **state.options.graph_key()},
+                graph={
+                    "token": token,
+                    "size": graph_size,
+                    "codes_in_sqlite": apart,
+                    **state.options.graph_key(),
+                },
                 graph_rows=state.graph_rows,
             )
             arrays: dict[str, NDArray[Any]] = {

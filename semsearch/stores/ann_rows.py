@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 from semsearch.stores import ann_file, ann_graph
 from semsearch.stores.ann_policy import AnnOptions
 from semsearch.stores.sqlite_changes import high_water, pruned_to
-from semsearch.stores.sqlite_vector_blobs import decode_blobs, stored_precision
+from semsearch.stores.sqlite_vector_blobs import decode_blobs, decode_blobs_half, stored_precision
 
 if TYPE_CHECKING:
     from semsearch.collection import Collection
@@ -219,9 +219,21 @@ def _touched_rows(
 
 
 def state_from_sidecar(
-    db_path: str, cid: int, car: ann_file.Sidecar, identity: dict[str, Any], opts: AnnOptions
+    conn: sqlite3.Connection,
+    db_path: str,
+    cid: int,
+    car: ann_file.Sidecar,
+    identity: dict[str, Any],
+    opts: AnnOptions,
 ) -> AnnState:
-    """A cache state over a read sidecar, with its graph memory-mapped.
+    """A cache state over a read sidecar, at the sidecar's position (catch up after it).
+
+    A graph file with its codes (sidecar format 3, int8 and float32 graphs) is memory-mapped.
+    An fp16 graph written without codes (format 4, header ``graph.codes_in_sqlite``) gets them
+    from the file's float16 vectors, read in this transaction (:func:`_fill_codes`): rows whose
+    chunk is no longer embedded are tombstoned, and the catch-up that follows in the same
+    transaction tombstones every row whose chunk was re-embedded since the save, so a live row's
+    code is always its chunk's current stored vector.
 
     Raises:
         ann_file.SidecarInvalid: the graph is missing, truncated, built with other parameters,
@@ -234,18 +246,64 @@ def state_from_sidecar(
     gpath = ann_file.graph_path(db_path, cid, str(info.get("token")))
     if not os.path.exists(gpath) or os.path.getsize(gpath) != info.get("size"):
         raise ann_file.SidecarInvalid("graph file missing or truncated")
-    graph = ann_graph.load_graph(gpath, mmap=True)
-    rows = int(head.get("graph_rows", -1))
-    if graph.ntotal != rows or car.chunk_ids.shape[0] != rows or graph.d != identity["dim"]:
+    rows, dim = int(head.get("graph_rows", -1)), int(identity["dim"] or 0)
+    chunk_ids, alive = np.asarray(car.chunk_ids), car.alive.astype(np.bool_)
+    if chunk_ids.shape[0] != rows:
+        raise ann_file.SidecarInvalid("graph and arrays disagree")
+    if info.get("codes_in_sqlite"):
+        found = np.zeros(rows, np.bool_)
+        graph = ann_graph.load_graph_without_codes(
+            gpath, dim, lambda out: _fill_codes(conn, cid, chunk_ids, out, found)
+        )
+        alive &= found
+    else:
+        graph = ann_graph.load_graph(gpath, mmap=True)
+    if graph.ntotal != rows or graph.d != dim:
         raise ann_file.SidecarInvalid("graph and arrays disagree")
     vectors = ann_graph.graph_vectors(graph)
     if vectors is None:  # int8 codes: exact scans and rescoring read the SQLite file
         vectors = np.empty((0, graph.d), np.float16)
     return AnnState(
         int(head["version"]), int(head["last_seq"]), identity, opts,
-        np.asarray(car.chunk_ids), np.asarray(car.record_rowids), car.alive.astype(np.bool_),
+        chunk_ids, np.asarray(car.record_rowids), alive,
         graph, rows, vectors, np.empty((0, graph.d), np.float32), str(info["token"]),
     )  # fmt: skip
+
+
+def _fill_codes(
+    conn: sqlite3.Connection,
+    cid: int,
+    chunk_ids: NDArray[np.int64],
+    out: NDArray[np.float16],
+    found: NDArray[np.bool_],
+) -> None:
+    """Write the stored float16 vector of each graph row's chunk into ``out`` (graph row order).
+
+    One pass over the collection's embedded chunks in id order, matched to the rows by a sorted
+    copy of ``chunk_ids`` (a re-embedded chunk can own two rows: its dead old row and its new
+    one; both get the current vector, and the dead one is never returned). Rows whose chunk is
+    not embedded any more keep zeros and are left False in ``found``; at most one batch of
+    :data:`_FETCH` blobs is held besides ``out``.
+    """
+    dim = out.shape[1]
+    order = np.argsort(chunk_ids, kind="stable")
+    by_id = chunk_ids[order]
+    cursor = conn.execute(
+        "SELECT id, vector FROM chunks WHERE collection_id = ? AND status = 'embedded' ORDER BY id",
+        (cid,),
+    )
+    while batch := cursor.fetchmany(_FETCH):
+        ids = np.fromiter((r[0] for r in batch), np.int64, len(batch))
+        lo = int(np.searchsorted(by_id, ids[0], side="left"))
+        hi = int(np.searchsorted(by_id, ids[-1], side="right"))
+        wanted = by_id[lo:hi]
+        at = np.searchsorted(ids, wanted)  # < len(ids): every wanted id is <= ids[-1]
+        hit = ids[at] == wanted
+        if not hit.any():
+            continue
+        rows = order[lo:hi][hit]
+        out[rows] = decode_blobs_half([batch[i][1] for i in at[hit]], dim)
+        found[rows] = True
 
 
 def configure_ann(collection: Collection, **options: Any) -> AnnOptions:
