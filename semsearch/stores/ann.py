@@ -37,7 +37,7 @@ from numpy.typing import NDArray
 
 from semsearch.errors import BackendUnavailable
 from semsearch.stores import ann_file, ann_graph
-from semsearch.stores.ann_filter import VECTOR_BUDGET, AllowedSet, FilterCache
+from semsearch.stores.ann_filter import AllowedSet, FilterCache, vector_budget
 from semsearch.stores.ann_policy import AnnOptions, graph_ef, plan_search
 from semsearch.stores.ann_rows import (
     AnnState,
@@ -45,9 +45,8 @@ from semsearch.stores.ann_rows import (
     catch_up,
     collection_meta,
     configure_ann,
-    embedded_count,
     load_rows,
-    state_from_sidecar,
+    open_sidecar,
 )
 from semsearch.stores.exact import clamp_cosine, dot_rows
 
@@ -143,21 +142,7 @@ class AnnIndex:
         try:
             car = ann_file.read_sidecar(path, identity)
             cid = self.collection_id
-            # one transaction: a graph's codes read from the file, and the catch-up that
-            # tombstones the rows changed since the save, see the same snapshot
-            state, embedded = read(
-                lambda conn: (
-                    catch_up(
-                        conn, cid, state_from_sidecar(conn, self.db_path, cid, car, identity, opts)
-                    ),
-                    embedded_count(conn, cid),
-                )
-            )
-            if embedded != state.live():
-                raise ann_file.SidecarInvalid(
-                    f"holds {state.live()} live vectors, the file {embedded}"
-                )
-            return state
+            return read(lambda conn: open_sidecar(conn, self.db_path, cid, car, identity, opts))
         except LogPruned as exc:  # the sidecar is older than the pruned log
             log.warning(
                 "ANN sidecar for %r is behind the change log (%s); rebuilding",
@@ -401,7 +386,7 @@ class AnnIndex:
         """
         rows: NDArray[np.int64] | None = None
         half = state.graph_vectors.dtype != np.float32
-        small = allowed.count * state.dim * 4 <= VECTOR_BUDGET
+        small = allowed.count * state.dim * 4 <= vector_budget(state.rows, state.dim)
         if allowed.count * 4 < state.rows or (half and small) or not _has_values(state):
             rows = allowed.rows()
             sub = allowed.vectors

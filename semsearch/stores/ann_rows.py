@@ -218,6 +218,30 @@ def _touched_rows(
     return _fetch(cursor, len(ids), dim)
 
 
+def open_sidecar(
+    conn: sqlite3.Connection,
+    db_path: str,
+    cid: int,
+    car: ann_file.Sidecar,
+    identity: dict[str, Any],
+    opts: AnnOptions,
+) -> AnnState:
+    """The cache state of a read sidecar, caught up with the change log, in one transaction (a
+    graph's codes read from the file and the catch-up that tombstones the rows changed since the
+    save see the same snapshot).
+
+    Raises:
+        ann_file.SidecarInvalid: as :func:`state_from_sidecar`, or the caught-up state's live
+            rows are not the file's embedded chunks.
+        LogPruned: the change log was pruned past the sidecar's position.
+    """
+    state = catch_up(conn, cid, state_from_sidecar(conn, db_path, cid, car, identity, opts))
+    embedded = embedded_count(conn, cid)
+    if embedded != state.live():
+        raise ann_file.SidecarInvalid(f"holds {state.live()} live vectors, the file {embedded}")
+    return state
+
+
 def state_from_sidecar(
     conn: sqlite3.Connection,
     db_path: str,
