@@ -112,24 +112,28 @@ class AnnIndex:
             opts = AnnOptions.from_options(options)
             state = self.state
             if state is None or state.identity != identity or _rebuild_for(state, opts):
-                state = self._open(read, identity, opts)
+                state = self._open(read, identity, opts, upkeep)
             elif state.version != version:
                 current = state
                 try:
                     state = read(lambda conn: catch_up(conn, self.collection_id, current))
                 except LogPruned:  # another writer pruned what this cache had not read
-                    state = self._open(read, identity, opts)
+                    state = self._open(read, identity, opts, upkeep)
             if state.options != opts:
                 state = replace(state, options=opts)
             self.state = self._upkeep(state) if upkeep else state
             return self.state
 
-    def _open(self, read: Reader, identity: dict[str, Any], opts: AnnOptions) -> AnnState:
+    def _open(
+        self, read: Reader, identity: dict[str, Any], opts: AnnOptions, upkeep: bool
+    ) -> AnnState:
         if self._persistent(opts):  # leftovers of a writer killed mid-write (any process)
             ann_file.remove_dead_temps(self.db_path, self.collection_id)
         state = self._load_sidecar(read, identity, opts) if self._persistent(opts) else None
-        if state is None:
-            state = read(lambda conn: load_rows(conn, self.collection_id, identity, opts))
+        if state is None:  # rows a graph is about to be built from stay float16 (no f32 copy)
+            half = upkeep and not self._graph_unavailable
+            cid = self.collection_id
+            state = read(lambda conn: load_rows(conn, cid, identity, opts, half))
         return state
 
     def _persistent(self, opts: AnnOptions) -> bool:
@@ -170,7 +174,7 @@ class AnnIndex:
         except BackendUnavailable as exc:
             log.warning("%s; searches stay exact (%s)", exc.message, exc.hint)
             self._graph_unavailable = True
-            return state
+            return replace(state, fresh=state.fresh.astype(np.float32, copy=False))  # exact: f32
 
     def _maintain(self, state: AnnState) -> AnnState:
         opts = state.options
@@ -406,7 +410,7 @@ class AnnIndex:
 
 
 def _scan(state: AnnState, vector: NDArray[np.float32]) -> NDArray[np.float32]:
-    parts = [dot_rows(state.graph_vectors, vector), state.fresh @ vector]
+    parts = [dot_rows(state.graph_vectors, vector), dot_rows(state.fresh, vector)]
     return np.concatenate(parts).astype(np.float32, copy=False)
 
 

@@ -45,12 +45,13 @@ def _faiss() -> Any:
     return faiss
 
 
-def build_graph(vectors: NDArray[np.float32], opts: AnnOptions) -> Graph:
-    """A new HNSW graph over float32[n, dim] unit vectors (ids 0..n-1).
+def build_graph(vectors: NDArray[np.floating], opts: AnnOptions) -> Graph:
+    """A new HNSW graph over float32 or float16 [n, dim] unit vectors (ids 0..n-1; float16
+    rows are upcast a batch at a time, see :func:`add_to_graph`).
 
-    ``opts.storage`` picks ``IndexHNSWFlat`` (float32) or ``IndexHNSWSQ`` (float16 / int8,
-    trained on up to 65,536 of the vectors; fp16 needs no training, its codes are the values
-    rounded to half precision).
+    ``opts.storage`` picks ``IndexHNSWFlat`` (float32) or ``IndexHNSWSQ`` (float16 / int8;
+    int8 trained on up to 65,536 of the vectors; fp16 needs no training, its codes are the
+    values rounded to half precision).
     """
     faiss = _faiss()
     dim = int(vectors.shape[1])
@@ -63,14 +64,18 @@ def build_graph(vectors: NDArray[np.float32], opts: AnnOptions) -> Graph:
             else faiss.ScalarQuantizer.QT_8bit
         )
         graph = faiss.IndexHNSWSQ(dim, qtype, opts.M, faiss.METRIC_INNER_PRODUCT)
-        graph.train(np.ascontiguousarray(vectors[:65_536], dtype=np.float32))
+        if not graph.is_trained:  # int8 ranges; fp16 has nothing to learn
+            graph.train(np.ascontiguousarray(vectors[:65_536], dtype=np.float32))
     graph.hnsw.efConstruction = opts.ef_construction
     add_to_graph(graph, vectors)
     return graph
 
 
-def add_to_graph(graph: Graph, vectors: NDArray[np.float32], batch: int = 65_536) -> None:
-    """Append rows to an in-memory (not memory-mapped) graph, in batches to bound copies."""
+def add_to_graph(graph: Graph, vectors: NDArray[np.floating], batch: int = 65_536) -> None:
+    """Append rows to an in-memory (not memory-mapped) graph, in batches to bound copies
+    (float32 rows are passed as views; other dtypes are upcast 8,192 rows at a time)."""
+    if vectors.dtype != np.float32:
+        batch = min(batch, 8192)
     for start in range(0, vectors.shape[0], batch):
         graph.add(np.ascontiguousarray(vectors[start : start + batch], dtype=np.float32))
 

@@ -51,7 +51,8 @@ class AnnState:
             float16 (a view of an fp16 graph's codes, or the sidecar's float16 array) or
             float32 (a view of a flat graph's storage); upcast before any product.
         fresh: float32[n - graph_rows, dim] rows added since the graph was built (the stored
-            values, upcast).
+            values, upcast); float16 (as stored) only in a graph-less state loaded for a graph
+            build (:func:`load_rows` ``half``), where products upcast them as numpy promotes.
         token: the graph's build token when it is on disk, else None.
     """
 
@@ -65,7 +66,7 @@ class AnnState:
     graph: Any
     graph_rows: int
     graph_vectors: NDArray[np.floating]
-    fresh: NDArray[np.float32]
+    fresh: NDArray[np.floating]
     token: str | None = None
 
     @property
@@ -120,27 +121,38 @@ def embedded_count(conn: sqlite3.Connection, cid: int) -> int:
 
 
 def _fetch(
-    cursor: sqlite3.Cursor, n: int, dim: int
-) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float32]]:
-    """Read (chunk id, record rowid, vector blob) rows into preallocated arrays, in batches."""
+    cursor: sqlite3.Cursor, n: int, dim: int, half: bool = False
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[Any]]:
+    """Read (chunk id, record rowid, vector blob) rows into preallocated arrays, in batches:
+    vectors float32[n, dim], or with ``half`` float16[n, dim] as stored."""
     ids = np.empty(n, np.int64)
     rowids = np.empty(n, np.int64)
-    vectors = np.empty((n, dim), np.float32)
+    vectors = np.empty((n, dim), np.float16 if half else np.float32)
+    decode = decode_blobs_half if half else decode_blobs
     filled = 0
     while batch := cursor.fetchmany(_FETCH):
         end = min(filled + len(batch), n)
         take = batch[: end - filled]
         ids[filled:end] = [r[0] for r in take]
         rowids[filled:end] = [r[1] for r in take]
-        vectors[filled:end] = decode_blobs([r[2] for r in take], dim)
+        vectors[filled:end] = decode([r[2] for r in take], dim)
         filled = end
     return ids[:filled], rowids[:filled], vectors[:filled]
 
 
 def load_rows(
-    conn: sqlite3.Connection, cid: int, identity: dict[str, Any], opts: AnnOptions
+    conn: sqlite3.Connection,
+    cid: int,
+    identity: dict[str, Any],
+    opts: AnnOptions,
+    half: bool = False,
 ) -> AnnState:
-    """A graph-less cache holding every embedded chunk of the collection."""
+    """A graph-less cache holding every embedded chunk of the collection.
+
+    With ``half`` and at least ``opts.threshold`` chunks (a graph is built from these rows
+    next), ``fresh`` keeps the stored float16 values instead of a float32 copy: the build
+    upcasts them a batch at a time, so loading and building never hold n x dim float32.
+    """
     version, last_seq = _position(conn, cid)
     meta = collection_meta(conn, cid)  # this snapshot's: the first vectors may have come since
     identity = identity if meta is None else meta[0]
@@ -151,7 +163,7 @@ def load_rows(
         "AND status = 'embedded' ORDER BY id",
         (cid,),
     )
-    ids, rowids, vectors = _fetch(cursor, n, dim)
+    ids, rowids, vectors = _fetch(cursor, n, dim, half and n >= opts.threshold)
     return AnnState(
         version, last_seq, identity, opts, ids, rowids, np.ones(ids.size, np.bool_),
         None, 0, np.empty((0, dim), np.float32), vectors,
