@@ -238,31 +238,7 @@ def open_sidecar(
     identity: dict[str, Any],
     opts: AnnOptions,
 ) -> AnnState:
-    """The cache state of a read sidecar, caught up with the change log, in one transaction (a
-    graph's codes read from the file and the catch-up that tombstones the rows changed since the
-    save see the same snapshot).
-
-    Raises:
-        ann_file.SidecarInvalid: as :func:`state_from_sidecar`, or the caught-up state's live
-            rows are not the file's embedded chunks.
-        LogPruned: the change log was pruned past the sidecar's position.
-    """
-    state = catch_up(conn, cid, state_from_sidecar(conn, db_path, cid, car, identity, opts))
-    embedded = embedded_count(conn, cid)
-    if embedded != state.live():
-        raise ann_file.SidecarInvalid(f"holds {state.live()} live vectors, the file {embedded}")
-    return state
-
-
-def state_from_sidecar(
-    conn: sqlite3.Connection,
-    db_path: str,
-    cid: int,
-    car: ann_file.Sidecar,
-    identity: dict[str, Any],
-    opts: AnnOptions,
-) -> AnnState:
-    """A cache state over a read sidecar, at the sidecar's position (catch up after it).
+    """The cache state of a read sidecar, caught up with the change log (one transaction).
 
     A graph file with its codes (sidecar format 3, int8 and float32 graphs) is memory-mapped.
     An fp16 graph written without codes (format 4, header ``graph.codes_in_sqlite``) gets them
@@ -273,7 +249,9 @@ def state_from_sidecar(
 
     Raises:
         ann_file.SidecarInvalid: the graph is missing, truncated, built with other parameters,
-            or does not match the arrays.
+            or does not match the arrays; or the caught-up live rows are not the file's
+            embedded chunks.
+        LogPruned: the change log was pruned past the sidecar's position.
     """
     head = car.header
     info = head.get("graph") or {}
@@ -299,11 +277,15 @@ def state_from_sidecar(
     vectors = ann_graph.graph_vectors(graph)
     if vectors is None:  # int8 codes: exact scans and rescoring read the SQLite file
         vectors = np.empty((0, graph.d), np.float16)
-    return AnnState(
+    state = catch_up(conn, cid, AnnState(
         int(head["version"]), int(head["last_seq"]), identity, opts,
         chunk_ids, np.asarray(car.record_rowids), alive,
         graph, rows, vectors, np.empty((0, graph.d), np.float32), str(info["token"]),
-    )  # fmt: skip
+    ))  # fmt: skip
+    embedded = embedded_count(conn, cid)
+    if embedded != state.live():
+        raise ann_file.SidecarInvalid(f"holds {state.live()} live vectors, the file {embedded}")
+    return state
 
 
 def _fill_codes(
@@ -320,7 +302,12 @@ def _fill_codes(
     one; both get the current vector, and the dead one is never returned). Rows whose chunk is
     not embedded any more keep zeros and are left False in ``found``; at most one batch of
     :data:`_FETCH` blobs is held besides ``out``.
+
+    Raises:
+        ann_file.SidecarInvalid: the graph's row count is not the arrays'.
     """
+    if out.shape[0] != chunk_ids.shape[0]:
+        raise ann_file.SidecarInvalid("graph and arrays disagree")
     dim = out.shape[1]
     order = np.argsort(chunk_ids, kind="stable")
     by_id = chunk_ids[order]

@@ -195,11 +195,25 @@ def test_plumbing_vectors_changed_or_deleted_since_the_save_are_never_scored_sta
         assert len(set(names) & set(truth)) >= K - 1
 
 
-@pytest.mark.parametrize("damage", ["truncate", "storage_bytes", "codes_included"])
+def name_graph(db_path: Path, head: dict[str, Any], graph: Path) -> None:
+    """Rewrite the ``.ann`` header (format 4, same arrays) to name ``graph`` with its size."""
+    head["graph"].update(size=graph.stat().st_size, token=graph.name.split(".")[-2])
+    car = ann_file.read_sidecar(ann_file.ann_path(str(db_path), 1), {})
+    arrays = {
+        "chunk_ids": np.array(car.chunk_ids),
+        "record_rowids": np.array(car.record_rowids),
+        "alive": np.array(car.alive),
+    }
+    keep = {k: v for k, v in head.items() if k not in ("format", "arrays", "crc32")}
+    ann_file.write_sidecar(ann_file.ann_path(str(db_path), 1), keep, arrays)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "storage_bytes", "codes_included", "foreign_graph"])
 def test_plumbing_a_damaged_format_4_graph_file_is_rebuilt_never_misread(
     built: np.ndarray,
     db_path: Path,
     damage: str,
+    tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -210,23 +224,24 @@ def test_plumbing_a_damaged_format_4_graph_file_is_rebuilt_never_misread(
     elif damage == "storage_bytes":  # same size: the "null" storage tag becomes another index's
         assert data[-4:] == b"null"
         path.write_bytes(data[:-4] + b"IxSQ")
-    else:  # a graph file with codes where the header says they are in SQLite
+    elif damage == "codes_included":  # a graph with codes where the header says they are not
         import faiss
 
         head = header(db_path)
         to_format_3(db_path, monkeypatch)
         full = graph_file(db_path)
-        head["graph"]["size"] = full.stat().st_size
-        head["graph"]["token"] = full.name.split(".")[-2]
-        car = ann_file.read_sidecar(ann_file.ann_path(str(db_path), 1), {})
-        arrays = {
-            "chunk_ids": np.array(car.chunk_ids),
-            "record_rowids": np.array(car.record_rowids),
-            "alive": np.array(car.alive),
-        }
-        keep = {k: v for k, v in head.items() if k not in ("format", "arrays", "crc32")}
-        ann_file.write_sidecar(ann_file.ann_path(str(db_path), 1), keep, arrays)
         assert faiss.read_index(str(full)).storage is not None
+        name_graph(db_path, head, full)
+    else:  # another collection's format-4 graph (1,500 rows), named by our header
+        other = tmp_path / "other" / "o.embed.db"
+        other.parent.mkdir()
+        syn.build_with_sidecar(other, N // 2, DIM, **ANN)
+        head = header(db_path)
+        foreign = graph_file(other)
+        mine = db_path.parent / foreign.name.replace("o.embed.db", db_path.name)
+        foreign.rename(mine)
+        path.unlink()
+        name_graph(db_path, head, mine)
     queries = syn.clustered(5, DIM, seed=47)
     with caplog.at_level(logging.INFO, logger="semsearch.stores.ann"):
         got = search(db_path, queries)
