@@ -197,8 +197,9 @@ class AnnIndex:
         keep = np.flatnonzero(state.alive)
         if state.graph_rows == 0 and keep.size == state.rows:
             vectors = state.fresh  # every row, as they are: no float32 copy of them all
-        else:
-            vectors = self._gather(state, keep)
+        else:  # an fp16 graph of float16 values is built from float16 rows, upcast in batches
+            half = state.options.storage == "float16" and state.identity["precision"] == "float16"
+            vectors = self._gather(state, keep, np.float16 if half else np.float32)
         graph = ann_graph.build_graph(vectors, state.options)
         log.info("ANN graph %s for %r: %d vectors", why, state.identity["collection"], keep.size)
         flat = ann_graph.graph_vectors(graph)
@@ -356,17 +357,21 @@ class AnnIndex:
         order = np.argsort(-scores, kind="stable")[:want]
         return rows[order], scores[order]
 
-    def _gather(self, state: AnnState, rows: NDArray[np.int64]) -> NDArray[np.float32]:
-        """float32[len(rows), dim] vectors of the given ascending rows (graph rows then fresh
-        rows): float16 graph codes upcast, or for an int8 graph read from the SQLite file."""
+    def _gather(
+        self, state: AnnState, rows: NDArray[np.int64], dtype: type = np.float32
+    ) -> NDArray[Any]:
+        """``dtype`` [len(rows), dim] vectors of the given ascending rows (graph rows then fresh
+        rows): float32 by default (float16 graph codes upcast, an int8 graph's read from the
+        SQLite file); float16 for a graph rebuild from float16 values (no float32 copy)."""
         g = state.graph_rows
         split = int(np.searchsorted(rows, g))
+        out: NDArray[Any] = np.empty((rows.shape[0], state.dim), dtype)
         if _has_values(state):
-            graph_part = np.asarray(state.graph_vectors[rows[:split]], np.float32)
+            out[:split] = state.graph_vectors[rows[:split]]
         else:
-            graph_part = self._fetch(state.chunk_ids[rows[:split]], state.dim)
-        parts = [graph_part, state.fresh[rows[split:] - g]]
-        return np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
+            out[:split] = self._fetch(state.chunk_ids[rows[:split]], state.dim)
+        out[split:] = state.fresh[rows[split:] - g]
+        return out
 
     def _drop_graph(self, state: AnnState) -> AnnState:
         return replace(

@@ -89,3 +89,36 @@ def test_plumbing_without_faiss_the_rows_loaded_for_a_build_answer_exactly_in_fl
             order = np.argsort(-scores, kind="stable")[:K]
             assert [h.record_id for h in hits] == [syn.name(int(i)) for i in order]
             np.testing.assert_allclose([h.score for h in hits], scores[order], rtol=0, atol=2e-6)
+
+
+def test_plumbing_a_compacted_fp16_graph_holds_the_stored_values_of_the_live_rows(
+    db_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Compaction rebuilds from float16 rows (graph codes and fresh rows, no float32 copy): the
+    new graph's codes are the live chunks' blobs bit for bit, and hits score as numpy does."""
+    import logging
+
+    vectors = written(db_path)
+    gone = list(range(0, N, 3))  # 1,000 of 3,000: past compact_fraction (20%)
+    with semsearch.connect(db_path) as db, caplog.at_level(logging.INFO, "semsearch.stores.ann"):
+        coll = db.collection("vecs")
+        coll.store.vector_search("vecs", vectors[0], K, None)  # builds the graph
+        syn.write(coll, syn.clustered(50, DIM, seed=8), list(range(N, N + 50)))  # fresh rows
+        coll.delete([syn.name(i) for i in gone])
+        q = syn.clustered(1, DIM, seed=9)[0]
+        hits = coll.store.vector_search("vecs", q, K, None)
+        (index,) = coll.store._cache.values()
+        state = index.state
+    assert any("compacted" in r.getMessage() for r in caplog.records)
+    assert state.graph_rows == N - len(gone) + 50 and state.graph_vectors.dtype == np.float16
+    conn = sqlite3.connect(db_path)
+    blobs = dict(conn.execute("SELECT id, vector FROM chunks WHERE status = 'embedded'"))
+    conn.close()
+    assert len(blobs) == state.graph_rows
+    for row in range(state.graph_rows):
+        assert state.graph_vectors[row].tobytes() == blobs[int(state.chunk_ids[row])]
+    every = np.concatenate([vectors, syn.clustered(50, DIM, seed=8)])
+    half = every.astype(np.float16).astype(np.float32)
+    rows = [int(h.record_id[1:]) for h in hits]
+    np.testing.assert_allclose([h.score for h in hits], half[rows] @ q, rtol=0, atol=2e-6)
+    assert not set(rows) & set(gone)
