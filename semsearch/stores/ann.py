@@ -3,7 +3,7 @@
 The ``.embed.db`` file is the source of truth. This module keeps a derived cache per
 collection and checks it against the collection's change counter before every search:
 
-- rows: the collection's embedded chunks (chunk id, record rowid, float32 unit vector), split
+- rows: the collection's embedded chunks (chunk id, record rowid, unit vector), split
   into *graph rows* (indexed by an HNSW graph, :mod:`~semsearch.stores.ann_graph`) and *fresh
   rows* (added since the graph was built; scanned exactly);
 - tombstones: rows whose chunk was deleted or re-embedded are marked dead and never returned;
@@ -13,9 +13,10 @@ collection and checks it against the collection's change counter before every se
   the cache's last sequence number names the touched chunks: their old rows are tombstoned and
   their current vectors appended, all read in one SQLite read transaction;
 - sidecar: collections with a graph persist it next to the SQLite file
-  (:mod:`~semsearch.stores.ann_file`), memory-mapped on open, so a 1M-chunk collection answers
-  its first query without reading every vector through SQLite. A missing, truncated or foreign
-  sidecar is logged and rebuilt; it never fails a search.
+  (:mod:`~semsearch.stores.ann_file`), so a 1M-chunk collection answers its first query without
+  rebuilding; an fp16 graph's file holds no codes (they are the SQLite file's float16 vectors,
+  read back on open in graph row order), other graphs are memory-mapped. A missing, truncated
+  or foreign sidecar is logged and rebuilt; it never fails a search.
 
 Searches follow :func:`~semsearch.stores.ann_policy.plan_search`: an exact scan when the
 collection (or the filtered set) is small or ``exact=True``; otherwise a graph search that
