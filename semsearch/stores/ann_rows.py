@@ -309,14 +309,16 @@ def _fill_codes(
     if out.shape[0] != chunk_ids.shape[0]:
         raise ann_file.SidecarInvalid("graph and arrays disagree")
     dim = out.shape[1]
-    order = np.argsort(chunk_ids, kind="stable")
-    by_id = chunk_ids[order]
+    ascending = bool(np.all(chunk_ids[1:] >= chunk_ids[:-1]))  # the usual case: no sort
+    order = None if ascending else np.argsort(chunk_ids, kind="stable")
+    by_id = chunk_ids if order is None else chunk_ids[order]
     cursor = conn.execute(
         "SELECT id, vector FROM chunks WHERE collection_id = ? AND status = 'embedded' ORDER BY id",
         (cid,),
     )
     while batch := cursor.fetchmany(_FETCH):
-        ids = np.fromiter((r[0] for r in batch), np.int64, len(batch))
+        id_list, blobs = zip(*batch, strict=True)
+        ids = np.array(id_list, np.int64)
         lo = int(np.searchsorted(by_id, ids[0], side="left"))
         hi = int(np.searchsorted(by_id, ids[-1], side="right"))
         wanted = by_id[lo:hi]
@@ -324,8 +326,13 @@ def _fill_codes(
         hit = ids[at] == wanted
         if not hit.any():
             continue
-        rows = order[lo:hi][hit]
-        out[rows] = decode_blobs_half([batch[i][1] for i in at[hit]], dim)
+        values = decode_blobs_half(blobs, dim)
+        if order is None and hi - lo == ids.size and bool(hit.all()):  # rows lo..hi: these
+            out[lo:hi] = values
+            found[lo:hi] = True
+            continue
+        rows = (np.arange(lo, hi) if order is None else order[lo:hi])[hit]
+        out[rows] = values[at[hit]]
         found[rows] = True
 
 

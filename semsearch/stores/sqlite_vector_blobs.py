@@ -71,8 +71,9 @@ def decode_blobs_half(blobs: Sequence[bytes], dim: int) -> NDArray[np.float16]:
     Raises:
         StoreCorrupted: a blob is neither ``2 * dim`` nor ``4 * dim`` bytes long.
     """
-    if all(len(b) == 2 * dim for b in blobs):
-        return np.frombuffer(b"".join(blobs), STORED_DTYPE).reshape(len(blobs), dim)
+    joined = b"".join(blobs)
+    if len(joined) == 2 * dim * len(blobs):  # every blob float16, as decode_blobs checks it
+        return np.frombuffer(joined, STORED_DTYPE).reshape(len(blobs), dim)
     return decode_blobs(blobs, dim).astype(np.float16)
 
 

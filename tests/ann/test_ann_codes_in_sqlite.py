@@ -250,3 +250,33 @@ def test_plumbing_a_damaged_format_4_graph_file_is_rebuilt_never_misread(
     truth = [syn.exact_top(built, np.ones(N, bool), q, K) for q in queries]
     assert np.mean([len(set(g[0]) & set(t)) / K for g, t in zip(got, truth, strict=True)]) >= 0.95
     assert header(db_path)["graph"]["codes_in_sqlite"] is True
+
+
+@pytest.mark.parametrize("layout", ["ascending", "shuffled"])
+def test_plumbing_codes_are_matched_to_graph_rows_by_chunk_id(
+    built: np.ndarray, db_path: Path, layout: str
+) -> None:
+    """Graph rows in any chunk-id order, with a chunk owning two rows (a dead old row and its
+    new one) and a chunk that is gone: each row gets its chunk's blob, the gone one zeros."""
+    import sqlite3
+
+    from semsearch.stores.ann_rows import _fill_codes
+
+    conn = sqlite3.connect(db_path)
+    blobs = dict(conn.execute("SELECT id, vector FROM chunks WHERE status = 'embedded'"))
+    ids = np.array(sorted(blobs), np.int64)
+    missing = int(ids.max()) + 1000  # no such chunk
+    rows = np.concatenate([ids, ids[[5]], [missing]])
+    # sorted: whole batches take the contiguous path, the duplicate's batch the general one
+    shuffled = layout == "shuffled"
+    rows = np.random.default_rng(2).permutation(rows) if shuffled else np.sort(rows)
+    out = np.full((rows.size, DIM), np.float16(7.0))  # not zeros: the fill must write them
+    out[rows == missing] = 0  # the graph's storage starts zeroed (load_graph_without_codes)
+    found = np.zeros(rows.size, np.bool_)
+    _fill_codes(conn, 1, rows, out, found)
+    conn.close()
+    for i, chunk in enumerate(rows):
+        if chunk == missing:
+            assert not found[i] and not out[i].any()
+        else:
+            assert found[i] and out[i].tobytes() == blobs[int(chunk)]
