@@ -258,6 +258,7 @@ class AnnIndex:
             gpath = ann_file.graph_path(self.db_path, self.collection_id, token)
             # fp16 codes are the file's float16 vectors bit for bit: leave them to the file
             apart = ann_graph.fp16_codes(state.graph) and state.identity["precision"] == "float16"
+            apart = apart and not state.options.codes_in_graph
             graph_size = ann_graph.save_graph(state.graph, gpath, codes=not apart)
             header = dict(
                 state.identity,

@@ -280,3 +280,25 @@ def test_plumbing_codes_are_matched_to_graph_rows_by_chunk_id(
             assert not found[i] and not out[i].any()
         else:
             assert found[i] and out[i].tobytes() == blobs[int(chunk)]
+
+
+def test_plumbing_codes_in_graph_keeps_them_in_the_graph_file_memory_mapped(
+    db_path: Path,
+) -> None:
+    """``codes_in_graph=True``: the graph file holds the fp16 codes (the header says so), a new
+    connection maps them instead of reading SQLite, and hits score as numpy does at float16."""
+    import faiss
+
+    from semsearch.stores import ann_graph
+
+    vectors = syn.build_with_sidecar(db_path, N, DIM, **ANN, codes_in_graph=True)
+    head = header(db_path)
+    assert head["format"] == 4 and head["graph"]["codes_in_sqlite"] is False
+    assert faiss.read_index(str(graph_file(db_path))).storage is not None
+    queries = syn.clustered(5, DIM, seed=49)
+    with semsearch.connect(db_path) as db:
+        coll = db.collection("vecs")
+        got = [coll.store.vector_search("vecs", q, K, None) for q in queries]
+        (index,) = coll.store._cache.values()
+        assert ann_graph.is_mapped(index.state.graph)
+    check_scores(vectors, [([h.record_id for h in g], [h.score for h in g]) for g in got], queries)
