@@ -3,7 +3,7 @@
 The ``.embed.db`` file is the source of truth. This module keeps a derived cache per
 collection and checks it against the collection's change counter before every search:
 
-- rows: the collection's embedded chunks (chunk id, record rowid, float32 unit vector), split
+- rows: the collection's embedded chunks (chunk id, record rowid, unit vector), split
   into *graph rows* (indexed by an HNSW graph, :mod:`~semsearch.stores.ann_graph`) and *fresh
   rows* (added since the graph was built; scanned exactly);
 - tombstones: rows whose chunk was deleted or re-embedded are marked dead and never returned;
@@ -13,9 +13,10 @@ collection and checks it against the collection's change counter before every se
   the cache's last sequence number names the touched chunks: their old rows are tombstoned and
   their current vectors appended, all read in one SQLite read transaction;
 - sidecar: collections with a graph persist it next to the SQLite file
-  (:mod:`~semsearch.stores.ann_file`), memory-mapped on open, so a 1M-chunk collection answers
-  its first query without reading every vector through SQLite. A missing, truncated or foreign
-  sidecar is logged and rebuilt; it never fails a search.
+  (:mod:`~semsearch.stores.ann_file`), so a 1M-chunk collection answers its first query without
+  rebuilding; an fp16 graph's file holds no codes (they are the SQLite file's float16 vectors,
+  read back on open in graph row order), other graphs are memory-mapped. A missing, truncated
+  or foreign sidecar is logged and rebuilt; it never fails a search.
 
 Searches follow :func:`~semsearch.stores.ann_policy.plan_search`: an exact scan when the
 collection (or the filtered set) is small or ``exact=True``; otherwise a graph search that
@@ -37,7 +38,7 @@ from numpy.typing import NDArray
 
 from semsearch.errors import BackendUnavailable
 from semsearch.stores import ann_file, ann_graph
-from semsearch.stores.ann_filter import VECTOR_BUDGET, AllowedSet, FilterCache
+from semsearch.stores.ann_filter import AllowedSet, FilterCache, vector_budget
 from semsearch.stores.ann_policy import AnnOptions, graph_ef, plan_search
 from semsearch.stores.ann_rows import (
     AnnState,
@@ -45,9 +46,8 @@ from semsearch.stores.ann_rows import (
     catch_up,
     collection_meta,
     configure_ann,
-    embedded_count,
     load_rows,
-    state_from_sidecar,
+    open_sidecar,
 )
 from semsearch.stores.exact import clamp_cosine, dot_rows
 
@@ -113,24 +113,28 @@ class AnnIndex:
             opts = AnnOptions.from_options(options)
             state = self.state
             if state is None or state.identity != identity or _rebuild_for(state, opts):
-                state = self._open(read, identity, opts)
+                state = self._open(read, identity, opts, upkeep)
             elif state.version != version:
                 current = state
                 try:
                     state = read(lambda conn: catch_up(conn, self.collection_id, current))
                 except LogPruned:  # another writer pruned what this cache had not read
-                    state = self._open(read, identity, opts)
+                    state = self._open(read, identity, opts, upkeep)
             if state.options != opts:
                 state = replace(state, options=opts)
             self.state = self._upkeep(state) if upkeep else state
             return self.state
 
-    def _open(self, read: Reader, identity: dict[str, Any], opts: AnnOptions) -> AnnState:
+    def _open(
+        self, read: Reader, identity: dict[str, Any], opts: AnnOptions, upkeep: bool
+    ) -> AnnState:
         if self._persistent(opts):  # leftovers of a writer killed mid-write (any process)
             ann_file.remove_dead_temps(self.db_path, self.collection_id)
         state = self._load_sidecar(read, identity, opts) if self._persistent(opts) else None
-        if state is None:
-            state = read(lambda conn: load_rows(conn, self.collection_id, identity, opts))
+        if state is None:  # rows a graph is about to be built from stay float16 (no f32 copy)
+            half = upkeep and not self._graph_unavailable
+            cid = self.collection_id
+            state = read(lambda conn: load_rows(conn, cid, identity, opts, half))
         return state
 
     def _persistent(self, opts: AnnOptions) -> bool:
@@ -142,18 +146,8 @@ class AnnIndex:
         path = ann_file.ann_path(self.db_path, self.collection_id)
         try:
             car = ann_file.read_sidecar(path, identity)
-            loaded = state_from_sidecar(self.db_path, self.collection_id, car, identity, opts)
-            state, embedded = read(
-                lambda conn: (
-                    catch_up(conn, self.collection_id, loaded),
-                    embedded_count(conn, self.collection_id),
-                )
-            )
-            if embedded != state.live():
-                raise ann_file.SidecarInvalid(
-                    f"holds {state.live()} live vectors, the file {embedded}"
-                )
-            return state
+            cid = self.collection_id
+            return read(lambda conn: open_sidecar(conn, self.db_path, cid, car, identity, opts))
         except LogPruned as exc:  # the sidecar is older than the pruned log
             log.warning(
                 "ANN sidecar for %r is behind the change log (%s); rebuilding",
@@ -181,7 +175,7 @@ class AnnIndex:
         except BackendUnavailable as exc:
             log.warning("%s; searches stay exact (%s)", exc.message, exc.hint)
             self._graph_unavailable = True
-            return state
+            return replace(state, fresh=state.fresh.astype(np.float32, copy=False))  # exact: f32
 
     def _maintain(self, state: AnnState) -> AnnState:
         opts = state.options
@@ -204,8 +198,9 @@ class AnnIndex:
         keep = np.flatnonzero(state.alive)
         if state.graph_rows == 0 and keep.size == state.rows:
             vectors = state.fresh  # every row, as they are: no float32 copy of them all
-        else:
-            vectors = self._gather(state, keep)
+        else:  # an fp16 graph of float16 values is built from float16 rows, upcast in batches
+            half = state.options.storage == "float16" and state.identity["precision"] == "float16"
+            vectors = self._gather(state, keep, np.float16 if half else np.float32)
         graph = ann_graph.build_graph(vectors, state.options)
         log.info("ANN graph %s for %r: %d vectors", why, state.identity["collection"], keep.size)
         flat = ann_graph.graph_vectors(graph)
@@ -225,7 +220,7 @@ class AnnIndex:
     def _merge(self, state: AnnState) -> AnnState:
         # Never add to the snapshot's own graph: a search may be using it, and an add moves
         # the vectors its ``graph_vectors`` view points at. Work on a private copy.
-        if state.token is not None:  # memory-mapped graphs are read-only anyway
+        if state.token is not None and ann_graph.is_mapped(state.graph):  # read-only maps
             graph = ann_graph.load_graph(
                 ann_file.graph_path(self.db_path, self.collection_id, state.token), mmap=False
             )
@@ -261,12 +256,20 @@ class AnnIndex:
         token = ann_file.new_token()
         try:
             gpath = ann_file.graph_path(self.db_path, self.collection_id, token)
-            graph_size = ann_graph.save_graph(state.graph, gpath)
+            # fp16 codes are the file's float16 vectors bit for bit: leave them to the file
+            apart = ann_graph.fp16_codes(state.graph) and state.identity["precision"] == "float16"
+            apart = apart and not state.options.codes_in_graph
+            graph_size = ann_graph.save_graph(state.graph, gpath, codes=not apart)
             header = dict(
                 state.identity,
                 version=state.version,
                 last_seq=state.last_seq,
-                graph={"token": token, "size": graph_size, **state.options.graph_key()},
+                graph={
+                    "token": token,
+                    "size": graph_size,
+                    "codes_in_sqlite": apart,
+                    **state.options.graph_key(),
+                },
                 graph_rows=state.graph_rows,
             )
             arrays: dict[str, NDArray[Any]] = {
@@ -356,17 +359,21 @@ class AnnIndex:
         order = np.argsort(-scores, kind="stable")[:want]
         return rows[order], scores[order]
 
-    def _gather(self, state: AnnState, rows: NDArray[np.int64]) -> NDArray[np.float32]:
-        """float32[len(rows), dim] vectors of the given ascending rows (graph rows then fresh
-        rows): float16 graph codes upcast, or for an int8 graph read from the SQLite file."""
+    def _gather(
+        self, state: AnnState, rows: NDArray[np.int64], dtype: type = np.float32
+    ) -> NDArray[Any]:
+        """``dtype`` [len(rows), dim] vectors of the given ascending rows (graph rows then fresh
+        rows): float32 by default (float16 graph codes upcast, an int8 graph's read from the
+        SQLite file); float16 for a graph rebuild from float16 values (no float32 copy)."""
         g = state.graph_rows
         split = int(np.searchsorted(rows, g))
+        out: NDArray[Any] = np.empty((rows.shape[0], state.dim), dtype)
         if _has_values(state):
-            graph_part = np.asarray(state.graph_vectors[rows[:split]], np.float32)
+            out[:split] = state.graph_vectors[rows[:split]]
         else:
-            graph_part = self._fetch(state.chunk_ids[rows[:split]], state.dim)
-        parts = [graph_part, state.fresh[rows[split:] - g]]
-        return np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
+            out[:split] = self._fetch(state.chunk_ids[rows[:split]], state.dim)
+        out[split:] = state.fresh[rows[split:] - g]
+        return out
 
     def _drop_graph(self, state: AnnState) -> AnnState:
         return replace(
@@ -390,7 +397,7 @@ class AnnIndex:
         """
         rows: NDArray[np.int64] | None = None
         half = state.graph_vectors.dtype != np.float32
-        small = allowed.count * state.dim * 4 <= VECTOR_BUDGET
+        small = allowed.count * state.dim * 4 <= vector_budget(state.rows, state.dim)
         if allowed.count * 4 < state.rows or (half and small) or not _has_values(state):
             rows = allowed.rows()
             sub = allowed.vectors
@@ -410,7 +417,7 @@ class AnnIndex:
 
 
 def _scan(state: AnnState, vector: NDArray[np.float32]) -> NDArray[np.float32]:
-    parts = [dot_rows(state.graph_vectors, vector), state.fresh @ vector]
+    parts = [dot_rows(state.graph_vectors, vector), dot_rows(state.fresh, vector)]
     return np.concatenate(parts).astype(np.float32, copy=False)
 
 

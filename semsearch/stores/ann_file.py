@@ -16,7 +16,11 @@ Layout, for collection id ``C`` of ``notes.embed.db``:
 - ``notes.embed.db.c<C>.<token>.hnsw``: a faiss ``IndexHNSWSQ`` (fp16 by default, or int8) or
   ``IndexHNSWFlat`` written by ``faiss.write_index``; graph id ``i`` is row ``i`` of the
   ``.ann`` arrays. An fp16 graph's codes are the SQLite file's float16 vectors bit for bit, so
-  exact scans read them in place and no other copy of the vectors is kept.
+  from format 4 the graph file of a float16 SQLite file is written without them (faiss
+  ``IO_FLAG_SKIP_STORAGE``; header ``graph.codes_in_sqlite``): on open they are read back from
+  the SQLite file into memory, in graph row order, in the read transaction that catches up,
+  so the vectors are on disk once. A format-3 graph file (codes included) is memory-mapped as
+  it is, and replaced only when the graph is next rebuilt or merged.
 
 Both are written to a temporary name in the same folder and renamed into place (graph first,
 then the ``.ann`` that names it), so a reader sees an old complete pair or a new complete pair.
@@ -59,8 +63,10 @@ __all__ = [
 
 MAGIC = b"SEMSANN1"
 # 2: per-array CRC-32 in the header; 3: no vectors array, fp16 graphs by default (older
-# files are rebuilt once, never read)
-FORMAT = 3
+# files are rebuilt once, never read); 4: an fp16 graph file may leave its codes to the SQLite
+# file (header ``graph.codes_in_sqlite``). Format-3 files are read as they are.
+FORMAT = 4
+READABLE = (3, 4)
 _ALIGN = 64
 #: Arrays whose CRC-32 is stored and checked (all that format 3 writes).
 CHECKED = ("chunk_ids", "record_rowids", "alive")
@@ -175,7 +181,7 @@ def read_header(path: str) -> tuple[dict[str, Any], int, int]:
         raise SidecarInvalid("missing") from exc
     except (OSError, ValueError) as exc:
         raise SidecarInvalid(f"unreadable header ({exc})") from exc
-    if not isinstance(header, dict) or header.get("format") != FORMAT:
+    if not isinstance(header, dict) or header.get("format") not in READABLE:
         raise SidecarInvalid("another sidecar format")
     if header.get("file_size") != size:
         raise SidecarInvalid(f"truncated: {size} bytes, header says {header.get('file_size')}")

@@ -22,11 +22,20 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["VECTOR_BUDGET", "AllowedSet", "FilterCache"]
+__all__ = ["VECTOR_BUDGET", "AllowedSet", "FilterCache", "vector_budget"]
 
-# Entries kept per collection, and the bytes of gathered vectors kept across them.
+# Entries kept per collection, and the bytes of gathered vectors kept across them: at most
+# VECTOR_BUDGET, and at most a quarter of the collection's vectors at float32 (half the bytes
+# of its fp16 graph), so the cache never dominates the memory of the index it serves.
 _ENTRIES = 16
 VECTOR_BUDGET = 256 * 1024 * 1024
+_BUDGET_FRACTION = 0.25
+
+
+def vector_budget(rows: int, dim: int) -> int:
+    """Bytes of gathered float32 vectors a collection of ``rows`` x ``dim`` may keep cached:
+    ``min(VECTOR_BUDGET, 0.25 * rows * dim * 4)``."""
+    return int(min(VECTOR_BUDGET, _BUDGET_FRACTION * rows * dim * 4))
 
 
 class AllowedSet:
@@ -74,7 +83,8 @@ class FilterCache:
     """Allowed sets of one collection's current snapshot, keyed by the compiled filter.
 
     Up to 16 filters are kept (least recently used dropped first); gathered vectors for exact
-    scans are kept while their total stays under 256 MiB. Thread-safe: searches of one snapshot
+    scans are kept within :func:`vector_budget`, the least recently used entries' vectors
+    dropped first to make room. Thread-safe: searches of one snapshot
     may run concurrently.
     """
 
@@ -120,13 +130,21 @@ class FilterCache:
         return entry
 
     def keep_vectors(self, state: Any, entry: AllowedSet, vectors: NDArray[np.float32]) -> None:
-        """Keep an entry's gathered vectors for later exact scans, within the byte budget."""
+        """Keep an entry's gathered vectors for later exact scans, within the byte budget,
+        dropping the vectors of the least recently used entries to make room."""
+        budget = vector_budget(state.rows, state.dim)
         with self._lock:
             if self._owner is not state or entry.vectors is not None:
                 return
             if not any(kept is entry for kept in self._entries.values()):
                 return  # evicted meanwhile: its bytes would never be given back
-            if self._vector_bytes + vectors.nbytes > VECTOR_BUDGET:
+            if vectors.nbytes > budget:
                 return
+            for other in self._entries.values():  # least recently used first
+                if self._vector_bytes + vectors.nbytes <= budget:
+                    break
+                if other.vectors is not None and other is not entry:
+                    self._vector_bytes -= other.vectors.nbytes
+                    other.vectors = None  # a search holding them keeps its own reference
             entry.vectors = vectors
             self._vector_bytes += vectors.nbytes

@@ -48,7 +48,7 @@ class AnnOptions:
         storage: how the graph keeps vectors. ``"float16"`` (the default: faiss scalar
             quantizer ``QT_fp16``, whose codes are the SQLite file's float16 vectors bit for
             bit, so graph distances and exact scans are at the stored precision and no other
-            copy is kept), ``"float32"`` (``IndexHNSWFlat``: the same values at twice the
+            copy is kept; see ``codes_in_graph``), ``"float32"`` (``IndexHNSWFlat``: the same values at twice the
             bytes), or ``"int8"`` (``QT_8bit``: half the fp16 graph's codes, ranks
             approximately; its top ``max(4k, 40)`` candidates are rescored from the SQLite
             file's float16 vectors, and exact scans read them from the file too, so no other
@@ -61,6 +61,11 @@ class AnnOptions:
             its rows, before it is rebuilt from the live rows.
         persist: write the sidecar files next to the ``.embed.db`` (False keeps the cache
             in memory only).
+        codes_in_graph: also write an fp16 graph's codes into its graph file, which is then
+            memory-mapped on open (False, the default: the file leaves them to the SQLite
+            file's float16 vectors, read back on open, so they are on disk once). True costs
+            ``2 * dim`` bytes a chunk on disk and opens faster (at 1M x 384, 0.4 s instead of
+            about 4 s); it takes effect when the graph is next built, merged or compacted.
     """
 
     threshold: int = 20_000
@@ -72,6 +77,7 @@ class AnnOptions:
     merge_fraction: float = 0.02
     compact_fraction: float = 0.2
     persist: bool = True
+    codes_in_graph: bool = False
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any] | None) -> AnnOptions:

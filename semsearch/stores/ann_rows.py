@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 from semsearch.stores import ann_file, ann_graph
 from semsearch.stores.ann_policy import AnnOptions
 from semsearch.stores.sqlite_changes import high_water, pruned_to
-from semsearch.stores.sqlite_vector_blobs import decode_blobs, stored_precision
+from semsearch.stores.sqlite_vector_blobs import decode_blobs, decode_blobs_half, stored_precision
 
 if TYPE_CHECKING:
     from semsearch.collection import Collection
@@ -51,7 +51,8 @@ class AnnState:
             float16 (a view of an fp16 graph's codes, or the sidecar's float16 array) or
             float32 (a view of a flat graph's storage); upcast before any product.
         fresh: float32[n - graph_rows, dim] rows added since the graph was built (the stored
-            values, upcast).
+            values, upcast); float16 (as stored) only in a graph-less state loaded for a graph
+            build (:func:`load_rows` ``half``), where products upcast them as numpy promotes.
         token: the graph's build token when it is on disk, else None.
     """
 
@@ -65,7 +66,7 @@ class AnnState:
     graph: Any
     graph_rows: int
     graph_vectors: NDArray[np.floating]
-    fresh: NDArray[np.float32]
+    fresh: NDArray[np.floating]
     token: str | None = None
 
     @property
@@ -120,27 +121,38 @@ def embedded_count(conn: sqlite3.Connection, cid: int) -> int:
 
 
 def _fetch(
-    cursor: sqlite3.Cursor, n: int, dim: int
-) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float32]]:
-    """Read (chunk id, record rowid, vector blob) rows into preallocated arrays, in batches."""
+    cursor: sqlite3.Cursor, n: int, dim: int, half: bool = False
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[Any]]:
+    """Read (chunk id, record rowid, vector blob) rows into preallocated arrays, in batches:
+    vectors float32[n, dim], or with ``half`` float16[n, dim] as stored."""
     ids = np.empty(n, np.int64)
     rowids = np.empty(n, np.int64)
-    vectors = np.empty((n, dim), np.float32)
+    vectors = np.empty((n, dim), np.float16 if half else np.float32)
+    decode = decode_blobs_half if half else decode_blobs
     filled = 0
     while batch := cursor.fetchmany(_FETCH):
         end = min(filled + len(batch), n)
         take = batch[: end - filled]
         ids[filled:end] = [r[0] for r in take]
         rowids[filled:end] = [r[1] for r in take]
-        vectors[filled:end] = decode_blobs([r[2] for r in take], dim)
+        vectors[filled:end] = decode([r[2] for r in take], dim)
         filled = end
     return ids[:filled], rowids[:filled], vectors[:filled]
 
 
 def load_rows(
-    conn: sqlite3.Connection, cid: int, identity: dict[str, Any], opts: AnnOptions
+    conn: sqlite3.Connection,
+    cid: int,
+    identity: dict[str, Any],
+    opts: AnnOptions,
+    half: bool = False,
 ) -> AnnState:
-    """A graph-less cache holding every embedded chunk of the collection."""
+    """A graph-less cache holding every embedded chunk of the collection.
+
+    With ``half`` and at least ``opts.threshold`` chunks (a graph is built from these rows
+    next), ``fresh`` keeps the stored float16 values instead of a float32 copy: the build
+    upcasts them a batch at a time, so loading and building never hold n x dim float32.
+    """
     version, last_seq = _position(conn, cid)
     meta = collection_meta(conn, cid)  # this snapshot's: the first vectors may have come since
     identity = identity if meta is None else meta[0]
@@ -151,7 +163,7 @@ def load_rows(
         "AND status = 'embedded' ORDER BY id",
         (cid,),
     )
-    ids, rowids, vectors = _fetch(cursor, n, dim)
+    ids, rowids, vectors = _fetch(cursor, n, dim, half and n >= opts.threshold)
     return AnnState(
         version, last_seq, identity, opts, ids, rowids, np.ones(ids.size, np.bool_),
         None, 0, np.empty((0, dim), np.float32), vectors,
@@ -218,14 +230,28 @@ def _touched_rows(
     return _fetch(cursor, len(ids), dim)
 
 
-def state_from_sidecar(
-    db_path: str, cid: int, car: ann_file.Sidecar, identity: dict[str, Any], opts: AnnOptions
+def open_sidecar(
+    conn: sqlite3.Connection,
+    db_path: str,
+    cid: int,
+    car: ann_file.Sidecar,
+    identity: dict[str, Any],
+    opts: AnnOptions,
 ) -> AnnState:
-    """A cache state over a read sidecar, with its graph memory-mapped.
+    """The cache state of a read sidecar, caught up with the change log (one transaction).
+
+    A graph file with its codes (sidecar format 3, int8 and float32 graphs) is memory-mapped.
+    An fp16 graph written without codes (format 4, header ``graph.codes_in_sqlite``) gets them
+    from the file's float16 vectors, read in this transaction (:func:`_fill_codes`): rows whose
+    chunk is no longer embedded are tombstoned, and the catch-up that follows in the same
+    transaction tombstones every row whose chunk was re-embedded since the save, so a live row's
+    code is always its chunk's current stored vector.
 
     Raises:
         ann_file.SidecarInvalid: the graph is missing, truncated, built with other parameters,
-            or does not match the arrays.
+            or does not match the arrays; or the caught-up live rows are not the file's
+            embedded chunks.
+        LogPruned: the change log was pruned past the sidecar's position.
     """
     head = car.header
     info = head.get("graph") or {}
@@ -234,18 +260,80 @@ def state_from_sidecar(
     gpath = ann_file.graph_path(db_path, cid, str(info.get("token")))
     if not os.path.exists(gpath) or os.path.getsize(gpath) != info.get("size"):
         raise ann_file.SidecarInvalid("graph file missing or truncated")
-    graph = ann_graph.load_graph(gpath, mmap=True)
-    rows = int(head.get("graph_rows", -1))
-    if graph.ntotal != rows or car.chunk_ids.shape[0] != rows or graph.d != identity["dim"]:
+    rows, dim = int(head.get("graph_rows", -1)), int(identity["dim"] or 0)
+    chunk_ids, alive = np.asarray(car.chunk_ids), car.alive.astype(np.bool_)
+    if chunk_ids.shape[0] != rows:
+        raise ann_file.SidecarInvalid("graph and arrays disagree")
+    if info.get("codes_in_sqlite"):
+        found = np.zeros(rows, np.bool_)
+        graph = ann_graph.load_graph_without_codes(
+            gpath, dim, lambda out: _fill_codes(conn, cid, chunk_ids, out, found)
+        )
+        alive &= found
+    else:
+        graph = ann_graph.load_graph(gpath, mmap=True)
+    if graph.ntotal != rows or graph.d != dim:
         raise ann_file.SidecarInvalid("graph and arrays disagree")
     vectors = ann_graph.graph_vectors(graph)
     if vectors is None:  # int8 codes: exact scans and rescoring read the SQLite file
         vectors = np.empty((0, graph.d), np.float16)
-    return AnnState(
+    state = catch_up(conn, cid, AnnState(
         int(head["version"]), int(head["last_seq"]), identity, opts,
-        np.asarray(car.chunk_ids), np.asarray(car.record_rowids), car.alive.astype(np.bool_),
+        chunk_ids, np.asarray(car.record_rowids), alive,
         graph, rows, vectors, np.empty((0, graph.d), np.float32), str(info["token"]),
-    )  # fmt: skip
+    ))  # fmt: skip
+    embedded = embedded_count(conn, cid)
+    if embedded != state.live():
+        raise ann_file.SidecarInvalid(f"holds {state.live()} live vectors, the file {embedded}")
+    return state
+
+
+def _fill_codes(
+    conn: sqlite3.Connection,
+    cid: int,
+    chunk_ids: NDArray[np.int64],
+    out: NDArray[np.float16],
+    found: NDArray[np.bool_],
+) -> None:
+    """Write the stored float16 vector of each graph row's chunk into ``out`` (graph row order).
+
+    One pass over the collection's embedded chunks in id order, matched to the rows by a sorted
+    copy of ``chunk_ids`` (a re-embedded chunk can own two rows: its dead old row and its new
+    one; both get the current vector, and the dead one is never returned). Rows whose chunk is
+    not embedded any more keep zeros and are left False in ``found``; at most one batch of
+    :data:`_FETCH` blobs is held besides ``out``.
+
+    Raises:
+        ann_file.SidecarInvalid: the graph's row count is not the arrays'.
+    """
+    if out.shape[0] != chunk_ids.shape[0]:
+        raise ann_file.SidecarInvalid("graph and arrays disagree")
+    dim = out.shape[1]
+    ascending = bool(np.all(chunk_ids[1:] >= chunk_ids[:-1]))  # the usual case: no sort
+    order = None if ascending else np.argsort(chunk_ids, kind="stable")
+    by_id = chunk_ids if order is None else chunk_ids[order]
+    cursor = conn.execute(
+        "SELECT id, vector FROM chunks WHERE collection_id = ? AND status = 'embedded' ORDER BY id",
+        (cid,),
+    )
+    while batch := cursor.fetchmany(_FETCH):
+        id_list, blobs = zip(*batch, strict=True)
+        ids = np.array(id_list, np.int64)
+        lo = int(np.searchsorted(by_id, ids[0], side="left"))
+        hi = int(np.searchsorted(by_id, ids[-1], side="right"))
+        wanted = by_id[lo:hi]
+        at = np.searchsorted(ids, wanted)  # < len(ids): every wanted id is <= ids[-1]
+        hit = ids[at] == wanted
+        if not hit.any():
+            continue
+        values = decode_blobs_half(blobs, dim)
+        if order is None and hi - lo == ids.size and bool(hit.all()):  # rows lo..hi: these
+            out[lo:hi] = values
+            found[lo:hi] = True
+            continue
+        rows = (np.arange(lo, hi) if order is None else order[lo:hi])[hit]
+        out[rows] = values[at[hit]]
+        found[rows] = True
 
 
 def configure_ann(collection: Collection, **options: Any) -> AnnOptions:

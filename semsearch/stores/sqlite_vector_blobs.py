@@ -27,6 +27,7 @@ __all__ = [
     "BATCH",
     "STORED_DTYPE",
     "decode_blobs",
+    "decode_blobs_half",
     "decode_vector",
     "encode_vectors",
     "migrate_to_float16",
@@ -61,6 +62,19 @@ def decode_vector(blob: bytes, dim: int) -> NDArray[np.float32]:
     """
     row: NDArray[np.float32] = decode_blobs([blob], dim)[0]
     return row
+
+
+def decode_blobs_half(blobs: Sequence[bytes], dim: int) -> NDArray[np.float16]:
+    """Stored blobs as float16[len(blobs), dim]: float16 blobs as they are (no float32 copy),
+    float32 blobs (files before format 5) rounded to nearest.
+
+    Raises:
+        StoreCorrupted: a blob is neither ``2 * dim`` nor ``4 * dim`` bytes long.
+    """
+    joined = b"".join(blobs)
+    if len(joined) == 2 * dim * len(blobs):  # every blob float16, as decode_blobs checks it
+        return np.frombuffer(joined, STORED_DTYPE).reshape(len(blobs), dim)
+    return decode_blobs(blobs, dim).astype(np.float16)
 
 
 def decode_blobs(blobs: Sequence[bytes], dim: int) -> NDArray[np.float32]:

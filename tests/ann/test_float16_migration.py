@@ -173,8 +173,9 @@ def test_fake_embedder_a_format_2_sidecar_is_detected_and_rebuilt_never_read(
     vectors = syn.build_with_sidecar(db_path, 3000, DIM, threshold=1000)
     path = Path(ann_file.ann_path(str(db_path), 1))
     blob = path.read_bytes()
-    assert blob.count(b'"format": 3') == 1
-    path.write_bytes(blob.replace(b'"format": 3', b'"format": 2'))  # same length: a valid file
+    tag = f'"format": {ann_file.FORMAT}'.encode()
+    assert blob.count(tag) == 1
+    path.write_bytes(blob.replace(tag, b'"format": 2'))  # same length: a valid file
     half = vectors.astype(np.float16).astype(np.float32)
     q = syn.clustered(1, DIM, seed=31)[0]
     with caplog.at_level(logging.INFO, "semsearch.stores.ann"), semsearch.connect(db_path) as db:

@@ -73,23 +73,31 @@ def test_fake_embedder_graph_hits_score_at_the_stored_precision(db_path: Path, s
         assert np.mean(recall) >= 0.95
 
 
-def test_fake_embedder_no_float32_copy_of_the_vectors_is_kept(db_path: Path) -> None:
-    """Default storage: the sidecar holds no vectors array and the graph stores fp16 codes of
-    2 * dim bytes, so the vectors' bytes are the SQLite file's float16 blobs and the graph's."""
+def test_fake_embedder_the_vectors_are_on_disk_once_as_float16(db_path: Path) -> None:
+    """Default storage: the sidecar holds no vectors array and the graph file no codes (sidecar
+    format 4), so the vectors' only bytes on disk are the SQLite file's float16 blobs; opened,
+    the graph's fp16 codes (2 * dim bytes a row) are those blobs."""
     import faiss
 
     from semsearch.stores import ann_file
 
     syn.build_with_sidecar(db_path, N, DIM, threshold=1000)
     car = ann_file.read_sidecar(ann_file.ann_path(str(db_path), 1), {})
-    assert car.vectors is None
+    assert car.vectors is None and car.header["graph"]["codes_in_sqlite"] is True
     graph = faiss.read_index(ann_file.graph_path(str(db_path), 1, car.header["graph"]["token"]))
-    storage = faiss.downcast_index(graph.storage)
-    assert isinstance(storage, faiss.IndexScalarQuantizer)
-    assert storage.sq.qtype == faiss.ScalarQuantizer.QT_fp16 and storage.code_size == 2 * DIM
+    assert graph.storage is None and graph.ntotal == N
     conn = sqlite3.connect(db_path)
-    assert {r[0] for r in conn.execute("SELECT length(vector) FROM chunks")} == {2 * DIM}
+    blobs = dict(conn.execute("SELECT id, vector FROM chunks").fetchall())
     conn.close()
+    assert {len(b) for b in blobs.values()} == {2 * DIM}
+    with semsearch.connect(db_path) as db:
+        coll = db.collection("vecs")
+        coll.store.vector_search(coll.name, syn.clustered(1, DIM, seed=4)[0], K, None)
+        state = next(iter(coll.store._cache.values())).state
+        storage = faiss.downcast_index(state.graph.storage)
+        assert storage.sq.qtype == faiss.ScalarQuantizer.QT_fp16 and storage.code_size == 2 * DIM
+        for row in (0, N // 2, N - 1):
+            assert state.graph_vectors[row].tobytes() == blobs[int(state.chunk_ids[row])]
 
 
 def test_fake_embedder_int8_sidecar_reopened_rescores_and_scans_from_the_sqlite_file(
