@@ -390,8 +390,7 @@ def _copy(
     expr = "part >= 0" if kind == "records" else "chunk_id >= 0"
     new_cols = [c for c in store.attr_columns(fields) if c not in old_cols]
     with translated(f"rebuilding {kind}"):
-        client.create_collection(tmp, schema=schema, index_params=params)
-        client.load_collection(tmp)
+        lay.create(client, tmp, schema, params)
         batch: list[dict[str, Any]] = []
         for row in store.scan(meta["name"], kind, expr, base + old_cols):
             batch.append({**row, **dict.fromkeys(new_cols)})
