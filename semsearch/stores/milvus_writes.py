@@ -31,6 +31,7 @@ from semsearch.errors import InvalidRecord
 from semsearch.stores import milvus_layout as lay
 from semsearch.stores import milvus_lookup as lookup
 from semsearch.stores.base import PendingChunk, RecordWrite, WriteResult
+from semsearch.stores.milvus_columns import write_rows
 from semsearch.stores.milvus_conn import translated
 from semsearch.stores.milvus_expr import column, literal
 from semsearch.stores.milvus_terms import keyword_terms
@@ -212,7 +213,11 @@ def _upsert(
     client, name = found
     with translated(f"writing {kind}"):
         for start in range(0, len(rows), ROWS_PER_CALL):
-            client.upsert(name, rows[start : start + ROWS_PER_CALL], partial_update=partial)
+            batch = rows[start : start + ROWS_PER_CALL]
+            if partial:
+                client.upsert(name, batch, partial_update=True)
+            else:
+                write_rows(client, name, batch, lite=store.state.lite)
     store.written(name, len(rows))
 
 
