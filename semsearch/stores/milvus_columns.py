@@ -25,14 +25,22 @@ from typing import Any
 __all__ = ["write_rows"]
 
 
-def write_rows(client: Any, name: str, rows: list[dict[str, Any]], *, lite: bool) -> None:
-    """Write whole rows (every input field of the collection's schema) to Milvus collection
-    ``name`` in one request: inserted on Milvus Lite, upserted on a server (module docstring).
+def write_rows(
+    client: Any, name: str, rows: list[dict[str, Any]], lite: bool, partial: bool = False
+) -> None:
+    """Write rows to Milvus collection ``name`` in one request.
 
+    Args:
+        rows: whole rows (every input field of the collection's schema), inserted on Milvus
+            Lite (``lite``) and upserted on a server (see the module docstring); with
+            ``partial``, rows of some fields, a partial upsert through pymilvus' row API.
     Raises:
         pymilvus exceptions, as ``client.upsert`` does (callers translate them).
     """
     if not rows:
+        return
+    if partial:
+        client.upsert(name, rows, partial_update=True)
         return
     handler = _handler(client)
     if handler is None:

@@ -49,7 +49,7 @@ __all__ = [
 ]
 
 
-#: Rows per upsert/delete call: large calls, well inside gRPC's 64 MB message limit
+#: Rows per write/delete call: large calls, well inside gRPC's 64 MB message limit
 #: (2,000 rows of 384 float32 plus text are a few MB).
 ROWS_PER_CALL = 2000
 
@@ -213,11 +213,7 @@ def _upsert(
     client, name = found
     with translated(f"writing {kind}"):
         for start in range(0, len(rows), ROWS_PER_CALL):
-            batch = rows[start : start + ROWS_PER_CALL]
-            if partial:
-                client.upsert(name, batch, partial_update=True)
-            else:
-                write_rows(client, name, batch, lite=store.state.lite)
+            write_rows(client, name, rows[start : start + ROWS_PER_CALL], store.state.lite, partial)
     store.written(name, len(rows))
 
 

@@ -65,10 +65,10 @@ def test_lite_insert_over_a_stored_primary_key_replaces_the_row_fake_vectors(
     client, name = store._coll(NAME, "records") or (None, "")
     row = {"pk": "0:a", "record_id": "a", "part": 0, "nparts": 1, "content_hash": "h1",
            "body": "one", "_v": lay.DUMMY_VECTOR, "f_kind": None}  # fmt: skip
-    write_rows(client, name, [row], lite=True)
-    write_rows(client, name, [{**row, "body": "two"}], lite=True)  # over the unflushed row
+    write_rows(client, name, [row], True)
+    write_rows(client, name, [{**row, "body": "two"}], True)  # over the unflushed row
     client.flush(name)
-    write_rows(client, name, [{**row, "body": "three"}], lite=True)  # over a sealed segment
+    write_rows(client, name, [{**row, "body": "three"}], True)  # over a sealed segment
     found = client.query(name, filter='pk == "0:a"', output_fields=["body"])
     assert [r["body"] for r in found] == ["three"]
     client.flush(name)
@@ -152,7 +152,7 @@ class _RowClient:
 
 def test_write_rows_falls_back_to_the_row_api_fake_client() -> None:
     client = _RowClient()
-    write_rows(client, "x", [{"a": 1}, {"a": 2}], lite=True)
-    write_rows(client, "y", [{"a": 1}], lite=False)
-    write_rows(client, "z", [], lite=False)
+    write_rows(client, "x", [{"a": 1}, {"a": 2}], True)
+    write_rows(client, "y", [{"a": 1}], False)
+    write_rows(client, "z", [], False)
     assert client.calls == [("insert", "x", 2), ("upsert", "y", 1)]
