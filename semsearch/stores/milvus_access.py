@@ -229,11 +229,7 @@ class MilvusAccess:
         client = self._connect()
         with self._lock, translated("writing collection metadata"):
             if not client.has_collection(lay.META):
-                client.create_collection(
-                    lay.META,
-                    schema=lay.meta_schema(),
-                    index_params=lay.index_params(client, "meta"),
-                )
+                lay.create(client, lay.META, lay.meta_schema(), lay.index_params(client, "meta"))
             self._load(client, lay.META)
             doc = {k: v for k, v in meta.items() if k != "name"}
             row = {"name": meta["name"], "info": json.dumps(doc), "_v": lay.DUMMY_VECTOR}
@@ -257,7 +253,7 @@ class MilvusAccess:
         with self._lock, translated(f"creating {name}"):
             if not client.has_collection(name):
                 params = lay.index_params(client, kind, self.target.index)
-                client.create_collection(name, schema=schema, index_params=params)
+                lay.create(client, name, schema, params)
             self._load(client, name)
 
     def rows_by(

@@ -56,7 +56,9 @@ def keyword_terms(text: str) -> str:
     words = _WORD.findall(folded)
     if not words:
         return ""
-    terms = " ".join(map(_stem, words))
+    # digits: no Porter rule applies to a word without letters, and unique numbers (ids,
+    # years) would only push real words out of the stem cache
+    terms = " ".join(w if w.isdigit() else _stem(w) for w in words)
     if len(terms) > _MAX_BYTES // 4 and len(terms.encode()) > _MAX_BYTES:
         terms = terms.encode()[:_MAX_BYTES].decode(errors="ignore").rsplit(" ", 1)[0]
     return terms

@@ -53,7 +53,7 @@ def _client(store: MilvusAccess, collection: str, create: bool) -> tuple[Any, st
     if create and not client.has_collection(name):
         with translated(f"creating {name}"):
             params = lay.index_params(client, "meta")  # the dummy ``_v`` index alone
-            client.create_collection(name, schema=_schema(), index_params=params)
+            lay.create(client, name, _schema(), params)
     if not store._load(client, name):
         return None
     if not store._writing and store.state.unflushed.get(name):  # reads see what was written

@@ -31,6 +31,7 @@ from semsearch.errors import InvalidRecord
 from semsearch.stores import milvus_layout as lay
 from semsearch.stores import milvus_lookup as lookup
 from semsearch.stores.base import PendingChunk, RecordWrite, WriteResult
+from semsearch.stores.milvus_columns import write_rows
 from semsearch.stores.milvus_conn import translated
 from semsearch.stores.milvus_expr import column, literal
 from semsearch.stores.milvus_terms import keyword_terms
@@ -48,7 +49,7 @@ __all__ = [
 ]
 
 
-#: Rows per upsert/delete call: large calls, well inside gRPC's 64 MB message limit
+#: Rows per write/delete call: large calls, well inside gRPC's 64 MB message limit
 #: (2,000 rows of 384 float32 plus text are a few MB).
 ROWS_PER_CALL = 2000
 
@@ -212,7 +213,7 @@ def _upsert(
     client, name = found
     with translated(f"writing {kind}"):
         for start in range(0, len(rows), ROWS_PER_CALL):
-            client.upsert(name, rows[start : start + ROWS_PER_CALL], partial_update=partial)
+            write_rows(client, name, rows[start : start + ROWS_PER_CALL], store.state.lite, partial)
     store.written(name, len(rows))
 
 
@@ -390,8 +391,7 @@ def _copy(
     expr = "part >= 0" if kind == "records" else "chunk_id >= 0"
     new_cols = [c for c in store.attr_columns(fields) if c not in old_cols]
     with translated(f"rebuilding {kind}"):
-        client.create_collection(tmp, schema=schema, index_params=params)
-        client.load_collection(tmp)
+        lay.create(client, tmp, schema, params)
         batch: list[dict[str, Any]] = []
         for row in store.scan(meta["name"], kind, expr, base + old_cols):
             batch.append({**row, **dict.fromkeys(new_cols)})

@@ -20,3 +20,13 @@ def test_text_without_words_has_no_terms() -> None:
 
 def test_query_syntax_is_plain_text() -> None:
     assert keyword_terms("flame OR -flame* (flame)") == "flame or flame flame"
+
+
+def test_numbers_are_kept_as_the_stemmer_would_keep_them() -> None:
+    # numbers skip the stemmer; Porter itself leaves a word without letters as it is
+    import snowballstemmer
+
+    porter = snowballstemmer.stemmer("porter")
+    words = [str(n) for n in range(0, 100_000, 37)] + ["007", "3" * 40, "١٢٣"]
+    assert keyword_terms(" ".join(words)) == " ".join(porter.stemWord(w) for w in words)
+    assert keyword_terms("level 3 spells, 1st 2024") == "level 3 spell 1st 2024"

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from semsearch.schema import Schema
+from semsearch.stores import milvus_writes
 from semsearch.stores.base import CollectionInfo, RecordWrite
 from semsearch.stores.milvus import MilvusStore
 from semsearch.stores.milvus_writes import set_status
@@ -36,7 +37,9 @@ def store(tmp_path: Path) -> Iterator[MilvusStore]:
 
 
 @pytest.fixture
-def calls(store: MilvusStore) -> list[tuple[str, str]]:
+def calls(store: MilvusStore, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """Milvus calls as (method, Milvus collection): "query", and "upsert" for any write of
+    rows (the client's row upsert, or milvus_columns' column-wise write)."""
     seen: list[tuple[str, str]] = []
     client = store.client()
     for method in ("upsert", "query"):
@@ -47,6 +50,14 @@ def calls(store: MilvusStore) -> list[tuple[str, str]]:
             return _real(name, *a, **k)
 
         setattr(client, method, wrapped)
+
+    def columns(c: Any, name: str, rows: Any, lite: bool, partial: bool = False,
+                _real: Any = milvus_writes.write_rows) -> None:  # fmt: skip
+        if not partial:  # a partial write goes through client.upsert, recorded above
+            seen.append(("upsert", name))
+        _real(c, name, rows, lite, partial)
+
+    monkeypatch.setattr(milvus_writes, "write_rows", columns)
     return seen
 
 

@@ -1,0 +1,158 @@
+"""Column-wise writes and index creation of the Milvus store (issue 23): real Milvus Lite, fake
+8-d vectors (rows of the identity matrix).
+
+``milvus_columns.write_rows`` inserts on Milvus Lite, relying on Lite replacing a row whose
+primary key exists; these tests check that behaviour of Lite itself, that re-writing a stored
+record through the store still replaces it (no duplicate rows, the new text and fields), and
+that a new collection's indexes are created without pymilvus' polling sleep.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from semsearch.filters import parse_filter
+from semsearch.results import Chunk
+from semsearch.schema import Schema
+from semsearch.stores import milvus_layout as lay
+from semsearch.stores.base import ChunkWrite, CollectionInfo, RecordWrite
+from semsearch.stores.milvus import MilvusStore
+from semsearch.stores.milvus_columns import write_rows
+
+NAME = "cols"
+SCHEMA = Schema.from_types({"kind": "str"})
+
+
+def _record(rid: str, text: str, kind: str | None) -> RecordWrite:
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    chunk = ChunkWrite(Chunk(text, 0, 0, len(text)), text, digest)
+    fields: dict[str, Any] = {} if kind is None else {"kind": kind}
+    record_hash = hashlib.sha256(f"{text}|{kind}".encode()).hexdigest()
+    return RecordWrite(rid, fields, fields, text, record_hash, [chunk])
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[MilvusStore]:
+    s = MilvusStore(f"milvus-lite://{tmp_path / 'cols.db'}")
+    s.create_collection(CollectionInfo(NAME, SCHEMA.to_json(), "fake:8", 8))
+    try:
+        yield s
+    finally:
+        s.close()
+
+
+def _write(store: MilvusStore, records: list[RecordWrite], first_axis: int) -> None:
+    result = store.write_records(NAME, records)
+    ids = [p.chunk_id for p in result.pending]
+    vectors = np.eye(8, dtype=np.float32)[first_axis : first_axis + len(ids)]
+    store.set_vectors(NAME, ids, vectors)
+
+
+def _rows(store: MilvusStore, kind: str) -> list[dict[str, Any]]:
+    store.flush()
+    return list(store.scan(NAME, kind, "chunk_id >= 0", ["chunk_id", "record_id"]))
+
+
+def test_lite_insert_over_a_stored_primary_key_replaces_the_row_fake_vectors(
+    store: MilvusStore,
+) -> None:
+    client, name = store._coll(NAME, "records") or (None, "")
+    row = {"pk": "0:a", "record_id": "a", "part": 0, "nparts": 1, "content_hash": "h1",
+           "body": "one", "_v": lay.DUMMY_VECTOR, "f_kind": None}  # fmt: skip
+    write_rows(client, name, [row], True)
+    write_rows(client, name, [{**row, "body": "two"}], True)  # over the unflushed row
+    client.flush(name)
+    write_rows(client, name, [{**row, "body": "three"}], True)  # over a sealed segment
+    found = client.query(name, filter='pk == "0:a"', output_fields=["body"])
+    assert [r["body"] for r in found] == ["three"]
+    client.flush(name)
+    count = client.query(name, filter="part >= 0", output_fields=["count(*)"])
+    assert count[0]["count(*)"] == 1
+
+
+def test_column_writes_store_nulls_for_unset_fields_fake_vectors(store: MilvusStore) -> None:
+    _write(store, [_record("a", "alpha", None), _record("b", "beta", "spell")], 0)
+    store.flush()
+    for kind, key in (("records", "pk"), ("chunks", "record_id"), ("vectors", "record_id")):
+        client, name = store._coll(NAME, kind) or (None, "")
+        rows = client.query(name, filter=f"{key} >= ''", output_fields=["record_id", "f_kind"])
+        assert {r["record_id"]: r["f_kind"] for r in rows} == {"a": None, "b": "spell"}, kind
+    spell = parse_filter({"kind": "spell"}, SCHEMA)
+    query = np.eye(8, dtype=np.float32)[0]
+    assert [h.record_id for h in store.vector_search(NAME, query, 5, spell)] == ["b"]
+
+
+def test_rewriting_a_record_replaces_its_rows_fake_vectors(store: MilvusStore) -> None:
+    _write(store, [_record("a", "alpha", "spell"), _record("b", "beta", "spell")], 0)
+    # "a": the same text (its chunk and vector are kept and rewritten) with a new field value;
+    # "b": a new text (a new chunk id; the old chunk and vector are deleted)
+    _write(store, [_record("a", "alpha", "monster"), _record("b", "gamma", "spell")], 2)
+    assert store.count(NAME) == 2
+    assert {r.id: (r.text, r.fields) for r in store.get_records(NAME, ["a", "b"])} == {
+        "a": ("alpha", {"kind": "monster"}),
+        "b": ("gamma", {"kind": "spell"}),
+    }
+    assert sorted(r["record_id"] for r in _rows(store, "chunks")) == ["a", "b"]
+    assert sorted(r["record_id"] for r in _rows(store, "vectors")) == ["a", "b"]
+    monster = parse_filter({"kind": "monster"}, SCHEMA)
+    spell = parse_filter({"kind": "spell"}, SCHEMA)
+    eye = np.eye(8, dtype=np.float32)
+    # a kept its first vector (axis 0); b has the new text's vector (axis 2)
+    assert [(h.record_id, round(h.score, 4)) for h in store.vector_search(NAME, eye[0], 5, monster)] == [("a", 1.0)]  # fmt: skip
+    assert [(h.record_id, round(h.score, 4)) for h in store.vector_search(NAME, eye[2], 5, spell)] == [("b", 1.0)]  # fmt: skip
+
+
+def test_a_new_collection_waits_for_no_index_fake_vectors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pymilvus.client.grpc_handler import GrpcHandler
+
+    waits: list[Any] = []
+    monkeypatch.setattr(GrpcHandler, "wait_for_creating_index", lambda *a, **k: waits.append(a))
+    store = MilvusStore(f"milvus-lite://{tmp_path / 'idx.db'}")
+    try:
+        store.create_collection(CollectionInfo(NAME, SCHEMA.to_json(), "fake:8", 8))
+        client = store.client()
+        indexed = {
+            kind: sorted(
+                client.describe_index(lay.part_name(NAME, kind), i)["field_name"]
+                for i in client.list_indexes(lay.part_name(NAME, kind))
+            )
+            for kind in ("records", "chunks", "vectors", "hashes")
+        }
+    finally:
+        store.close()
+    assert waits == []
+    assert indexed == {
+        "records": ["_v", "record_id"],
+        "chunks": ["record_id", "sparse"],
+        "vectors": ["content_hash", "record_id", "vector"],
+        "hashes": ["_v"],
+    }
+
+
+class _RowClient:
+    """A fake client with only the row API (no connection handler)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, int]] = []
+
+    def insert(self, name: str, rows: list[dict[str, Any]]) -> None:
+        self.calls.append(("insert", name, len(rows)))
+
+    def upsert(self, name: str, rows: list[dict[str, Any]]) -> None:
+        self.calls.append(("upsert", name, len(rows)))
+
+
+def test_write_rows_falls_back_to_the_row_api_fake_client() -> None:
+    client = _RowClient()
+    write_rows(client, "x", [{"a": 1}, {"a": 2}], True)
+    write_rows(client, "y", [{"a": 1}], False)
+    write_rows(client, "z", [], False)
+    assert client.calls == [("insert", "x", 2), ("upsert", "y", 1)]
