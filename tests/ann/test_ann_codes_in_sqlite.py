@@ -22,7 +22,7 @@ from semsearch.stores import ann_file
 from tests.ann import synthetic as syn
 
 N, DIM, K = 3000, 32, 10
-ANN = {"threshold": 1000, "ef_search": 128}
+ANN = {"threshold": 1000, "ef_search": 128, "codes_in_graph": False}
 
 
 def header(db_path: Path) -> dict[str, Any]:
@@ -282,16 +282,18 @@ def test_plumbing_codes_are_matched_to_graph_rows_by_chunk_id(
             assert found[i] and out[i].tobytes() == blobs[int(chunk)]
 
 
-def test_plumbing_codes_in_graph_keeps_them_in_the_graph_file_memory_mapped(
+def test_plumbing_by_default_codes_stay_in_the_graph_file_memory_mapped(
     db_path: Path,
 ) -> None:
-    """``codes_in_graph=True``: the graph file holds the fp16 codes (the header says so), a new
-    connection maps them instead of reading SQLite, and hits score as numpy does at float16."""
+    """The default (``codes_in_graph=True``, for a fast open): the graph file holds the fp16
+    codes (the header says so), a new connection maps them instead of reading SQLite, and hits
+    score as numpy does at float16."""
     import faiss
 
     from semsearch.stores import ann_graph
 
-    vectors = syn.build_with_sidecar(db_path, N, DIM, **ANN, codes_in_graph=True)
+    default = {k: v for k, v in ANN.items() if k != "codes_in_graph"}
+    vectors = syn.build_with_sidecar(db_path, N, DIM, **default)
     head = header(db_path)
     assert head["format"] == 4 and head["graph"]["codes_in_sqlite"] is False
     assert faiss.read_index(str(graph_file(db_path))).storage is not None

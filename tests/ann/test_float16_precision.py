@@ -74,14 +74,14 @@ def test_fake_embedder_graph_hits_score_at_the_stored_precision(db_path: Path, s
 
 
 def test_fake_embedder_the_vectors_are_on_disk_once_as_float16(db_path: Path) -> None:
-    """Default storage: the sidecar holds no vectors array and the graph file no codes (sidecar
-    format 4), so the vectors' only bytes on disk are the SQLite file's float16 blobs; opened,
+    """fp16 storage with ``codes_in_graph=False``: the sidecar holds no vectors array and the
+    graph file no codes (sidecar format 4), so the vectors' only bytes on disk are the SQLite file's float16 blobs; opened,
     the graph's fp16 codes (2 * dim bytes a row) are those blobs."""
     import faiss
 
     from semsearch.stores import ann_file
 
-    syn.build_with_sidecar(db_path, N, DIM, threshold=1000)
+    syn.build_with_sidecar(db_path, N, DIM, threshold=1000, codes_in_graph=False)
     car = ann_file.read_sidecar(ann_file.ann_path(str(db_path), 1), {})
     assert car.vectors is None and car.header["graph"]["codes_in_sqlite"] is True
     graph = faiss.read_index(ann_file.graph_path(str(db_path), 1, car.header["graph"]["token"]))
