@@ -217,6 +217,7 @@ def _best_windows(
         return {}
     ids = list(sets)
     windows = np.concatenate([sets[c].vectors for c in ids]).astype(np.float32)
+    spans = np.concatenate([sets[c].spans for c in ids])
     sims = (windows * query).sum(axis=1)
     counts = np.fromiter((len(sets[c].vectors) for c in ids), np.int64, len(ids))
     starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
@@ -225,8 +226,7 @@ def _best_windows(
     owner = np.repeat(np.arange(len(ids)), counts)
     hit = np.flatnonzero(sims == tops[owner])
     first = hit[np.unique(owner[hit], return_index=True)[1]]
-    out: dict[int, tuple[Span, float]] = {}
-    for i, (c, at) in enumerate(zip(ids, (first - starts).tolist(), strict=True)):
-        span = sets[c].spans[at]
-        out[c] = ((int(span[0]), int(span[1])), float(tops[i]))
-    return out
+    return {
+        c: ((start, end), sim)
+        for c, (start, end), sim in zip(ids, spans[first].tolist(), tops.tolist(), strict=True)
+    }

@@ -14,7 +14,7 @@ from typing import Any
 
 from semsearch.stores.base import WindowSet
 from semsearch.stores.postgres_sql import Tables
-from semsearch.stores.window_blobs import pack_windows, unpack_windows
+from semsearch.stores.window_blobs import pack_windows, unpack_many
 
 __all__ = ["drop_window_table", "read_sql", "unpack_rows", "write_windows"]
 
@@ -69,7 +69,7 @@ def read_sql(t: Tables) -> str:
 
 def unpack_rows(rows: Sequence[Any]) -> dict[int, WindowSet]:
     """``{chunk id: WindowSet}`` from the rows of :func:`read_sql`."""
-    return {int(r[0]): unpack_windows(bytes(r[1]), bytes(r[2])) for r in rows}
+    return unpack_many((int(r[0]), bytes(r[1]), bytes(r[2])) for r in rows)
 
 
 def drop_window_table(conn: Any, t: Tables) -> None:

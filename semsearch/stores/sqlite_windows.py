@@ -18,7 +18,7 @@ from typing import Any
 
 from semsearch.stores.base import WindowSet
 from semsearch.stores.sqlite_sql import batches, marks
-from semsearch.stores.window_blobs import pack_windows, unpack_windows
+from semsearch.stores.window_blobs import pack_windows, unpack_many
 
 __all__ = ["TABLE", "create_window_table", "hashes_of", "prune", "read_windows", "write_windows"]
 
@@ -70,7 +70,7 @@ def read_windows(
             f"WHERE c.name = ? AND k.id IN ({marks(batch)})",
             (collection, *batch),
         )
-        out.update({int(r[0]): unpack_windows(r[1], r[2]) for r in found})
+        out.update(unpack_many(found))
     return out
 
 
