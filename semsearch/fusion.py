@@ -10,7 +10,9 @@ Two families, both measured on BEIR SciFact in docs/benchmarks.md:
 - :func:`rrf`, reciprocal rank fusion (Cormack, Clarke and Buettcher 2009): uses ranks only.
 - :func:`weighted`, a convex combination of min-max normalised scores (Bruch, Gai and Ingber
   2023, "An Analysis of Fusion Functions for Hybrid Retrieval", ACM TOIS), optionally with a
-  theoretical lower bound per list in place of the observed minimum ("TM2C2").
+  theoretical lower bound per list in place of the observed minimum ("TM2C2"). A document
+  absent from a list that was cut at a depth can be given that list's lowest score (the most
+  it can have) instead of 0: ``truncated``.
 
 :class:`Fusion` names one configured fusion of a semantic and a keyword list; hybrid search
 uses :data:`semsearch.search.HYBRID_FUSION`.
@@ -78,6 +80,7 @@ def weighted(
     lists: Sequence[Ranked],
     weights: Sequence[float] | None = None,
     floors: Sequence[float | None] | None = None,
+    truncated: Sequence[bool] | None = None,
 ) -> list[tuple[str, float]]:
     """Convex combination of normalised scores: ``sum_i (w_i / sum(w)) * norm_i(d)``.
 
@@ -85,14 +88,19 @@ def weighted(
     ``lo_i`` is ``floors[i]`` (a theoretical minimum: -1 for cosine similarity, 0 for BM25) or,
     when that is None, the list's lowest score (plain min-max). Normalised scores are clipped
     to [0, 1]; a list whose scores are all equal maps them to 1.0. A document absent from a list
-    gets 0 from it. Weights are normalised to sum to 1, so weights (1, 0) give exactly the
-    first list's order and (0, 1) the second's.
+    gets 0 from it, or, when the list is ``truncated`` (a leg's top D of more candidates), the
+    list's lowest normalised score: a document outside a leg's top D scores at most the D-th
+    score there, and counting it as the floor instead punished a document that one leg ranks
+    high and the other just missed (SciFact: docs/retrieval.md, "Hybrid search"). Weights are
+    normalised to sum to 1, so weights (1, 0) give exactly the first list's order and (0, 1)
+    the second's.
 
     Args:
         lists: ranked lists of (id, score), higher score is better; an id appearing twice in
             one list keeps its first score.
         weights: one weight per list, >= 0, not all 0 (default: equal).
         floors: one lower bound per list, or None for min-max (default: min-max for all).
+        truncated: per list, whether it was cut at a depth (default: none was).
     Returns:
         ``(id, fused score in [0, 1])`` best first, ties broken by id.
     Raises:
@@ -105,19 +113,25 @@ def weighted(
     lows = list(floors) if floors is not None else [None] * len(lists)
     if len(lows) != len(lists):
         raise ValueError(f"got {len(lows)} floors for {len(lists)} lists")
+    cut = list(truncated) if truncated is not None else [False] * len(lists)
+    if len(cut) != len(lists):
+        raise ValueError(f"got {len(cut)} truncated flags for {len(lists)} lists")
     parts = [
-        (w / total, _normalised(ranked, floor))
-        for ranked, w, floor in zip(lists, ws, lows, strict=True)
+        (w / total, _normalised(ranked, floor), was_cut)
+        for ranked, w, floor, was_cut in zip(lists, ws, lows, cut, strict=True)
         if w > 0 and ranked
     ]
     if len(parts) == 1:
         # One list carries all the weight: order by its raw scores, so rounding in the
         # normalisation cannot reorder near-equal scores.
         return [(doc_id, norm) for doc_id, norm, _ in sorted(parts[0][1], key=_by_raw)]
+    # every document starts at what it gets from the lists that lack it (0 unless truncated)
+    absent = [min(n for _, n, _ in normed) if was_cut else 0.0 for _, normed, was_cut in parts]
+    base = sum(share * low for (share, _, _), low in zip(parts, absent, strict=True))
     fused: dict[str, float] = {}
-    for share, normed in parts:
+    for (share, normed, _), low in zip(parts, absent, strict=True):
         for doc_id, norm, _raw in normed:
-            fused[doc_id] = fused.get(doc_id, 0.0) + share * norm
+            fused[doc_id] = fused.get(doc_id, base) + share * (norm - low)
     return _sorted(fused)
 
 
@@ -158,14 +172,20 @@ class Fusion:
         k: the RRF constant (``rrf`` only), > 0.
         floors: ``weighted`` only: the theoretical minimum of (semantic, keyword) scores, or None
             per leg for the observed minimum; (-1.0, 0.0) are cosine's and BM25's.
+        absent: ``weighted`` only: what a document absent from a leg gets from it when that leg
+            was cut at its depth: ``"floor"`` (0 after normalisation) or ``"lowest"`` (the
+            leg's lowest normalised score; see :func:`weighted`). A leg that returned fewer
+            records than its depth holds every match, so its absent documents get 0 either way.
     Raises:
-        ValueError: an unknown method, a negative or all-zero weight, or k <= 0.
+        ValueError: an unknown method or ``absent``, a negative or all-zero weight, k <= 0, or
+            ``absent="lowest"`` with RRF (ranks have no lowest score to give).
     """
 
     method: Literal["rrf", "weighted"] = "rrf"
     weights: tuple[float, float] = (1.0, 1.0)
     k: float = RRF_K
     floors: tuple[float | None, float | None] = (None, None)
+    absent: Literal["floor", "lowest"] = "floor"
 
     def __post_init__(self) -> None:
         if self.method not in ("rrf", "weighted"):
@@ -174,14 +194,23 @@ class Fusion:
             raise ValueError(f"weights must be two numbers >= 0, not both 0; got {self.weights}")
         if self.k <= 0:
             raise ValueError(f"RRF k must be > 0, got {self.k}")
+        if self.absent not in ("floor", "lowest"):
+            raise ValueError(f"unknown absent rule {self.absent!r}; use 'floor' or 'lowest'")
+        if self.absent == "lowest" and self.method == "rrf":
+            raise ValueError("absent='lowest' applies to weighted fusion only, not to RRF")
 
-    def fuse(self, semantic: Ranked, keyword: Ranked) -> list[tuple[str, float]]:
+    def fuse(
+        self, semantic: Ranked, keyword: Ranked, truncated: tuple[bool, bool] = (False, False)
+    ) -> list[tuple[str, float]]:
         """Fuse the two legs: ``(id, fused score)`` best first, ties by id.
 
+        ``truncated``: (semantic, keyword), whether each leg was cut at its depth (it returned
+        as many records as it was asked for); used with ``absent="lowest"``.
         When one leg is empty (no keyword match, embedder down) the other keeps its own order
         whatever the weights, so a degraded hybrid search still answers.
         """
         weights = self.weights if semantic and keyword else (1.0, 1.0)
         if self.method == "rrf":
             return rrf([semantic, keyword], k=self.k, weights=weights)
-        return weighted([semantic, keyword], weights=weights, floors=self.floors)
+        cut = truncated if self.absent == "lowest" else (False, False)
+        return weighted([semantic, keyword], weights=weights, floors=self.floors, truncated=cut)

@@ -259,11 +259,9 @@ def _semantic_leg(
     limit: int,
     min_score: float | None,
     queries: _QueryVectors,
-    rescore_depth: int | None = None,
 ) -> _Leg:
     """Each record's best chunk by cosine; with sentence windows (the store keeps them and the
-    collection has them on), the best ``rescore_depth`` (default: all ``max(limit,
-    RESCORE_DEPTH)`` fetched) are rescored with their windows
+    collection has them on), all ``max(limit, RESCORE_DEPTH)`` records fetched are rescored with their windows
     (:func:`semsearch.windows.rescore`) and ``min_score`` applies to the mixed score."""
     text = req.hypothetical_answer if _hyde(req) else req.query
     query = queries.get(text or "")
@@ -291,9 +289,7 @@ def _semantic_leg(
         return dataclasses.replace(leg, query=query)
     depth = max(limit, RESCORE_DEPTH)
     leg = collect(fetch, depth, req.scope, first=depth if by_record else None)
-    best, spans = rescore(
-        coll.store, coll.name, query.vector, leg.best, rescore_depth or depth, fetched
-    )
+    best, spans = rescore(coll.store, coll.name, query.vector, leg.best, depth, fetched)
     kept = [c for c in best if min_score is None or c.score >= min_score][:limit]
     return _Leg(kept, leg.candidates, query, spans)
 
@@ -319,19 +315,20 @@ def _keyword_leg(coll: Collection, req: SearchRequest, limit: int) -> _Leg:
     )  # fmt: skip
 
 
-#: Records each leg contributes to hybrid fusion (before the final ``limit``). Measured on
-#: BEIR SciFact with HYBRID_FUSION: see docs/benchmarks.md and docs/retrieval.md.
-HYBRID_DEPTH = 200
+#: Records each leg contributes to hybrid fusion (before the final ``limit``). With
+#: HYBRID_FUSION's ``absent="lowest"``, measured on BEIR SciFact (int8 model, windows, nDCG@10):
+#: depth 30 0.7465, 50 0.7460, 100 0.7490, 200 0.7503; the absent-as-floor fusion needed depth
+#: 200 for 0.7471 (100: 0.7358). 50 halves a hybrid search's cost against 100 (the semantic
+#: leg's window rescoring grows with it): docs/retrieval.md and docs/benchmarks.md.
+HYBRID_DEPTH = 50
 #: The fusion hybrid search uses unless a request names another: a convex combination, 0.75 of
 #: the semantic leg and 0.25 of the keyword leg, each score normalised from its theoretical
-#: minimum (-1 for cosine, 0 for BM25) to the query's best. Chosen by measurement on BEIR SciFact
-#: with record-level BM25 (docs/retrieval.md): nDCG@10 0.746 against 0.727 for RRF k=5; choosing
-#: on one half of the queries and scoring on the other gives 0.743 for this family, 0.726 for
-#: RRF. The fused score lies in [0, 1] and is comparable only within one query.
-HYBRID_FUSION = fusion.Fusion("weighted", weights=(0.75, 0.25), floors=(-1.0, 0.0))
-#: Records of the hybrid semantic leg rescored with sentence windows (semsearch.windows); the
-#: rest keep their chunk cosine. All of them: see docs/retrieval.md, "Sentence windows".
-HYBRID_RESCORE_DEPTH = HYBRID_DEPTH
+#: minimum (-1 for cosine, 0 for BM25) to the query's best, and a record missing from a leg cut
+#: at HYBRID_DEPTH given that leg's lowest normalised score. Chosen by measurement on BEIR
+#: SciFact with record-level BM25 (docs/retrieval.md): nDCG@10 0.746 against 0.727 for RRF k=5;
+#: choosing on one half of the queries and scoring on the other gives 0.743 for this family,
+#: 0.726 for RRF. The fused score lies in [0, 1] and is comparable only within one query.
+HYBRID_FUSION = fusion.Fusion("weighted", weights=(0.75, 0.25), floors=(-1.0, 0.0), absent="lowest")
 
 
 def _hybrid(
@@ -354,7 +351,9 @@ def _hybrid(
         reason = "semantic leg missing: no chunk matches with a vector; keyword results only"
     legs = {"semantic": semantic.best, "keyword": keyword.best}
     fused = (req.fusion or HYBRID_FUSION).fuse(
-        *[[(c.record_id, c.score) for c in leg] for leg in legs.values()]
+        [(c.record_id, c.score) for c in semantic.best],
+        [(c.record_id, c.score) for c in keyword.best],
+        truncated=(len(semantic.best) >= depth, len(keyword.best) >= depth),
     )
     rows = _fused_rows(legs, fused[: req.limit])
     hits = _hits(coll, rows, strict, req.query, semantic.highlights)
@@ -370,7 +369,7 @@ def _semantic_or_missing(
 ) -> tuple[_Leg, str | None]:
     """Hybrid's semantic leg, or an empty leg and the reason when the embedder is down."""
     try:
-        return _semantic_leg(coll, req, depth, None, queries, HYBRID_RESCORE_DEPTH), None
+        return _semantic_leg(coll, req, depth, None, queries), None
     except EmbedderUnavailable as exc:
         return _Leg([], 0), f"semantic leg missing: {exc.message}; keyword results only"
 

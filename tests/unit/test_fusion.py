@@ -126,8 +126,42 @@ def test_weighted_empty_list_leaves_the_other() -> None:
     close(weighted([[], B]), [("c", 1.0), ("d", 0.5), ("a", 0.0)])
 
 
+# Hand-worked: cosines a 1.0, b 0.5 (floor -1: norms 1.0, 0.75); BM25 c 4.0, a 2.0 (floor 0:
+# norms 1.0, 0.5); weights 0.75 and 0.25.
+COS = [("a", 1.0), ("b", 0.5)]
+BM25 = [("c", 4.0), ("a", 2.0)]
+TMIN = {"weights": [0.75, 0.25], "floors": [-1.0, 0.0]}
+
+
+def test_weighted_absent_documents_get_zero_from_a_complete_list() -> None:
+    # a: .75*1 + .25*.5 = .875; b: .75*.75 + 0 = .5625; c: 0 + .25*1 = .25
+    close(weighted([COS, BM25], **TMIN), [("a", 0.875), ("b", 0.5625), ("c", 0.25)])
+    close(weighted([COS, BM25], **TMIN, truncated=[False, False]), weighted([COS, BM25], **TMIN))
+
+
+def test_weighted_absent_documents_get_a_truncated_lists_lowest_score() -> None:
+    # both cut: b gets BM25's lowest norm .5 (.5625 + .125 = .6875), c gets the cosine list's
+    # lowest norm .75 (.5625 + .25 = .8125), so c overtakes b
+    close(
+        weighted([COS, BM25], **TMIN, truncated=[True, True]),
+        [("a", 0.875), ("c", 0.8125), ("b", 0.6875)],
+    )
+    # only the cosine list cut: c still gets .75 from it, b gets 0 from the complete BM25 list
+    close(
+        weighted([COS, BM25], **TMIN, truncated=[True, False]),
+        [("a", 0.875), ("c", 0.8125), ("b", 0.5625)],
+    )
+
+
 @pytest.mark.parametrize(
-    "kwargs", [{"weights": [0, 0]}, {"weights": [-1, 2]}, {"weights": [1]}, {"floors": [0.0]}]
+    "kwargs",
+    [
+        {"weights": [0, 0]},
+        {"weights": [-1, 2]},
+        {"weights": [1]},
+        {"floors": [0.0]},
+        {"truncated": [True]},
+    ],
 )
 def test_weighted_rejects_bad_parameters(kwargs: dict) -> None:
     with pytest.raises(ValueError):
@@ -164,9 +198,26 @@ def test_fusion_with_an_empty_leg_returns_the_other_whatever_the_weights() -> No
     close(Fusion("weighted", weights=(0, 1)).fuse(A, []), [("a", 1.0), ("b", 0.5), ("c", 0.0)])
 
 
+def test_fusion_absent_lowest_applies_only_to_a_truncated_leg() -> None:
+    lowest = Fusion("weighted", (0.75, 0.25), floors=(-1.0, 0.0), absent="lowest")
+    floor = Fusion("weighted", (0.75, 0.25), floors=(-1.0, 0.0))
+    close(
+        lowest.fuse(COS, BM25, truncated=(True, True)), [("a", 0.875), ("c", 0.8125), ("b", 0.6875)]
+    )
+    close(lowest.fuse(COS, BM25), [("a", 0.875), ("b", 0.5625), ("c", 0.25)])  # complete legs
+    close(floor.fuse(COS, BM25, truncated=(True, True)), [("a", 0.875), ("b", 0.5625), ("c", 0.25)])
+
+
 @pytest.mark.parametrize(
     "kwargs",
-    [{"method": "borda"}, {"weights": (0.0, 0.0)}, {"weights": (-0.1, 1.0)}, {"k": 0}],
+    [
+        {"method": "borda"},
+        {"weights": (0.0, 0.0)},
+        {"weights": (-0.1, 1.0)},
+        {"k": 0},
+        {"absent": "zero"},
+        {"method": "rrf", "absent": "lowest"},
+    ],
 )
 def test_fusion_rejects_bad_configuration(kwargs: dict) -> None:
     with pytest.raises(ValueError):

@@ -97,3 +97,31 @@ def test_embedder_down_returns_the_keyword_leg_degraded(db) -> None:
     assert result.degraded and "semantic leg missing" in (result.degraded_reason or "")
     assert result.ids == c.search("solar roof", mode="keyword", limit=10).ids
     assert not result.hyde
+
+
+def test_a_record_missing_from_a_cut_leg_gets_its_lowest_score_fake_embedder(
+    coll, monkeypatch
+) -> None:
+    # both legs cut at 2 of their 3-4 candidates: a record one leg lacks gets that leg's
+    # lowest normalised score (cosine from -1, BM25 from 0, each to the leg's best)
+    monkeypatch.setattr(search, "HYBRID_DEPTH", 2)
+    cut = {
+        m: {h.id: h.score for h in coll.search("solar roof", mode=m, limit=2, min_score=None)}
+        for m in ("semantic", "keyword")
+    }
+    sem, kw = cut["semantic"], cut["keyword"]
+    assert len(sem) == len(kw) == 2 and set(sem) != set(kw)  # something is missing somewhere
+    sem_best, kw_best = max(sem.values()), max(kw.values())
+    sem_norm = {d: (s + 1) / (sem_best + 1) for d, s in sem.items()}
+    kw_norm = {d: s / kw_best for d, s in kw.items()}
+    expected = {
+        d: 0.75 * sem_norm.get(d, min(sem_norm.values()))
+        + 0.25 * kw_norm.get(d, min(kw_norm.values()))
+        for d in {*sem, *kw}
+    }
+    result = coll.search("solar roof", mode="hybrid", limit=2)  # legs cut at max(limit, depth)
+    assert result.ids == sorted(expected, key=lambda d: (-expected[d], d))[:2]
+    assert [h.score for h in result] == pytest.approx([expected[d] for d in result.ids], rel=1e-9)
+    for hit in result:  # components still say which leg returned the record
+        assert (hit.components["keyword"].rank is None) == (hit.id not in kw)
+        assert (hit.components["semantic"].rank is None) == (hit.id not in sem)
