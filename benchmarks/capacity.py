@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -196,7 +197,8 @@ def render(rows: Rows, args: argparse.Namespace, seconds: float, before: str) ->
     ])  # fmt: skip
 
 
-def main() -> None:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line (``argv``: None reads sys.argv); ``sizes`` parsed to sorted ints."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", default="20000,100000", help="two chunk counts, comma-separated")
     ap.add_argument("--words", type=int, default=130, help="words of text per chunk")
@@ -207,17 +209,21 @@ def main() -> None:
     ap.add_argument("--settle", type=float, help="seconds after a Milvus flush (n / 700)")
     ap.add_argument("--workdir", type=Path, help="keep the files here (default: a temp dir)")
     ap.add_argument("--no-write", action="store_true", help="do not update docs/capacity.md")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     args.sizes = sorted(int(s) for s in args.sizes.split(","))
-    before = ", ".join(f"{v:.2f}" for v in __import__("os").getloadavg())
-    started = time.perf_counter()
+    return args
+
+
+def measure(args: argparse.Namespace) -> Rows:
+    """Fill and measure every store of ``args.stores`` at every size of ``args.sizes``."""
     rows: Rows = {}
     with tempfile.TemporaryDirectory(prefix="capacity-") as tmp:
-        args.workdir = args.workdir or Path(tmp)
+        work = args.workdir or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        args = argparse.Namespace(**{**vars(args), "workdir": work})
         for n in args.sizes:
             x, q = ann_data.clustered(n, args.queries)
-            data = {"x": x, "texts": cs.texts(n, args.words), "queries": args.workdir / f"q{n}.npy"}
-            args.workdir.mkdir(parents=True, exist_ok=True)
+            data = {"x": x, "texts": cs.texts(n, args.words), "queries": work / f"q{n}.npy"}
             np.save(data["queries"], q)
             stores = args.stores.split(",")
             if "sqlite" in stores:
@@ -229,7 +235,15 @@ def main() -> None:
                     measure_postgres(rows, n, data, url, args.windows)
             if "milvus" in stores:
                 measure_milvus(rows, n, data, args)
-            print(f"{n:,} chunks measured after {time.perf_counter() - started:.0f} s", flush=True)
+            print(f"{n:,} chunks measured", flush=True)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    before = ", ".join(f"{v:.2f}" for v in os.getloadavg())
+    started = time.perf_counter()
+    rows = measure(args)
     body = render(rows, args, time.perf_counter() - started, before)
     print(body)
     if not args.no_write:

@@ -109,7 +109,9 @@ def sqlite_parts(path: Path) -> dict[str, int]:
 
 def sidecar_bytes(path: Path, suffixes: tuple[str, ...]) -> int:
     """Bytes of the files beside ``path`` whose names end with one of ``suffixes``."""
-    return sum(p.stat().st_size for p in path.parent.glob(path.name + ".*") if p.name.endswith(suffixes))
+    return sum(
+        p.stat().st_size for p in path.parent.glob(path.name + ".*") if p.name.endswith(suffixes)
+    )
 
 
 def copy_index(src: Path, dst: Path, suffixes: tuple[str, ...]) -> None:
