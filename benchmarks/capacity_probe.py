@@ -10,12 +10,15 @@ RssAnon, RssFile) after each phase:
 - ``warm``: every query once, then a 1% and a 10% filter twice each (the filter cache filled);
 - ``keyword``: one keyword search per query (the SQLite store loads its keyword sidecar).
 
-Anonymous memory is the process's own; file-backed pages are memory-mapped files (HNSW graph,
+Each reading follows a garbage collection and glibc's ``malloc_trim(0)``. Anonymous memory is
+the process's own; file-backed pages are memory-mapped files (HNSW graph,
 sidecar arrays), shared with the page cache and counted only once touched.
 """
 
 from __future__ import annotations
 
+import ctypes
+import gc
 import json
 import sys
 from pathlib import Path
@@ -31,7 +34,10 @@ FIELDS = {"VmRSS": "rss", "RssAnon": "anon", "RssFile": "file"}
 
 
 def status() -> dict[str, int]:
-    """This process's resident bytes: total, anonymous and file-backed."""
+    """This process's resident bytes: total, anonymous and file-backed, after a garbage
+    collection and ``malloc_trim`` (so freed temporaries the allocator kept do not count)."""
+    gc.collect()
+    ctypes.CDLL("libc.so.6").malloc_trim(0)
     out = {}
     with open("/proc/self/status", encoding="ascii") as f:
         for line in f:

@@ -44,10 +44,7 @@ def test_runs_end_to_end_at_a_tiny_size(tmp_path: Path) -> None:
     )  # fmt: skip
     assert args.sizes == [600, 1200]
     rows = capacity.measure(args)
-    per = {
-        key: capacity.fit(600, by_n[600], 1200, by_n[1200])[1]
-        for key, by_n in rows.items()
-    }
+    per = {key: capacity.fit(600, by_n[600], 1200, by_n[1200])[1] for key, by_n in rows.items()}
     hnsw = {part: v for (kind, store, part), v in per.items() if part.startswith("HNSW")}
     # Codes are 2 bytes a value in fp16 and 4 in float32, 384 values a chunk: the layouts
     # differ by exactly their codes (graph links and ids are the same in all three).
