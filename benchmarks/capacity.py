@@ -179,12 +179,14 @@ def table(rows: Rows, sizes: list[int], kind: str) -> str:
 
 def render(rows: Rows, args: argparse.Namespace, seconds: float, before: str) -> str:
     sizes = args.sizes
+    # texts(n) starts with texts(1000): the same draws
+    chars = np.mean([len(t) for t in cs.texts(1000, args.words)])
     cmd = "benchmarks/capacity.py" + ("" if sizes == [20_000, 100_000] else
                                       f" --sizes {','.join(map(str, sizes))}")  # fmt: skip
     return "\n\n".join([
         "## Measured bytes per chunk",
         f"`.venv/bin/python {cmd}` ({seconds / 60:.0f} min). {args.words} words of text "
-        f"(about {args.words * 6} characters) and {args.windows} sentence windows per chunk, "
+        f"({chars:.0f} characters on average) and {args.windows} sentence windows per chunk, "
         "one record per chunk, 384-d vectors. Disk in MB (10^6 bytes); RAM is RSS growth of a "
         "fresh process (anonymous = its own memory; file = memory-mapped file pages it "
         "touched). Fit: `bytes = fixed + per_chunk * n` through the two sizes.",
