@@ -59,14 +59,14 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> 
     return "\n".join(lines)
 
 
-def write_section(name: str, body: str) -> None:
-    """Replace (or append) the section NAME of docs/benchmarks.md with ``body``."""
+def write_section(name: str, body: str, doc: Path = DOC) -> None:
+    """Replace (or append) the section NAME of ``doc`` (docs/benchmarks.md) with ``body``."""
     start, end = f"<!-- section:{name} -->", f"<!-- /section:{name} -->"
-    text = DOC.read_text(encoding="utf-8") if DOC.exists() else HEADER
+    text = doc.read_text(encoding="utf-8") if doc.exists() else HEADER
     block = f"{start}\n{body.strip()}\n{end}"
     if start in text and end in text:
         head, rest = text.split(start, 1)
         text = head + block + rest.split(end, 1)[1]
     else:
         text = text.rstrip() + "\n\n" + block + "\n"
-    DOC.write_text(text, encoding="utf-8")
+    doc.write_text(text, encoding="utf-8")
