@@ -193,3 +193,22 @@ def test_writes_ask_once_whether_windows_exist_until_they_are_created_fake_vecto
     old_hash = hashlib.sha256(b"old words").hexdigest()
     left = client.query(name, filter=f'content_hash == "{old_hash}"', output_fields=["spans"])
     assert left == []
+
+
+def test_new_records_ask_nothing_about_windows_fake_vectors(
+    store: MilvusStore, calls: list[tuple[str, str]]
+) -> None:
+    """Only a stored record that changes can leave windows to prune: a batch of new records
+    reads no chunk rows for them (it was a ``record_id`` filter over every chunk row)."""
+    from semsearch.stores.base import WindowSet
+
+    [pending] = store.write_records(NAME, [one_chunk_record("w", "old words")]).pending
+    store.set_vectors(NAME, [pending.chunk_id], np.eye(8, dtype=np.float32)[:1])
+    spans = np.array([[0, 3], [4, 9]], dtype=np.int32)
+    store.set_windows(NAME, {pending.chunk_id: WindowSet(spans, np.eye(8, dtype=np.float16)[:2])})
+    calls.clear()
+    store.write_records(NAME, [one_chunk_record(f"n{i}", f"new {i}") for i in range(3)])
+    assert "chunks" not in _kinds(calls, "query")
+    calls.clear()
+    store.write_records(NAME, [one_chunk_record("w", "other words")])  # a stored record
+    assert "chunks" in _kinds(calls, "query")
