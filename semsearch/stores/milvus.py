@@ -178,8 +178,12 @@ class MilvusStore(MilvusAccess):
         """Upsert records and their chunks, reusing vectors by content hash (milvus_writes)."""
         from semsearch.stores.milvus_writes import write_records
 
+        ids = [r.id for r in records]
+        if self.state.lite:  # answered from memory after ingestion's own ask: only stored
+            known = self.record_hashes(collection, ids)  # records have windows to prune
+            ids = [r.id for r in records if r.id in known and known[r.id] != r.content_hash]
         with self.writing():
-            old = milvus_windows.hashes_of(self, collection, [r.id for r in records])
+            old = milvus_windows.hashes_of(self, collection, ids)
             result = write_records(self, collection, records)
             milvus_windows.prune(self, collection, old)
             return result

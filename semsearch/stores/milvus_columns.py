@@ -13,9 +13,16 @@ merge fields a partial update leaves out, and semsearch writes whole rows), whic
 ``tests/milvus/test_columns.py`` checks. A Milvus server keeps both rows on insert, so servers
 get upserts. Partial updates (``set_status``) keep pymilvus' row path.
 
+On Milvus Lite the insert is one blocking gRPC call, as ``MilvusClient.insert`` makes it for
+rows (``handler._stub.Insert``). pymilvus' column path (``batch_insert``) sends it as a gRPC
+future instead, and gRPC Python starts a thread for each future call: about 2 ms more per
+call, measured (160 inserts of 256 small rows, interleaved: 0.95 s blocking against 1.29 s
+future, loaded machine). A server keeps pymilvus' ``upsert``, with its retries.
+
 pymilvus has no public column-wise write on ``MilvusClient``; this module reaches its
-connection handler (``_get_connection``, ``_get_schema``: the calls ``MilvusClient.insert``
-makes) and falls back to the row API when those are missing.
+connection handler (``_get_connection``, ``_get_schema``, ``_prepare_batch_insert_request``,
+``_stub``: the calls ``MilvusClient.insert`` makes) and falls back to the row API when those
+are missing.
 """
 
 from __future__ import annotations
@@ -53,14 +60,30 @@ def write_rows(
         for f in schema["fields"]
         if not f.get("is_function_output") and not f.get("auto_id")
     ]
-    write = handler.batch_insert if lite else handler.upsert
-    write(name, columns, schema=schema, context=context)
+    if lite:
+        _insert(handler, name, columns, schema, context)
+    else:
+        handler.upsert(name, columns, schema=schema, context=context)
+
+
+def _insert(handler: Any, name: str, columns: list[dict[str, Any]], schema: Any, ctx: Any) -> None:
+    """One blocking Insert call of a column-wise request (see the module docstring)."""
+    from pymilvus.client import ts_utils
+    from pymilvus.client.call_context import _api_level_md
+    from pymilvus.client.utils import check_status
+
+    request = handler._prepare_batch_insert_request(name, columns, schema=schema, context=ctx)
+    response = handler._stub.Insert(request=request, metadata=_api_level_md(ctx))
+    check_status(response.status)
+    ts_utils.update_collection_ts(
+        name, response.timestamp, handler.server_address, ctx.get_db_name()
+    )
 
 
 def _handler(client: Any) -> Any | None:
     get = getattr(client, "_get_connection", None)
     handler = get() if get is not None else None
-    needed = ("_get_schema", "batch_insert", "upsert")
+    needed = ("_get_schema", "_prepare_batch_insert_request", "_stub", "upsert")
     if handler is None or not all(hasattr(handler, a) for a in needed):
         return None
     if not hasattr(client, "_generate_call_context"):

@@ -15,7 +15,8 @@ that spare searches and writes round trips to Milvus.
 - **unflushed rows** per Milvus collection (see :data:`FLUSH_ROWS`).
 - **writes in flight** (Milvus Lite only): the collections whose ``writing`` mark this process
   set (:mod:`semsearch.stores.milvus_lookup`; it stays set until the last store closes, so a
-  batch costs no metadata write for it), the vector-row columns of the chunks the last
+  batch costs no metadata write for it), the Milvus collections known not to exist (the
+  windows collection), the vector-row columns of the chunks the last
   ``write_records`` left pending (``set_vectors`` needs no read for them), and the last
   ``record_hashes`` answer (``write_records`` asks again for the ids ingestion just asked for).
 """
@@ -80,6 +81,9 @@ class LocationState:
     marked: set[str] = field(default_factory=set)
     #: collection -> {chunk id: vector-row columns} of the last write's pending chunks (Lite).
     pending_rows: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict)
+    #: Milvus collections found not to exist (Lite: only this process creates them); the
+    #: windows collection, which most semsearch collections never get, is looked up here.
+    absent: set[str] = field(default_factory=set)
     #: (generation, collection, {record id: content hash or None}) of the last record_hashes.
     hashes: tuple[int, str, dict[str, str | None]] | None = None
     users: int = 0

@@ -51,8 +51,11 @@ def keyword_terms(text: str) -> str:
         Lowercase, accent-folded stems, e.g. ``"Healing Café-spells"`` -> ``"heal cafe spell"``;
         cut to at most 65,535 UTF-8 bytes (Milvus' VARCHAR limit).
     """
-    folded = unicodedata.normalize("NFKD", text)
-    folded = "".join(ch for ch in folded if not unicodedata.combining(ch)).lower()
+    if text.isascii():  # NFKD leaves ASCII as it is and it has no combining marks
+        folded = text.lower()
+    else:
+        folded = unicodedata.normalize("NFKD", text)
+        folded = "".join(ch for ch in folded if not unicodedata.combining(ch)).lower()
     words = _WORD.findall(folded)
     if not words:
         return ""

@@ -48,14 +48,18 @@ def _client(store: MilvusAccess, collection: str, create: bool) -> tuple[Any, st
     """(client, name) of the loaded windows collection; created first when ``create``."""
     name = windows_name(collection)
     client = store._connect() if create else store._read_client()
-    if client is None:
+    absent = store.state.absent
+    if client is None or (not create and name in absent):
         return None
     if create and not client.has_collection(name):
         with translated(f"creating {name}"):
             params = lay.index_params(client, "meta")  # the dummy ``_v`` index alone
             lay.create(client, name, _schema(), params)
     if not store._load(client, name):
+        if store.state.lite:  # every write asks (hashes_of, prune): one round trip each
+            absent.add(name)
         return None
+    absent.discard(name)
     if not store._writing and store.state.unflushed.get(name):  # reads see what was written
         store._flush(client, name)
     return client, name

@@ -156,3 +156,21 @@ def test_write_rows_falls_back_to_the_row_api_fake_client() -> None:
     write_rows(client, "y", [{"a": 1}], False)
     write_rows(client, "z", [], False)
     assert client.calls == [("insert", "x", 2), ("upsert", "y", 1)]
+
+
+def test_lite_inserts_are_blocking_calls_not_futures_fake_vectors(
+    store: MilvusStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On Milvus Lite a column-wise write is one blocking Insert call: gRPC Python starts a
+    thread per future call (pymilvus' ``batch_insert`` path), about 2 ms each."""
+    handler = store.client()._get_connection()
+    futures: list[str] = []
+    real = handler.batch_insert
+    monkeypatch.setattr(
+        handler, "batch_insert", lambda *a, **k: futures.append(a[0]) or real(*a, **k)
+    )
+    _write(store, [_record("a", "alpha", "spell")], 0)
+    assert futures == []
+    assert [r.id for r in store.get_records(NAME, ["a"])] == ["a"]
+    eye = np.eye(8, dtype=np.float32)
+    assert [h.record_id for h in store.vector_search(NAME, eye[0], 5, None)] == ["a"]

@@ -162,3 +162,53 @@ def test_the_writing_mark_stays_until_the_store_closes_fake_vectors(tmp_path: Pa
         assert reopened.list_ids(NAME) == ["a", "b"]
     finally:
         reopened.close()
+
+
+def test_writes_ask_once_whether_windows_exist_until_they_are_created_fake_vectors(
+    store: MilvusStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every record write asks for the windows of the chunks it replaces; on Milvus Lite a
+    collection without windows is found to have none once, and windows written later in the
+    process are still pruned with their content."""
+    from semsearch.stores.base import WindowSet
+    from semsearch.stores.milvus_windows import windows_name
+
+    client = store.client()
+    asked: list[str] = []
+    real = client.has_collection
+    monkeypatch.setattr(
+        client, "has_collection", lambda n, *a, **k: asked.append(n) or real(n, *a, **k)
+    )
+    name = windows_name(NAME)
+    for i in range(3):
+        store.write_records(NAME, [one_chunk_record(f"r{i}", f"text {i}")])
+    assert asked.count(name) == 1
+    [pending] = store.write_records(NAME, [one_chunk_record("w", "old words")]).pending
+    store.set_vectors(NAME, [pending.chunk_id], np.eye(8, dtype=np.float32)[:1])
+    spans = np.array([[0, 3], [4, 9]], dtype=np.int32)
+    store.set_windows(NAME, {pending.chunk_id: WindowSet(spans, np.eye(8, dtype=np.float16)[:2])})
+    assert set(store.window_vectors(NAME, [pending.chunk_id])) == {pending.chunk_id}
+    store.write_records(NAME, [one_chunk_record("w", "new words")])  # old content: no chunk
+    store.flush()
+    old_hash = hashlib.sha256(b"old words").hexdigest()
+    left = client.query(name, filter=f'content_hash == "{old_hash}"', output_fields=["spans"])
+    assert left == []
+
+
+def test_new_records_ask_nothing_about_windows_fake_vectors(
+    store: MilvusStore, calls: list[tuple[str, str]]
+) -> None:
+    """Only a stored record that changes can leave windows to prune: a batch of new records
+    reads no chunk rows for them (it was a ``record_id`` filter over every chunk row)."""
+    from semsearch.stores.base import WindowSet
+
+    [pending] = store.write_records(NAME, [one_chunk_record("w", "old words")]).pending
+    store.set_vectors(NAME, [pending.chunk_id], np.eye(8, dtype=np.float32)[:1])
+    spans = np.array([[0, 3], [4, 9]], dtype=np.int32)
+    store.set_windows(NAME, {pending.chunk_id: WindowSet(spans, np.eye(8, dtype=np.float16)[:2])})
+    calls.clear()
+    store.write_records(NAME, [one_chunk_record(f"n{i}", f"new {i}") for i in range(3)])
+    assert "chunks" not in _kinds(calls, "query")
+    calls.clear()
+    store.write_records(NAME, [one_chunk_record("w", "other words")])  # a stored record
+    assert "chunks" in _kinds(calls, "query")
