@@ -11,6 +11,8 @@ p50 of a warm hybrid search with the query embedding computed beforehand and exc
 cached `semsearch eval` index (default model, sentence windows).
 
 Usage: .venv/bin/python benchmarks/hybrid_depth.py [../shared/data/scifact] [--no-write]
+(SEMSEARCH_CACHE_DIR names the cache folder: the index must have been built with sentence
+windows, which a cache built before windows lacks; point it at a fresh folder to build one.)
 Writes the "hybrid-depth" section of docs/benchmarks.md.
 """
 

@@ -317,7 +317,7 @@ def _keyword_leg(coll: Collection, req: SearchRequest, limit: int) -> _Leg:
 
 #: Records each leg contributes to hybrid fusion (before the final ``limit``). With
 #: HYBRID_FUSION's ``absent="lowest"``, measured on BEIR SciFact (int8 model, windows, nDCG@10):
-#: depth 30 0.7465, 50 0.7460, 100 0.7490, 200 0.7503; the absent-as-floor fusion needed depth
+#: depth 30 0.7497, 50 0.7460, 100 0.7490, 200 0.7503; the absent-as-floor fusion needed depth
 #: 200 for 0.7471 (100: 0.7358). 50 halves a hybrid search's cost against 100 (the semantic
 #: leg's window rescoring grows with it): docs/retrieval.md and docs/benchmarks.md.
 HYBRID_DEPTH = 50
