@@ -261,8 +261,9 @@ def _semantic_leg(
     queries: _QueryVectors,
 ) -> _Leg:
     """Each record's best chunk by cosine; with sentence windows (the store keeps them and the
-    collection has them on), all ``max(limit, RESCORE_DEPTH)`` records fetched are rescored with their windows
-    (:func:`semsearch.windows.rescore`) and ``min_score`` applies to the mixed score."""
+    collection has them on), every one of the ``max(limit, RESCORE_DEPTH)`` records fetched is
+    rescored with its windows (:func:`semsearch.windows.rescore`), and ``min_score`` applies to
+    the mixed score."""
     text = req.hypothetical_answer if _hyde(req) else req.query
     query = queries.get(text or "")
     where = store_filter(coll.store, req.where, req.scope)
