@@ -279,7 +279,7 @@ def render(results: dict, args: argparse.Namespace, seconds: float, load: tuple)
         "Single-query latency, warm, k=10, at the smallest `ef` reaching recall@10 ≥ 0.95 "
         "(— where a system has no knob). Filtered columns keep 1% / 10% of rows. "
         "Peak RSS includes the input arrays every process loads. semsearch caches a filter's "
-        "allowed set per snapshot (stores/ann_filter.py), so the filtered columns are a filter "
+        "allowed set per snapshot (ann/filter.py), so the filtered columns are a filter "
         'used again; the "new filter" column gives every query a filter never seen before '
         "(same selectivity), which pays the SQL evaluation of the filter.",
     ]

@@ -57,7 +57,7 @@ def phases(x: np.ndarray, storage: str, folder: Path) -> dict[str, float]:
     started = time.perf_counter()
     write_vectors(store, x, buckets)
     times["records"] = time.perf_counter() - started - times["vectors"]
-    from semsearch.stores import ann_rows
+    from semsearch.ann import rows as ann_rows
 
     cid = int(store._rows("SELECT id FROM collections WHERE name = 'bench'", ())[0][0])
     started = time.perf_counter()

@@ -132,7 +132,7 @@ def measure_sqlite(rows: Rows, n: int, data: dict[str, Any], args: argparse.Name
 
 
 def measure_postgres(rows: Rows, n: int, data: dict[str, Any], url: str, windows: int) -> None:
-    from semsearch.stores.postgres import PostgresStore
+    from semsearch.stores.postgres.store import PostgresStore
 
     store = PostgresStore(url)
     try:
@@ -147,7 +147,7 @@ def measure_postgres(rows: Rows, n: int, data: dict[str, Any], url: str, windows
 
 
 def measure_milvus(rows: Rows, n: int, data: dict[str, Any], args: argparse.Namespace) -> None:
-    from semsearch.stores.milvus import MilvusStore
+    from semsearch.stores.milvus.store import MilvusStore
 
     path = args.workdir / f"milvus-{n}.db"
     store = MilvusStore(f"milvus-lite://{path}")

@@ -84,8 +84,8 @@ def bench_app() -> Any:
     """The app of one server worker (a uvicorn factory): ``semsearch serve``'s own set-up, with
     every collection's embedder answering the benchmark queries from a cache computed at start,
     so semantic figures exclude query embedding."""
-    from semsearch.server.http import create_app
-    from semsearch.server.http_process import state_from_env
+    from semsearch.server.http.app import create_app
+    from semsearch.server.http.process import state_from_env
 
     state = state_from_env()
     embedder = state.collection("products").embedder
@@ -99,7 +99,7 @@ def serve(index: str, port: int, workers: int) -> None:
     """The server process: ``workers`` uvicorn workers of :func:`bench_app`."""
     import uvicorn
 
-    from semsearch.server.http_process import ENV_SERVE_LOCATION
+    from semsearch.server.http.process import ENV_SERVE_LOCATION
 
     os.environ[ENV_SERVE_LOCATION] = index
     uvicorn.run(

@@ -11,10 +11,10 @@ Engines:
 
 - ``fts5``: the SQLite store's record-level FTS5 ranking as before issue 26 (the store's
   keyword search with ``keyword_sidecar = False``);
-- ``sidecar``: the same search answered by the keyword sidecar (stores/keyword_sidecar.py);
+- ``sidecar``: the same search answered by the keyword sidecar (bm25/sidecar.py);
   both are ``store.keyword_search``: ranking plus the SQL that names the hits;
 - ``search()``: ``Collection.search(mode="keyword")`` with the sidecar: what users call, with
-  the best-chunk query for the shown hits (stores/sqlite_keyword.py ``best_chunks``);
+  the best-chunk query for the shown hits (stores/sqlite/keyword.py ``best_chunks``);
 - ``numpy``: the issue's yardstick, a plain exhaustive BM25 (every query term, no SQL, no
   filter) over the sidecar's posting arrays;
 - ``bm25s`` (0.3.16) and ``tantivy`` (0.27.0, en_stem: Snowball, not FTS5's Porter) over the
@@ -61,14 +61,14 @@ sys.path[:] = [str(ROOT)] + [p for p in sys.path if Path(p or ".").resolve() != 
 from benchmarks.keyword_peers import peer_engines  # noqa: E402
 from benchmarks.report import machine_info, markdown_table, write_section  # noqa: E402
 from semsearch import connect  # noqa: E402
+from semsearch.bm25.postings import IDF_FLOOR, K1, B  # noqa: E402
+from semsearch.bm25.sidecar import KeywordSidecar  # noqa: E402
 from semsearch.embedders.fake import FakeEmbedder  # noqa: E402
 from semsearch.embedders.query_cache import CachedEmbedder, QueryCache  # noqa: E402
 from semsearch.evaluation import load_beir, score_run  # noqa: E402
 from semsearch.filters import parse_filter  # noqa: E402
 from semsearch.schema import Field, Schema  # noqa: E402
-from semsearch.stores.keyword_postings import IDF_FLOOR, K1, B  # noqa: E402
-from semsearch.stores.keyword_sidecar import KeywordSidecar  # noqa: E402
-from semsearch.stores.sqlite_sql import fts_clauses  # noqa: E402
+from semsearch.stores.sqlite.sql import fts_clauses  # noqa: E402
 
 SCHEMA = Schema((Field("title", "str"), Field("bucket", "int")))
 #: Sizes up to this get vectors (hybrid, semantic and HNSW columns); above it keyword only (a

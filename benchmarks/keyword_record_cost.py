@@ -37,8 +37,8 @@ from semsearch.embedders.base import resolve_embedder
 from semsearch.embedders.query_cache import CachedEmbedder, QueryCache
 from semsearch.evaluation import index_path, load_beir
 from semsearch.fusion import Fusion
-from semsearch.stores.sqlite_record_fts import create_record_fts
-from semsearch.stores.sqlite_schema import FTS_TOKENIZER
+from semsearch.stores.sqlite.record_fts import create_record_fts
+from semsearch.stores.sqlite.schema import FTS_TOKENIZER
 
 RECORD_TABLE = re.compile(r"fts_rec_\d+")
 OLD = (Fusion("rrf", (1.0, 1.0), 5), 100)

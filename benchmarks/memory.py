@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.report import machine_info, markdown_table, percentile, write_section
 from semsearch.embedders.fake import FakeEmbedder
-from semsearch.memory import ConversationMemory
+from semsearch.memory.conversation import ConversationMemory
 from tests.memory.datasets import load_conversations
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "conversations"

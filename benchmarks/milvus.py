@@ -67,7 +67,7 @@ from semsearch.ingest import WRITE_BATCH  # noqa: E402
 from semsearch.results import Chunk  # noqa: E402
 from semsearch.schema import Schema  # noqa: E402
 from semsearch.stores.base import ChunkWrite, CollectionInfo, RecordWrite  # noqa: E402
-from semsearch.stores.milvus_layout import INDEXES  # noqa: E402
+from semsearch.stores.milvus.layout import INDEXES  # noqa: E402
 
 SCHEMA = Schema.from_types({"bucket": "int"})
 NAME = "bench"
@@ -194,7 +194,7 @@ def warm_up(tmp: Path, dim: int, n: int = 2 * WRITE_BATCH) -> None:
     paths, first gRPC calls): semsearch's fill ran first and paid them, the raw fills after it
     did not (the first semsearch fill of a process took 1.2-1.3 s longer than the next ones
     at 10,000 records, interleaved)."""
-    from semsearch.stores.milvus import MilvusStore
+    from semsearch.stores.milvus.store import MilvusStore
 
     vectors, _ = clustered(n, 1, dim, 10)
     buckets = np.random.default_rng(11).integers(0, 100, n)
@@ -207,7 +207,7 @@ def warm_up(tmp: Path, dim: int, n: int = 2 * WRITE_BATCH) -> None:
 
 def vector_table(args: argparse.Namespace, n: int, tmp: Path) -> list[list[str]]:
     """Rows of the semsearch-vs-raw table at ``n`` vectors."""
-    from semsearch.stores.milvus import MilvusStore
+    from semsearch.stores.milvus.store import MilvusStore
 
     vectors, queries = clustered(n, args.queries, args.dim, args.clusters)
     buckets = np.random.default_rng(11).integers(0, 100, n)

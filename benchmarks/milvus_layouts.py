@@ -43,9 +43,9 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.ann_data import clustered  # noqa: E402
 from benchmarks.milvus import fill_raw  # noqa: E402
 from semsearch.ingest import WRITE_BATCH  # noqa: E402
-from semsearch.stores import milvus_layout as lay  # noqa: E402
-from semsearch.stores.milvus_columns import write_rows  # noqa: E402
-from semsearch.stores.milvus_terms import keyword_terms  # noqa: E402
+from semsearch.stores.milvus import layout as lay  # noqa: E402
+from semsearch.stores.milvus.columns import write_rows  # noqa: E402
+from semsearch.stores.milvus.terms import keyword_terms  # noqa: E402
 
 FIELDS = [{"name": "bucket", "type": "int"}]
 LAYOUTS = ("4 collections", "chunks+vectors", "chunks+vectors, no hashes", "chunk rows only")
@@ -105,7 +105,7 @@ def _reads(client: Any, parts: dict[str, Any], rows: list[dict[str, dict[str, An
 
 def fill(path: Path, layout: str, vectors: np.ndarray, buckets: np.ndarray) -> float:
     """Replay the store's writes of ``len(vectors)`` records in ``layout``; seconds taken."""
-    from semsearch.stores.milvus_conn import close_client, open_client, parse_location
+    from semsearch.stores.milvus.conn import close_client, open_client, parse_location
 
     target = parse_location(f"milvus-lite://{path}")
     client = open_client(target)

@@ -2,7 +2,7 @@
 
 Part 1 times the SQL that selects the allowed records of one collection of 100,000 ids
 (``notes|private|journal|work/<n>/doc-<i>.md``) in SQLite, as the store runs it before ranking:
-the compiled id match (:func:`semsearch.stores.sqlite_sql.compile_id_match`: an index range for
+the compiled id match (:func:`semsearch.stores.sqlite.sql.compile_id_match`: an index range for
 prefixes, a NUL-guarded GLOB for globs), a bare GLOB, and the registered Python function
 (``fnmatch.fnmatchcase``) that the store could call instead. Best of 7 runs each.
 
@@ -35,11 +35,11 @@ import semsearch
 import semsearch.search as planning
 from benchmarks.ann_data import clustered
 from benchmarks.report import machine_info, markdown_table, percentile, write_section
+from semsearch.ann.cache import configure_ann
 from semsearch.embedders.fake import FakeEmbedder
 from semsearch.filters import IdMatch
 from semsearch.globs import parse_glob
-from semsearch.stores.ann import configure_ann
-from semsearch.stores.sqlite_sql import (
+from semsearch.stores.sqlite.sql import (
     FNMATCH_FUNCTION,
     compile_id_match,
     fnmatch_function,

@@ -125,7 +125,7 @@ def row(name: str, r: dict[str, float]) -> list[object]:
 
 
 def bench_postgres(url: str, x: np.ndarray, q: np.ndarray, truths: dict) -> tuple[list, dict]:
-    from semsearch.stores.postgres import PostgresStore
+    from semsearch.stores.postgres.store import PostgresStore
 
     store = PostgresStore(url)
     out: list[list[object]] = []
@@ -156,7 +156,7 @@ def bench_postgres(url: str, x: np.ndarray, q: np.ndarray, truths: dict) -> tupl
 
 
 def bench_sqlite(x: np.ndarray, q: np.ndarray, truths: dict) -> tuple[list, float]:
-    from semsearch.stores.sqlite import SQLiteStore
+    from semsearch.stores.sqlite.store import SQLiteStore
 
     out: list[list[object]] = []
     with tempfile.TemporaryDirectory(prefix="semsearch-bench-") as tmp:

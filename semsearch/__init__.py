@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from semsearch.aio import AsyncCollection, AsyncConversationMemory, AsyncDatabase, aconnect
     from semsearch.collection import Collection, CollectionStats
     from semsearch.database import Database, connect
-    from semsearch.memory import ConversationMemory
+    from semsearch.memory.conversation import ConversationMemory
     from semsearch.rerank import Reranker
     from semsearch.results import Chunk, Hit, LegScore, Record, SearchResult, UpsertReport
     from semsearch.schema import Field, Schema, SchemaConflict
@@ -47,7 +47,7 @@ _LAZY = {
     "CollectionStats": "semsearch.collection",
     "Database": "semsearch.database",
     "connect": "semsearch.database",
-    "ConversationMemory": "semsearch.memory",
+    "ConversationMemory": "semsearch.memory.conversation",
     "Reranker": "semsearch.rerank",
     "Chunk": "semsearch.results",
     "Hit": "semsearch.results",

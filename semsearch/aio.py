@@ -7,7 +7,7 @@
     await db.close()
 
 Every verb of :class:`~semsearch.Database`, :class:`~semsearch.Collection` and
-:class:`~semsearch.memory.ConversationMemory` has an async twin with the same arguments, results
+:class:`~semsearch.memory.conversation.ConversationMemory` has an async twin with the same arguments, results
 and errors. The blocking work (store I/O, embedding) runs in a thread pool owned by the database,
 one worker thread by default, so the event loop never waits on it. Why a worker thread and not
 the drivers' native async clients: the embedder (ONNX Runtime, or an API client) is blocking
@@ -33,7 +33,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from semsearch.collection import Collection
 from semsearch.database import Database, connect
 from semsearch.lifecycle import database_closed
-from semsearch.memory import ConversationMemory
+from semsearch.memory.conversation import ConversationMemory
 from semsearch.schema import Schema
 
 __all__ = ["AsyncCollection", "AsyncConversationMemory", "AsyncDatabase", "aconnect"]
@@ -152,7 +152,7 @@ class AsyncDatabase(_Twin):
         return AsyncCollection(coll, self._executor)
 
     async def memory(self, **kwargs: Any) -> AsyncConversationMemory:
-        """A :class:`~semsearch.memory.ConversationMemory` on this database, async; keyword
+        """A :class:`~semsearch.memory.conversation.ConversationMemory` on this database, async; keyword
         arguments as its constructor. Close it (``await memory.close()``) before the database."""
         made = await self._call(ConversationMemory, self._sync, **kwargs)
         return AsyncConversationMemory(made, self._executor)
@@ -233,7 +233,7 @@ class AsyncCollection(_Twin):
 
 
 class AsyncConversationMemory(_Twin):
-    """The async twin of :class:`~semsearch.memory.ConversationMemory` (from
+    """The async twin of :class:`~semsearch.memory.conversation.ConversationMemory` (from
     :meth:`AsyncDatabase.memory`). Embedding still happens in the memory's own background
     worker; these calls only move the store I/O off the event loop."""
 

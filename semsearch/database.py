@@ -22,7 +22,7 @@ from semsearch.stores.base import CollectionInfo, Store
 
 __all__ = ["MEMORY_COLLECTION", "Database", "check_location", "connect"]
 
-#: The collection of conversation memory (:class:`semsearch.memory.ConversationMemory`). It holds
+#: The collection of conversation memory (:class:`semsearch.memory.conversation.ConversationMemory`). It holds
 #: every user's messages, so only the memory API, which scopes each read to one user, opens it:
 #: ``Database.collection`` refuses it and ``Database.collections`` leaves it out, and every face
 #: (CLI, HTTP, MCP) goes through those two. A memory kept under another name is marked with the
@@ -56,14 +56,14 @@ def connect(location: str | os.PathLike[str]) -> Database:
     """
     loc, backend = check_location(location)
     if backend == "sqlite":
-        from semsearch.stores.sqlite import SQLiteStore
+        from semsearch.stores.sqlite.store import SQLiteStore
 
         return Database(SQLiteStore(loc if loc == ":memory:" else os.path.expanduser(loc)))
     if backend == "postgres":
-        from semsearch.stores.postgres import PostgresStore
+        from semsearch.stores.postgres.store import PostgresStore
 
         return Database(PostgresStore(loc))
-    from semsearch.stores.milvus import MilvusStore
+    from semsearch.stores.milvus.store import MilvusStore
 
     return Database(MilvusStore(loc))
 
@@ -146,7 +146,7 @@ def _memory_refused(name: str) -> Exception:
     return InvalidQuery(
         f"the collection {name!r} is conversation memory: it holds every user's messages and is "
         "reachable only through the memory API",
-        hint="use semsearch.memory.ConversationMemory (HTTP: /memory/...), which reads one "
+        hint="use semsearch.memory.conversation.ConversationMemory (HTTP: /memory/...), which reads one "
         "user's messages at a time; pick another name for other records",
     )
 
@@ -238,7 +238,7 @@ class Database:
             IndexNotFound: the collection does not exist and ``create`` is False.
             InvalidQuery: ``name`` is conversation memory (:data:`MEMORY_COLLECTION`, or a
                 collection a ConversationMemory opened): it holds every user's messages and
-                is reachable only through :class:`semsearch.memory.ConversationMemory`.
+                is reachable only through :class:`semsearch.memory.conversation.ConversationMemory`.
             SchemaConflict: ``keyword_tokenizer`` differs from the stored one.
             InvalidQuery: an unknown ``keyword_tokenizer``; ``schema`` not a Schema,
                 ``embedder`` neither a spec string nor an Embedder, or ``create`` or
@@ -274,7 +274,7 @@ class Database:
     ) -> Collection:
         """Open (or create) a conversation-memory collection, marked private (MEMORY_OPTION).
 
-        For :class:`semsearch.memory.ConversationMemory` and the servers' memory routes only:
+        For :class:`semsearch.memory.conversation.ConversationMemory` and the servers' memory routes only:
         the collection returned reads every user's messages. Arguments and errors as
         :meth:`collection` (with ``create=True``, minus the memory refusal).
         """

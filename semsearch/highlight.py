@@ -2,7 +2,7 @@
 
 Computed in Python on the shown hits only (a few chunks of a few hundred tokens), with the
 query's word tokens as the keyword query builders make them (runs of letters and digits,
-casefolded; see :func:`semsearch.stores.sqlite_sql.fts_query`). A term matches a word of the
+casefolded; see :func:`semsearch.stores.sqlite.sql.fts_query`). A term matches a word of the
 sentence when one starts with the other and the shorter has at least :data:`MIN_STEM` letters,
 a cheap stand-in for the stemmers of the stores (``key`` matches ``keys``); shorter terms (``a``,
 ``of``) must match whole words.

@@ -12,7 +12,7 @@ from semsearch.cli.common import CollectionOpt, KeywordTokenizerOpt, cli_errors
 from semsearch.cli.rerank_opts import RerankerOpt, RerankTopNOpt
 from semsearch.errors import SemsearchError
 
-#: Kept equal to semsearch.server.mcp.ENV_TOKEN (not imported: the SDK loads only when serving).
+#: Kept equal to semsearch.server.mcp.server.ENV_TOKEN (not imported: the SDK loads only when serving).
 ENV_TOKEN = "SEMSEARCH_MCP_TOKEN"
 
 
@@ -87,7 +87,7 @@ def mcp(
             "give --index or --location, not both",
             hint=f"{settings.ENV_INDEX} counts as --index; unset it to use --location",
         )
-    from semsearch.server.mcp import McpConfig, serve
+    from semsearch.server.mcp.server import McpConfig, serve
 
     config = McpConfig(
         location=location or index or settings.DEFAULT_INDEX,

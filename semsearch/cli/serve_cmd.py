@@ -132,14 +132,14 @@ def serve(
     import semsearch
     from semsearch.database import check_location
     from semsearch.server.host_guard import HostPolicy
-    from semsearch.server.http import create_app
-    from semsearch.server.http_auth import ENV_API_KEYS, KeyRing, check_bind
-    from semsearch.server.http_process import (
+    from semsearch.server.http.app import create_app
+    from semsearch.server.http.auth import ENV_API_KEYS, KeyRing, check_bind
+    from semsearch.server.http.process import (
         ENV_RATE_BURST,
         ENV_RATE_LIMIT,
         single_threaded_blas,
     )
-    from semsearch.server.http_state import Limits, ServerState
+    from semsearch.server.http.state import Limits, ServerState
 
     check_location(location or index)  # never start on a location that cannot be an index
     from semsearch.rerank import resolve_reranker
@@ -204,8 +204,8 @@ def _serve_workers(
 
     from semsearch.errors import InvalidQuery
     from semsearch.server.host_guard import ENV_ALLOWED_HOSTS, ENV_ALLOWED_ORIGINS
-    from semsearch.server.http_auth import ENV_API_KEYS_FILE
-    from semsearch.server.http_process import ENV_SERVE_HOST, ENV_SERVE_LOCATION
+    from semsearch.server.http.auth import ENV_API_KEYS_FILE
+    from semsearch.server.http.process import ENV_SERVE_HOST, ENV_SERVE_LOCATION
 
     host = policy.bind
 
@@ -225,7 +225,7 @@ def _serve_workers(
     try:
         _run(
             lambda: uvicorn.run(
-                "semsearch.server.http_process:app_from_env",
+                "semsearch.server.http.process:app_from_env",
                 factory=True,
                 host=host,
                 port=port,

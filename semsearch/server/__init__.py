@@ -1,1 +1,7 @@
-"""HTTP and MCP servers."""
+"""The two servers: the HTTP API with its web page (``http/``) and the MCP server (``mcp/``).
+
+``host_guard.py`` is the one Host and Origin check both use, so that no web page can reach a
+local server through DNS rebinding; ``web/`` holds the static page. Both servers are thin faces:
+they parse, call the library and render. Who may import it: the CLI (``semsearch serve``,
+``semsearch mcp``). The two servers never import each other.
+"""

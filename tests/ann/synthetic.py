@@ -14,10 +14,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 import semsearch
+from semsearch.ann.cache import configure_ann
 from semsearch.collection import Collection
 from semsearch.embedders.fake import FakeEmbedder
 from semsearch.schema import Field, Schema
-from semsearch.stores.ann import configure_ann
 
 SCHEMA = Schema(fields=(Field("bucket", "int"),))
 

@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 import semsearch
+from semsearch.ann import graph as ann_graph
+from semsearch.ann.policy import AnnOptions
+from semsearch.ann.rows import load_rows
 from semsearch.errors import BackendUnavailable
-from semsearch.stores import ann_graph
-from semsearch.stores.ann_policy import AnnOptions
-from semsearch.stores.ann_rows import load_rows
 from tests.ann import synthetic as syn
 
 N, DIM, K = 3000, 32, 10
@@ -100,7 +100,7 @@ def test_plumbing_a_compacted_fp16_graph_holds_the_stored_values_of_the_live_row
 
     vectors = written(db_path)
     gone = list(range(0, N, 3))  # 1,000 of 3,000: past compact_fraction (20%)
-    with semsearch.connect(db_path) as db, caplog.at_level(logging.INFO, "semsearch.stores.ann"):
+    with semsearch.connect(db_path) as db, caplog.at_level(logging.INFO, "semsearch.ann.cache"):
         coll = db.collection("vecs")
         coll.store.vector_search("vecs", vectors[0], K, None)  # builds the graph
         syn.write(coll, syn.clustered(50, DIM, seed=8), list(range(N, N + 50)))  # fresh rows

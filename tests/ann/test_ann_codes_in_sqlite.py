@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import semsearch
-from semsearch.stores import ann_file
+from semsearch.ann import file as ann_file
 from tests.ann import synthetic as syn
 
 N, DIM, K = 3000, 32, 10
@@ -39,7 +39,7 @@ def to_format_3(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (no ``codes_in_sqlite``) naming a graph file that holds its fp16 codes."""
     import faiss
 
-    from semsearch.stores import ann_graph
+    from semsearch.ann import graph as ann_graph
 
     old = graph_file(db_path)
     head = header(db_path)
@@ -243,7 +243,7 @@ def test_plumbing_a_damaged_format_4_graph_file_is_rebuilt_never_misread(
         path.unlink()
         name_graph(db_path, head, mine)
     queries = syn.clustered(5, DIM, seed=47)
-    with caplog.at_level(logging.INFO, logger="semsearch.stores.ann"):
+    with caplog.at_level(logging.INFO, logger="semsearch.ann.cache"):
         got = search(db_path, queries)
     assert any("ANN graph built" in r.getMessage() for r in caplog.records)
     check_scores(built, got, queries)
@@ -260,7 +260,7 @@ def test_plumbing_codes_are_matched_to_graph_rows_by_chunk_id(
     new one) and a chunk that is gone: each row gets its chunk's blob, the gone one zeros."""
     import sqlite3
 
-    from semsearch.stores.ann_rows import _fill_codes
+    from semsearch.ann.rows import _fill_codes
 
     conn = sqlite3.connect(db_path)
     blobs = dict(conn.execute("SELECT id, vector FROM chunks WHERE status = 'embedded'"))
@@ -290,7 +290,7 @@ def test_plumbing_by_default_codes_stay_in_the_graph_file_memory_mapped(
     score as numpy does at float16."""
     import faiss
 
-    from semsearch.stores import ann_graph
+    from semsearch.ann import graph as ann_graph
 
     default = {k: v for k, v in ANN.items() if k != "codes_in_graph"}
     vectors = syn.build_with_sidecar(db_path, N, DIM, **default)

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from semsearch.stores.ann_filter import VECTOR_BUDGET, FilterCache, vector_budget
+from semsearch.ann.filter import VECTOR_BUDGET, FilterCache, vector_budget
 
 ROWS, DIM = 1000, 8
 

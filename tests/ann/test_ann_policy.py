@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 import semsearch
-from semsearch.stores.ann import configure_ann
-from semsearch.stores.ann_policy import AnnOptions, graph_ef, plan_search
+from semsearch.ann.cache import configure_ann
+from semsearch.ann.policy import AnnOptions, graph_ef, plan_search
 from tests.ann import synthetic as syn
 
 OPTS = AnnOptions(threshold=1000, exact_filter_rows=500, ef_search=64)

@@ -16,7 +16,7 @@ import pytest
 
 import semsearch
 from semsearch.embedders.fake import FakeEmbedder
-from semsearch.stores import sqlite_changes
+from semsearch.stores.sqlite import changes as sqlite_changes
 from tests.ann import synthetic as syn
 
 RECORDS = [{"id": f"r{i:04d}", "text": f"record {i} about topic {i % 17}"} for i in range(1000)]
@@ -88,7 +88,7 @@ def test_plumbing_pruning_never_passes_the_sidecar(
     assert log_rows(db_path) == 100  # the deletes the sidecar has not seen
     with (
         semsearch.connect(db_path) as db,
-        caplog.at_level(logging.INFO, logger="semsearch.stores.ann"),
+        caplog.at_level(logging.INFO, logger="semsearch.ann.cache"),
     ):
         got = [h.record_id for h in db.collection("vecs").store.vector_search(
             "vecs", vectors[0], 10, None, True)]  # fmt: skip

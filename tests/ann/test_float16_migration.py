@@ -109,7 +109,7 @@ def test_fake_embedder_compact_migrates_a_format_4_file_and_halves_its_vectors(
 KILLER = """
     import os, signal, sys
     import semsearch
-    from semsearch.stores import sqlite_vector_blobs as blobs
+    from semsearch.stores.sqlite import vector_blobs as blobs
 
     blobs.BATCH = 100
     def die(done):
@@ -168,7 +168,7 @@ def test_fake_embedder_a_format_2_sidecar_is_detected_and_rebuilt_never_read(
     another layout: it is refused by its format number and rebuilt, and results stay exact."""
     import logging
 
-    from semsearch.stores import ann_file
+    from semsearch.ann import file as ann_file
 
     vectors = syn.build_with_sidecar(db_path, 3000, DIM, threshold=1000)
     path = Path(ann_file.ann_path(str(db_path), 1))
@@ -178,7 +178,7 @@ def test_fake_embedder_a_format_2_sidecar_is_detected_and_rebuilt_never_read(
     path.write_bytes(blob.replace(tag, b'"format": 2'))  # same length: a valid file
     half = vectors.astype(np.float16).astype(np.float32)
     q = syn.clustered(1, DIM, seed=31)[0]
-    with caplog.at_level(logging.INFO, "semsearch.stores.ann"), semsearch.connect(db_path) as db:
+    with caplog.at_level(logging.INFO, "semsearch.ann.cache"), semsearch.connect(db_path) as db:
         coll = db.collection("vecs")
         assert found(coll, q) == top(half, q)
         coll.store.vector_search(coll.name, q, K, None)  # a graph search: rebuilds the graph

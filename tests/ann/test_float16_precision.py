@@ -79,7 +79,7 @@ def test_fake_embedder_the_vectors_are_on_disk_once_as_float16(db_path: Path) ->
     the graph's fp16 codes (2 * dim bytes a row) are those blobs."""
     import faiss
 
-    from semsearch.stores import ann_file
+    from semsearch.ann import file as ann_file
 
     syn.build_with_sidecar(db_path, N, DIM, threshold=1000, codes_in_graph=False)
     car = ann_file.read_sidecar(ann_file.ann_path(str(db_path), 1), {})
@@ -105,7 +105,7 @@ def test_fake_embedder_int8_sidecar_reopened_rescores_and_scans_from_the_sqlite_
 ) -> None:
     """An int8 graph keeps no vectors beside its codes: a new connection (the sidecar memory-
     mapped, nothing else loaded) still returns stored-precision scores and exact filtered sets."""
-    from semsearch.stores import ann_file
+    from semsearch.ann import file as ann_file
 
     vectors = syn.build_with_sidecar(db_path, N, DIM, threshold=1000, storage="int8")
     car = ann_file.read_sidecar(ann_file.ann_path(str(db_path), 1), {})

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import semsearch
+from semsearch.ann.cache import configure_ann
 from semsearch.embedders.fake import FakeEmbedder
-from semsearch.stores.ann import configure_ann
 from tests.ann import synthetic as syn
 from tests.contract.helpers import vector_leg
 

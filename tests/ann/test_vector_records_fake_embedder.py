@@ -18,8 +18,8 @@ import pytest
 from numpy.typing import NDArray
 
 import semsearch
+from semsearch.ann.cache import configure_ann
 from semsearch.filters import parse_filter
-from semsearch.stores.ann import configure_ann
 from semsearch.stores.base import VectorRecords
 from tests.ann import synthetic as syn
 

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from semsearch.cli.app import app
 from semsearch.cli.common import EXIT_CODES
 from semsearch.errors import BackendUnavailable
-from semsearch.server.mcp_service import McpConfig
+from semsearch.server.mcp.service import McpConfig
 
 runner = CliRunner()
 UNSUPPORTED = EXIT_CODES[BackendUnavailable]

@@ -20,7 +20,7 @@ def as_stored(backend: str | Any, vectors: NDArray[np.float32]) -> NDArray[np.fl
     Args:
         backend: the backend's name (``StoreUnderTest.backend``) or a store object.
     """
-    from semsearch.stores.sqlite import SQLiteStore
+    from semsearch.stores.sqlite.store import SQLiteStore
 
     if backend == "sqlite" or isinstance(backend, SQLiteStore):
         return vectors.astype(np.float16).astype(np.float32)

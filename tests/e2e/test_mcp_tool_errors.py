@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 import semsearch
-from semsearch.server.mcp import build_server
-from semsearch.server.mcp_service import McpConfig, McpService
+from semsearch.server.mcp.server import build_server
+from semsearch.server.mcp.service import McpConfig, McpService
 
 
 @pytest.fixture

@@ -48,20 +48,20 @@ out["api_semantic"] = [h.id for h in notes.search("where is the lighthouse key",
 out["api_hybrid"] = [h.id for h in notes.search("lighthouse key", mode="hybrid", limit=2)]
 
 from fastapi.testclient import TestClient
-from semsearch.server.http import create_app
-from semsearch.server.http_state import ServerState
+from semsearch.server.http.app import create_app
+from semsearch.server.http.state import ServerState
 with TestClient(create_app(ServerState(db)), base_url="http://127.0.0.1") as client:
     reply = client.post("/collections/notes/search",
                         json={"query": "where is the lighthouse key", "mode": "semantic", "limit": 1})
     out["http"] = [h["id"] for h in reply.json()["hits"]]
 
-from semsearch.server.mcp_service import McpConfig, McpService
+from semsearch.server.mcp.service import McpConfig, McpService
 service = McpService(McpConfig(location=index))
 found = service.search("where is the lighthouse key", mode="semantic", limit=1)
 out["mcp"] = [h["id"] for h in found["hits"]]
 service.close()
 
-from semsearch.memory import ConversationMemory
+from semsearch.memory.conversation import ConversationMemory
 memory = ConversationMemory(db, background=False)
 memory.add_message("u1", "c1", "user", "I keep having sleepless nights")
 memory.backfill()

@@ -14,9 +14,9 @@ from fastapi.testclient import TestClient
 
 import semsearch
 from semsearch.embedders.fake import FakeEmbedder
-from semsearch.server.http import create_app
-from semsearch.server.http_auth import KeyRing
-from semsearch.server.http_state import Limits, ServerState
+from semsearch.server.http.app import create_app
+from semsearch.server.http.auth import KeyRing
+from semsearch.server.http.state import Limits, ServerState
 from semsearch.worker import EmbeddingWorker
 
 READ_KEY = "read-key-0123456789"

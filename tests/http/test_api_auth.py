@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from semsearch.errors import SemsearchError
-from semsearch.server.http_auth import KeyRing, Role, check_bind
+from semsearch.server.http.auth import KeyRing, Role, check_bind
 from tests.http.conftest import ADMIN_KEY, KEYS, READ_KEY, WRITE_KEY, auth
 
 RECORD = {"records": [{"id": "x1", "name": "lost keys", "text": "a ring of three keys"}]}

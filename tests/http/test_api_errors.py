@@ -9,8 +9,8 @@ import re
 import pytest
 
 from semsearch.embedders.fake import FakeEmbedder
-from semsearch.server.http_errors import redact_paths
-from semsearch.server.http_state import Limits
+from semsearch.server.http.errors import redact_paths
+from semsearch.server.http.state import Limits
 from tests.http.conftest import ITEM_FIELDS
 
 _TRACE = re.compile(r"Traceback|File \"|line \d+, in ")

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from semsearch.filters import MAX_FILTER_DEPTH
-from semsearch.server.http_state import Limits
+from semsearch.server.http.state import Limits
 from semsearch.validation import MAX_VALUE_DEPTH
 from tests.http.conftest import ADMIN_KEY, KEYS, WRITE_KEY, auth
 from tests.http.test_api_errors import assert_error

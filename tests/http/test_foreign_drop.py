@@ -8,7 +8,7 @@ import pytest
 import semsearch
 from semsearch.embedders.fake import FakeEmbedder
 from semsearch.errors import IndexNotFound
-from semsearch.server.mcp_service import McpConfig, McpService
+from semsearch.server.mcp.service import McpConfig, McpService
 
 
 def test_a_collection_replaced_elsewhere_is_reopened_not_written_through_fake_embedder(

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from semsearch.cli.app import app
 from semsearch.errors import SemsearchError
-from semsearch.server.http_auth import KeyRing, Role
+from semsearch.server.http.auth import KeyRing, Role
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX mode bits")
 

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 import semsearch
 from semsearch.cli.app import app
-from semsearch.server.mcp_service import McpConfig, McpService
+from semsearch.server.mcp.service import McpConfig, McpService
 
 runner = CliRunner()
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from semsearch.embedders.fake import FakeEmbedder
-from semsearch.server.http_embeddings import model_names
-from semsearch.server.http_state import Limits
+from semsearch.server.http.embeddings import model_names
+from semsearch.server.http.state import Limits
 from tests.http.conftest import KEYS, READ_KEY, auth
 
 openai = pytest.importorskip("openai")

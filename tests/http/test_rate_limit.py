@@ -17,8 +17,8 @@ import urllib.request
 
 import pytest
 
-from semsearch.server.http_rate import RateLimiter, TokenBucket
-from semsearch.server.http_state import Limits
+from semsearch.server.http.rate import RateLimiter, TokenBucket
+from semsearch.server.http.state import Limits
 from tests.http.conftest import ADMIN_KEY, KEYS, READ_KEY, WRITE_KEY, auth
 
 

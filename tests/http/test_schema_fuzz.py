@@ -20,9 +20,9 @@ from hypothesis import HealthCheck, settings
 import semsearch
 from semsearch.embedders.fake import FakeEmbedder
 from semsearch.server.host_guard import HostPolicy
-from semsearch.server.http import create_app
-from semsearch.server.http_auth import KeyRing
-from semsearch.server.http_state import Limits, ServerState
+from semsearch.server.http.app import create_app
+from semsearch.server.http.auth import KeyRing
+from semsearch.server.http.state import Limits, ServerState
 from semsearch.worker import EmbeddingWorker
 from tests.http.conftest import ADMIN_KEY, ITEM_FIELDS, KEYS, LOST_AND_FOUND, auth
 

@@ -10,8 +10,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 import semsearch
-from semsearch.server.http import create_app
-from semsearch.server.http_state import ServerState
+from semsearch.server.http.app import create_app
+from semsearch.server.http.state import ServerState
 
 
 @pytest.fixture

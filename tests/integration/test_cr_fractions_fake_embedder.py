@@ -18,10 +18,10 @@ import semsearch
 from semsearch.cli.app import app
 from semsearch.embedders.fake import FakeEmbedder
 from semsearch.errors import InvalidFilter
-from semsearch.server.http import create_app
-from semsearch.server.http_auth import KeyRing
-from semsearch.server.http_state import ServerState
-from semsearch.server.mcp_service import McpConfig, McpService
+from semsearch.server.http.app import create_app
+from semsearch.server.http.auth import KeyRing
+from semsearch.server.http.state import ServerState
+from semsearch.server.mcp.service import McpConfig, McpService
 from semsearch.sources.srd import load_srd
 from tests.conftest import shared_path
 

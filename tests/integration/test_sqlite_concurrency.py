@@ -1,6 +1,6 @@
 """The SQLite store under concurrent threads and processes on one file (real SQLite, WAL mode).
 
-Searches read through their own connection while writes go through another (stores/sqlite.py).
+Searches read through their own connection while writes go through another (stores/sqlite/store.py).
 These tests run readers against writers, drops, ANALYZE and close() at the same time and check
 what a user would see: no errors but the documented ones, no half-written batch, no lost write,
 keyword scores equal to FTS5's own bm25() on the same file. The fake embedder only does the
@@ -24,7 +24,7 @@ import pytest
 
 import semsearch
 from semsearch.errors import BackendUnavailable, IndexNotFound
-from semsearch.stores.sqlite import SQLiteStore
+from semsearch.stores.sqlite.store import SQLiteStore
 
 BATCH = 10
 

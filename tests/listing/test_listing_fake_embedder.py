@@ -18,10 +18,10 @@ from semsearch.cli.app import app
 from semsearch.embedders.fake import FakeEmbedder
 from semsearch.errors import InvalidQuery
 from semsearch.schema import Field, Schema
-from semsearch.server.http import create_app
-from semsearch.server.http_auth import KeyRing
-from semsearch.server.http_state import ServerState
-from semsearch.server.mcp_service import McpConfig, McpService
+from semsearch.server.http.app import create_app
+from semsearch.server.http.auth import KeyRing
+from semsearch.server.http.state import ServerState
+from semsearch.server.mcp.service import McpConfig, McpService
 
 # ids deliberately not in insertion order: a listing is ordered by id
 IDS = ["kiwi", "apple", "fig", "banana", "cherry", "date", "elder"]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from semsearch.embedders.fake import FakeEmbedder
-from semsearch.memory import ConversationMemory
+from semsearch.memory.conversation import ConversationMemory
 from tests.contract.conftest import database, postgres_url, store  # noqa: F401  (fixtures)
 from tests.http.conftest import make_client  # noqa: F401  (fixture: the real app)
 

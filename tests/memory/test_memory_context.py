@@ -9,8 +9,8 @@ import pytest
 
 from semsearch import InvalidQuery
 from semsearch.embedders.fake import FakeEmbedder
-from semsearch.memory import ConversationMemory
-from semsearch.memory_context import ContextItem, fit_to_budget
+from semsearch.memory.context import ContextItem, fit_to_budget
+from semsearch.memory.conversation import ConversationMemory
 
 
 def words(text: str) -> int:

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 import semsearch
 from semsearch.cli.app import app
 from semsearch.errors import InvalidQuery
-from semsearch.memory import ConversationMemory
+from semsearch.memory.conversation import ConversationMemory
 
 SECRET = "my bank PIN is 4321"
 
@@ -87,8 +87,8 @@ def test_http_collection_routes_do_not_reach_a_memory_under_another_name(make_cl
 def _mcp_calls(index: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
     from mcp import Client
 
-    from semsearch.server.mcp import build_server
-    from semsearch.server.mcp_service import McpConfig, McpService
+    from semsearch.server.mcp.server import build_server
+    from semsearch.server.mcp.service import McpConfig, McpService
 
     service = McpService(McpConfig(location=index, model="fake:32"))
 

@@ -16,8 +16,8 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_stat
 
 import semsearch
 from semsearch.embedders.fake import FakeEmbedder
-from semsearch.memory import ConversationMemory
-from semsearch.memory_types import Message
+from semsearch.memory.conversation import ConversationMemory
+from semsearch.memory.types import Message
 
 USERS = st.sampled_from(["ann", "bob", "cy"])
 CONVERSATIONS = st.sampled_from(["c1", "c2", "c3"])

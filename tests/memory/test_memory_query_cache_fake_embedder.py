@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from semsearch.embedders.fake import FakeEmbedder
-from semsearch.memory import ConversationMemory
+from semsearch.memory.conversation import ConversationMemory
 
 
 def test_repeated_memory_search_embeds_the_query_once_fake(tmp_path: Path) -> None:

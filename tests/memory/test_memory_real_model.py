@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from tokenizers import Tokenizer
 
-from semsearch.memory import ConversationMemory
+from semsearch.memory.conversation import ConversationMemory
 from tests.conftest import shared_path
 from tests.memory.datasets import Conversation, load_conversations
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from semsearch.memory import ConversationMemory
+from semsearch.memory.conversation import ConversationMemory
 
 pytestmark = pytest.mark.slow
 

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from semsearch.embedders.fake import FakeEmbedder
-from semsearch.memory import ConversationMemory
+from semsearch.memory.conversation import ConversationMemory
 from semsearch.worker import EmbeddingWorker
 
 REPO = Path(__file__).resolve().parents[2]
@@ -111,7 +111,7 @@ CRASHING_CHILD = textwrap.dedent(
     """
     import os, sys, time
     from semsearch.embedders.fake import FakeEmbedder
-    from semsearch.memory import ConversationMemory
+    from semsearch.memory.conversation import ConversationMemory
 
     class Slow(FakeEmbedder):
         def _embed_batch(self, texts, kind):

@@ -10,7 +10,7 @@ from pathlib import Path
 from semsearch.results import Chunk
 from semsearch.schema import Schema
 from semsearch.stores.base import ChunkWrite, CollectionInfo, RecordWrite
-from semsearch.stores.milvus import MilvusStore
+from semsearch.stores.milvus.store import MilvusStore
 
 
 def one_chunk_record(rid: str, text: str) -> RecordWrite:

@@ -20,10 +20,10 @@ import pytest
 from semsearch.filters import parse_filter
 from semsearch.results import Chunk
 from semsearch.schema import Schema
-from semsearch.stores import milvus_layout as lay
 from semsearch.stores.base import ChunkWrite, CollectionInfo, RecordWrite
-from semsearch.stores.milvus import MilvusStore
-from semsearch.stores.milvus_columns import write_rows
+from semsearch.stores.milvus import layout as lay
+from semsearch.stores.milvus.columns import write_rows
+from semsearch.stores.milvus.store import MilvusStore
 
 NAME = "cols"
 SCHEMA = Schema.from_types({"kind": "str"})

@@ -12,8 +12,8 @@ import pytest
 import semsearch
 from semsearch.embedders.fake import FakeEmbedder
 from semsearch.errors import BackendUnavailable, NotAnIndex, StoreCorrupted
-from semsearch.stores import milvus_layout as lay
-from semsearch.stores.milvus import MilvusStore
+from semsearch.stores.milvus import layout as lay
+from semsearch.stores.milvus.store import MilvusStore
 
 
 def test_a_file_where_the_folder_should_be_is_refused_untouched(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from semsearch.embedders.fake import FakeEmbedder
 from semsearch.errors import InvalidFilter
 from semsearch.filters import parse_filter
 from semsearch.schema import Schema
-from semsearch.stores.milvus_expr import compile_filter, literal
+from semsearch.stores.milvus.expr import compile_filter, literal
 
 SCHEMA = Schema.from_types(
     {"level": "int", "school": "str", "weight": "float", "ritual": "bool", "classes": "list[str]"}

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from semsearch.stores import milvus_writes
-from semsearch.stores.milvus import MilvusStore
+from semsearch.stores.milvus import writes as milvus_writes
+from semsearch.stores.milvus.store import MilvusStore
 from tests.milvus.helpers import fake8_store, one_chunk_record
 
 NAME = "half"

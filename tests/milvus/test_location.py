@@ -7,7 +7,7 @@ import os
 import pytest
 
 from semsearch.errors import BackendUnavailable
-from semsearch.stores.milvus_conn import parse_location
+from semsearch.stores.milvus.conn import parse_location
 
 
 def test_lite_paths_absolute_and_relative() -> None:

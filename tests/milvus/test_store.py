@@ -15,8 +15,8 @@ import semsearch
 from semsearch.embedders.fake import FakeEmbedder
 from semsearch.errors import DimensionMismatch, IndexNotFound, ModelMismatch
 from semsearch.schema import Schema
-from semsearch.stores import milvus_layout as lay
-from semsearch.stores.milvus import EXACT_MAX, MilvusStore
+from semsearch.stores.milvus import layout as lay
+from semsearch.stores.milvus.store import EXACT_MAX, MilvusStore
 
 SCHEMA = Schema.from_types({"level": "int", "school": "str", "tags": "list[str]"})
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from semsearch.stores.milvus_terms import keyword_terms
+from semsearch.stores.milvus.terms import keyword_terms
 
 
 def test_words_are_stemmed_with_porter() -> None:

@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 from semsearch.schema import Schema
-from semsearch.stores import milvus_writes
 from semsearch.stores.base import CollectionInfo, RecordWrite
-from semsearch.stores.milvus import MilvusStore
-from semsearch.stores.milvus_writes import set_status
+from semsearch.stores.milvus import writes as milvus_writes
+from semsearch.stores.milvus.store import MilvusStore
+from semsearch.stores.milvus.writes import set_status
 from tests.milvus.helpers import fake8_store, one_chunk_record
 
 NAME = "cost"
@@ -171,7 +171,7 @@ def test_writes_ask_once_whether_windows_exist_until_they_are_created_fake_vecto
     collection without windows is found to have none once, and windows written later in the
     process are still pruned with their content."""
     from semsearch.stores.base import WindowSet
-    from semsearch.stores.milvus_windows import windows_name
+    from semsearch.stores.milvus.windows import windows_name
 
     client = store.client()
     asked: list[str] = []

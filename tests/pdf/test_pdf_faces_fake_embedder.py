@@ -16,10 +16,10 @@ from typer.testing import CliRunner
 import semsearch
 from semsearch.cli.app import app
 from semsearch.embedders.fake import FakeEmbedder
-from semsearch.server.http import create_app
-from semsearch.server.http_auth import KeyRing
-from semsearch.server.http_state import ServerState
-from semsearch.server.mcp_service import hit_view
+from semsearch.server.http.app import create_app
+from semsearch.server.http.auth import KeyRing
+from semsearch.server.http.state import ServerState
+from semsearch.server.mcp.service import hit_view
 from semsearch.sources.vault import VAULT_SCHEMA, index_folder
 from tests.pdf.make import text_pdf
 

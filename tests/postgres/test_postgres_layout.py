@@ -7,7 +7,7 @@ import pytest
 import semsearch
 from semsearch.embedders.fake import FakeEmbedder
 from semsearch.errors import InvalidRecord, StoreCorrupted
-from semsearch.stores.postgres import PostgresStore
+from semsearch.stores.postgres.store import PostgresStore
 from tests.contract.helpers import spells
 
 

@@ -12,7 +12,7 @@ import pytest
 import semsearch
 from semsearch.embedders.fake import FakeEmbedder
 from semsearch.schema import Schema
-from semsearch.stores.postgres import PostgresStore
+from semsearch.stores.postgres.store import PostgresStore
 
 N = 2000
 WORDS = [f"w{i}" for i in range(300)]
@@ -44,8 +44,8 @@ def _plan(location: str, coll, where: dict | None) -> str:
     import psycopg
     from pgvector.psycopg import register_vector
 
-    from semsearch.stores.postgres_search import ann_sql, set_ann_options
-    from semsearch.stores.postgres_sql import Tables, compile_filter
+    from semsearch.stores.postgres.search import ann_sql, set_ann_options
+    from semsearch.stores.postgres.sql import Tables, compile_filter
 
     ast = semsearch.filters.parse_filter(where, coll.schema)
     sql, params = compile_filter(ast) if ast is not None else ("true", [])

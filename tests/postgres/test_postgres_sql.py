@@ -6,7 +6,7 @@ import pytest
 
 from semsearch.filters import parse_filter
 from semsearch.schema import Schema
-from semsearch.stores.postgres_sql import (
+from semsearch.stores.postgres.sql import (
     Tables,
     column,
     compile_filter,

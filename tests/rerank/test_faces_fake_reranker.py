@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 import semsearch
 from semsearch.cli.app import app
-from semsearch.server.mcp_service import McpConfig, McpService
+from semsearch.server.mcp.service import McpConfig, McpService
 
 runner = CliRunner()
 DOCS = [
@@ -103,7 +103,7 @@ def test_eval_rerank_fake(index: Path, tmp_path: Path) -> None:
 def test_serve_workers_read_the_reranker_from_the_environment_fake(
     index: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from semsearch.server.http_process import state_from_env
+    from semsearch.server.http.process import state_from_env
 
     monkeypatch.setenv("SEMSEARCH_SERVE_LOCATION", str(index))
     monkeypatch.setenv("SEMSEARCH_RERANKER", "fake:")

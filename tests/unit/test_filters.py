@@ -11,7 +11,7 @@ import pytest
 import semsearch
 from semsearch.filters import And, Compare, Not, Or, parse_filter
 from semsearch.schema import Field, Schema
-from semsearch.stores.sqlite_sql import compile_filter
+from semsearch.stores.sqlite.sql import compile_filter
 
 SCHEMA = Schema(
     fields=(

@@ -10,7 +10,7 @@ import pytest
 
 import semsearch
 from semsearch.schema import Field, Schema
-from semsearch.stores.sqlite_sql import fts_query, trigram_query
+from semsearch.stores.sqlite.sql import fts_query, trigram_query
 
 DOCS = {
     "adr": "ADR-0042 records the decision to keep one SQLite file per vault.",

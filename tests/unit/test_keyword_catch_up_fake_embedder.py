@@ -1,5 +1,5 @@
-"""The keyword sidecar caught up from the record change log (stores/record_changes.py,
-stores/keyword_delta.py): after adds, updates and deletes, from this process or another, the
+"""The keyword sidecar caught up from the record change log (stores/sqlite/record_changes.py,
+bm25/delta.py): after adds, updates and deletes, from this process or another, the
 next search is answered by the sidecar without a rebuild, with FTS5's ranking and scores.
 
 Expected values come from FTS5's own ``bm25()`` (the store's ranking with the sidecar off),
@@ -13,12 +13,13 @@ from pathlib import Path
 import pytest
 
 import semsearch
+from semsearch.bm25 import sidecar as keyword_sidecar
+from semsearch.bm25.file import read_header
+from semsearch.bm25.sidecar import KeywordSidecar
 from semsearch.collection import Collection
 from semsearch.embedders.fake import FakeEmbedder
 from semsearch.filters import parse_filter
-from semsearch.stores import keyword_sidecar, record_changes
-from semsearch.stores.keyword_file import read_header
-from semsearch.stores.keyword_sidecar import KeywordSidecar
+from semsearch.stores.sqlite import record_changes
 from tests.file_formats import as_older_format
 from tests.unit.test_keyword_sidecar_fake_embedder import (
     SCHEMA,

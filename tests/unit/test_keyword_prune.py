@@ -1,4 +1,4 @@
-"""MaxScore pruning (stores/keyword_prune.py) returns the exhaustive top k.
+"""MaxScore pruning (bm25/prune.py) returns the exhaustive top k.
 
 The reference is :meth:`Postings.top`, which scores every posting of every term; both run on
 posting arrays built from real SciFact text by FTS5's own tokenizer."""
@@ -8,11 +8,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from semsearch.stores import keyword_prune
-from semsearch.stores.keyword_postings import Postings, build_postings
-from semsearch.stores.keyword_prune import top_pruned
-from semsearch.stores.keyword_tokens import PieceTokenizer
-from semsearch.stores.sqlite_schema import FTS_TOKENIZER
+from semsearch.bm25 import prune as keyword_prune
+from semsearch.bm25.postings import Postings, build_postings
+from semsearch.bm25.prune import top_pruned
+from semsearch.bm25.tokens import PieceTokenizer
+from semsearch.stores.sqlite.schema import FTS_TOKENIZER
 from tests.unit.test_keyword_sidecar_fake_embedder import queries, scifact
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import semsearch
 from semsearch.schema import Field, Schema
-from semsearch.stores.sqlite_record_fts import TITLE_WEIGHT
+from semsearch.stores.sqlite.record_fts import TITLE_WEIGHT
 
 FILLER = {f"filler{i}": f"plum {i} quartz zebra basalt" for i in range(6)}
 

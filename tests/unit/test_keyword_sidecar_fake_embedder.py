@@ -20,14 +20,14 @@ import numpy as np
 import pytest
 
 import semsearch
+from semsearch.bm25.chunks import best_chunks_from_text, fts_totals
+from semsearch.bm25.file import keyword_path
+from semsearch.bm25.sidecar import KeywordSidecar, fts_stamp
 from semsearch.collection import Collection
 from semsearch.embedders.fake import FakeEmbedder
 from semsearch.filters import parse_filter
 from semsearch.schema import Field, Schema
-from semsearch.stores import sqlite_keyword
-from semsearch.stores.keyword_chunks import best_chunks_from_text, fts_totals
-from semsearch.stores.keyword_file import keyword_path
-from semsearch.stores.keyword_sidecar import KeywordSidecar, fts_stamp
+from semsearch.stores.sqlite import keyword as sqlite_keyword
 from tests.conftest import shared_path
 
 ROOT = Path(__file__).resolve().parents[2]

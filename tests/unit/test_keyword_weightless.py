@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 import semsearch
-from semsearch.stores import sqlite_keyword
-from semsearch.stores.sqlite_keyword import TermCounts
+from semsearch.stores.sqlite import keyword as sqlite_keyword
+from semsearch.stores.sqlite.keyword import TermCounts
 
 FILLER = [
     "alpha",

@@ -19,7 +19,7 @@ from semsearch.errors import InvalidFilter
 from semsearch.filters import IdMatch, path_filter
 from semsearch.globs import CharSet, Lit, Many, One, parse_glob, prefix_end
 from semsearch.search import PathScope
-from semsearch.stores.sqlite_sql import (
+from semsearch.stores.sqlite.sql import (
     FNMATCH_FUNCTION,
     compile_filter,
     fnmatch_function,

@@ -17,7 +17,7 @@ import semsearch
 from semsearch.embedders.fake import FakeEmbedder
 from semsearch.highlight import keyword_highlight
 from semsearch.sources.vault import VAULT_SCHEMA
-from semsearch.stores.sqlite_schema import SCHEMA_VERSION
+from semsearch.stores.sqlite.schema import SCHEMA_VERSION
 from semsearch.windows import window_spans
 from tests.file_formats import as_older_format
 

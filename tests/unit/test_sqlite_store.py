@@ -19,7 +19,7 @@ from semsearch.embedders.base import BaseEmbedder, EmbedKind
 from semsearch.embedders.fake import FakeEmbedder
 from semsearch.schema import Schema
 from semsearch.stores.base import CollectionInfo
-from semsearch.stores.sqlite import SQLiteStore
+from semsearch.stores.sqlite.store import SQLiteStore
 
 DOCS = [
     {"id": "a", "text": "The quick brown fox jumps over the lazy dog.", "kind": "animal"},

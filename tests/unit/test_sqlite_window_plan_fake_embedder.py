@@ -13,7 +13,7 @@ from pathlib import Path
 
 import semsearch
 from semsearch.embedders.fake import FakeEmbedder
-from semsearch.stores.sqlite_windows import read_windows
+from semsearch.stores.sqlite.windows import read_windows
 
 #: sqlite_stat1 rows of the 100k benchmark file (benchmarks/keyword_engines.py).
 MISLEADING = [

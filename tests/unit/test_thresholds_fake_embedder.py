@@ -14,8 +14,8 @@ import pytest
 import semsearch
 from semsearch.embedders.fake import FakeEmbedder
 from semsearch.embedders.thresholds import default_min_score, model_default
-from semsearch.memory import ConversationMemory
-from semsearch.server.mcp_service import McpConfig, McpService
+from semsearch.memory.conversation import ConversationMemory
+from semsearch.server.mcp.service import McpConfig, McpService
 
 TEXTS = {"a": "alpha owls at night", "b": "alpha owls at noon", "c": "beta bees"}
 

@@ -17,7 +17,7 @@ from semsearch.collection import Collection
 from semsearch.embedders.base import EmbedKind
 from semsearch.errors import EmbedderUnavailable, IndexUnhealthy, SemsearchError
 from semsearch.health import read_health
-from semsearch.server.mcp_service import McpConfig, McpService
+from semsearch.server.mcp.service import McpConfig, McpService
 from semsearch.sources.vault import VAULT_SCHEMA, scan_folder
 from semsearch.sources.watch import FolderWatcher, sync_folder
 from tests.conftest import shared_path
@@ -179,8 +179,8 @@ def test_http_answers_503_for_semantic_while_quarantined_fake_embedder(
 ) -> None:
     from fastapi.testclient import TestClient
 
-    from semsearch.server.http import create_app
-    from semsearch.server.http_state import ServerState
+    from semsearch.server.http.app import create_app
+    from semsearch.server.http.state import ServerState
 
     sync_folder(db.collection("notes", schema=VAULT_SCHEMA, embedder=FailsFromThirdBatch()), vault)
     state = ServerState(db, embedder=QuickFake())
@@ -220,8 +220,8 @@ def test_failed_paths_respect_each_face_privacy_fake_embedder(
     """MCP stats hides failed paths outside its scope; the key-less /health lists none."""
     from fastapi.testclient import TestClient
 
-    from semsearch.server.http import create_app
-    from semsearch.server.http_state import ServerState
+    from semsearch.server.http.app import create_app
+    from semsearch.server.http.state import ServerState
 
     coll = db.collection("notes", schema=VAULT_SCHEMA, embedder=QuickFake())
     write(vault, "private/diary.md", b"\xff\xfe secret")

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 import semsearch
-from semsearch.server.http import create_app
-from semsearch.server.http_state import ServerState
+from semsearch.server.http.app import create_app
+from semsearch.server.http.state import ServerState
 from tests.web.conftest import start_server, stop_server
 
 pytestmark = pytest.mark.slow

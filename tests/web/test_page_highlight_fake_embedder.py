@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import semsearch
-from semsearch.server.http import create_app
-from semsearch.server.http_state import ServerState
+from semsearch.server.http.app import create_app
+from semsearch.server.http.state import ServerState
 from tests.web.conftest import start_server, stop_server
 
 NOTE = "Compost needs air and water every week. The lighthouse key is under the blue pot."

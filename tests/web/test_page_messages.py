@@ -10,9 +10,9 @@ import pytest
 
 import semsearch
 from semsearch.embedders.fake import FakeEmbedder
-from semsearch.server.http import create_app
-from semsearch.server.http_auth import KeyRing
-from semsearch.server.http_state import ServerState
+from semsearch.server.http.app import create_app
+from semsearch.server.http.auth import KeyRing
+from semsearch.server.http.state import ServerState
 from tests.web.conftest import start_server, stop_server
 
 READ_KEY = "page-read-key-0123"

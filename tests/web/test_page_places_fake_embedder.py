@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import semsearch
-from semsearch.server.http import create_app
-from semsearch.server.http_state import ServerState
+from semsearch.server.http.app import create_app
+from semsearch.server.http.state import ServerState
 from semsearch.sources.vault import VAULT_SCHEMA, index_folder
 from tests.pdf.make import text_pdf
 from tests.web.conftest import start_server, stop_server

@@ -1,0 +1,362 @@
+"""The rows of the ANN cache and how they are read from a ``.embed.db`` file.
+
+Every function taking a ``conn`` runs inside one read transaction opened by the store, so the
+version counter, the change-log position and the vectors it reads are one consistent snapshot.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from semsearch.ann import file as ann_file
+from semsearch.ann import graph as ann_graph
+from semsearch.ann.policy import AnnOptions
+from semsearch.stores.sqlite.changes import high_water, pruned_to
+from semsearch.stores.sqlite.vector_blobs import decode_blobs, decode_blobs_half, stored_precision
+
+if TYPE_CHECKING:
+    from semsearch.collection import Collection
+
+__all__ = ["AnnState", "LogPruned", "configure_ann"]
+
+_FETCH = 4096
+
+
+class LogPruned(Exception):
+    """The change log was pruned past a cache's position: it cannot catch up, only reload."""
+
+
+@dataclass(frozen=True)
+class AnnState:
+    """An immutable snapshot of one collection's cache (searches run on it without a lock).
+
+    Attributes:
+        version: the collection change counter it reflects.
+        last_seq: the last change-log ``seq`` it reflects.
+        identity: collection name, created_at, model_id, dim and stored precision it was
+            built for.
+        options: the collection's ANN options.
+        chunk_ids, record_rowids: int64[n] per row.
+        alive: bool[n], False for tombstones (deleted or re-embedded chunks).
+        graph: the HNSW graph over rows [0, graph_rows), or None.
+        graph_rows: rows covered by the graph.
+        graph_vectors: [graph_rows, dim] vectors of the graph rows at the stored precision:
+            float16 (a view of an fp16 graph's codes, or the sidecar's float16 array) or
+            float32 (a view of a flat graph's storage); upcast before any product.
+        fresh: float32[n - graph_rows, dim] rows added since the graph was built (the stored
+            values, upcast); float16 (as stored) only in a graph-less state loaded for a graph
+            build (:func:`load_rows` ``half``), where products upcast them as numpy promotes.
+        token: the graph's build token when it is on disk, else None.
+    """
+
+    version: int
+    last_seq: int
+    identity: dict[str, Any]
+    options: AnnOptions
+    chunk_ids: NDArray[np.int64]
+    record_rowids: NDArray[np.int64]
+    alive: NDArray[np.bool_]
+    graph: Any
+    graph_rows: int
+    graph_vectors: NDArray[np.floating]
+    fresh: NDArray[np.floating]
+    token: str | None = None
+
+    @property
+    def rows(self) -> int:
+        """Rows, live and dead."""
+        return int(self.chunk_ids.shape[0])
+
+    @property
+    def dim(self) -> int:
+        """Vector dimension (0 before the first vector)."""
+        return int(self.fresh.shape[1])
+
+    def live(self) -> int:
+        """Live rows, i.e. embedded chunks."""
+        return int(np.count_nonzero(self.alive))
+
+
+def collection_meta(
+    conn: sqlite3.Connection, cid: int
+) -> tuple[dict[str, Any], int, dict[str, Any]] | None:
+    """(identity, version, options) of a collection, or None if it is gone.
+
+    The identity includes the precision the file stores vectors at (``"float32"`` before
+    format 5, ``"float16"`` from it): the format-5 migration rewrites vectors without logging
+    changes, so a cache built on the float32 values is reloaded, never caught up.
+    """
+    row = conn.execute(
+        "SELECT name, created_at, model_id, dim, version, options, "
+        "(SELECT MAX(version) FROM semsearch_migrations) FROM collections WHERE id = ?",
+        (cid,),
+    ).fetchone()
+    if row is None:
+        return None
+    identity = {
+        "collection": row[0], "created_at": row[1], "model_id": row[2], "dim": row[3],
+        "precision": stored_precision(int(row[6] or 0)),
+    }  # fmt: skip
+    return identity, int(row[4]), json.loads(row[5] or "{}")
+
+
+def _position(conn: sqlite3.Connection, cid: int) -> tuple[int, int]:
+    version = conn.execute("SELECT version FROM collections WHERE id = ?", (cid,)).fetchone()
+    return int(version[0] if version else 0), high_water(conn)
+
+
+def embedded_count(conn: sqlite3.Connection, cid: int) -> int:
+    """Embedded chunks of a collection in the file."""
+    row = conn.execute(
+        "SELECT COUNT(*) FROM chunks WHERE collection_id = ? AND status = 'embedded'", (cid,)
+    ).fetchone()
+    return int(row[0])
+
+
+def _fetch(
+    cursor: sqlite3.Cursor, n: int, dim: int, half: bool = False
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[Any]]:
+    """Read (chunk id, record rowid, vector blob) rows into preallocated arrays, in batches:
+    vectors float32[n, dim], or with ``half`` float16[n, dim] as stored."""
+    ids = np.empty(n, np.int64)
+    rowids = np.empty(n, np.int64)
+    vectors = np.empty((n, dim), np.float16 if half else np.float32)
+    decode = decode_blobs_half if half else decode_blobs
+    filled = 0
+    while batch := cursor.fetchmany(_FETCH):
+        end = min(filled + len(batch), n)
+        take = batch[: end - filled]
+        ids[filled:end] = [r[0] for r in take]
+        rowids[filled:end] = [r[1] for r in take]
+        vectors[filled:end] = decode([r[2] for r in take], dim)
+        filled = end
+    return ids[:filled], rowids[:filled], vectors[:filled]
+
+
+def load_rows(
+    conn: sqlite3.Connection,
+    cid: int,
+    identity: dict[str, Any],
+    opts: AnnOptions,
+    half: bool = False,
+) -> AnnState:
+    """A graph-less cache holding every embedded chunk of the collection.
+
+    With ``half`` and at least ``opts.threshold`` chunks (a graph is built from these rows
+    next), ``fresh`` keeps the stored float16 values instead of a float32 copy: the build
+    upcasts them a batch at a time, so loading and building never hold n x dim float32.
+    """
+    version, last_seq = _position(conn, cid)
+    meta = collection_meta(conn, cid)  # this snapshot's: the first vectors may have come since
+    identity = identity if meta is None else meta[0]
+    dim = int(identity["dim"] or 0)
+    n = embedded_count(conn, cid)
+    cursor = conn.execute(
+        "SELECT id, record_rowid, vector FROM chunks WHERE collection_id = ? "
+        "AND status = 'embedded' ORDER BY id",
+        (cid,),
+    )
+    ids, rowids, vectors = _fetch(cursor, n, dim, half and n >= opts.threshold)
+    return AnnState(
+        version, last_seq, identity, opts, ids, rowids, np.ones(ids.size, np.bool_),
+        None, 0, np.empty((0, dim), np.float32), vectors,
+    )  # fmt: skip
+
+
+def catch_up(conn: sqlite3.Connection, cid: int, state: AnnState) -> AnnState:
+    """Apply the change log since ``state.last_seq``: tombstone touched chunks, append them anew.
+
+    A chunk touched by any number of adds and deletes ends as its current row in ``chunks``
+    (appended if still embedded), so the order of operations in the log does not matter.
+
+    Raises:
+        LogPruned: the log rows after ``state.last_seq`` were pruned (stores/sqlite/changes.py):
+            the caller reloads the cache instead.
+    """
+    if state.last_seq < pruned_to(conn, cid):
+        raise LogPruned(f"change log pruned past seq {state.last_seq}")
+    version, last_seq = _position(conn, cid)
+    touched = [
+        r[0]
+        for r in conn.execute(
+            "SELECT DISTINCT chunk_id FROM changes WHERE seq > ? AND collection_id = ?",
+            (state.last_seq, cid),
+        )
+    ]
+    if not touched:
+        return replace(state, version=version, last_seq=last_seq)
+    dim = state.dim or int(_dim(conn, cid))
+    found = [
+        _touched_rows(conn, cid, touched[i : i + 500], dim) for i in range(0, len(touched), 500)
+    ]
+    ids = np.concatenate([f[0] for f in found])
+    rowids = np.concatenate([f[1] for f in found])
+    vectors = np.concatenate([f[2] for f in found])
+    alive = state.alive & ~np.isin(state.chunk_ids, np.asarray(touched, np.int64))
+    fresh = state.fresh if state.dim else np.empty((0, dim), np.float32)
+    return replace(
+        state,
+        version=version,
+        last_seq=last_seq,
+        chunk_ids=np.concatenate([state.chunk_ids, ids]),
+        record_rowids=np.concatenate([state.record_rowids, rowids]),
+        alive=np.concatenate([alive, np.ones(ids.size, np.bool_)]),
+        fresh=np.concatenate([fresh, vectors]),
+        graph_vectors=state.graph_vectors.reshape(-1, dim),
+    )
+
+
+def _dim(conn: sqlite3.Connection, cid: int) -> int:
+    row = conn.execute("SELECT dim FROM collections WHERE id = ?", (cid,)).fetchone()
+    return int(row[0] or 0) if row else 0
+
+
+def _touched_rows(
+    conn: sqlite3.Connection, cid: int, ids: Sequence[int], dim: int
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float32]]:
+    marks = ", ".join("?" for _ in ids)
+    cursor = conn.execute(
+        "SELECT id, record_rowid, vector FROM chunks WHERE collection_id = ? AND "
+        f"status = 'embedded' AND id IN ({marks}) ORDER BY id",
+        (cid, *ids),
+    )
+    return _fetch(cursor, len(ids), dim)
+
+
+def open_sidecar(
+    conn: sqlite3.Connection,
+    db_path: str,
+    cid: int,
+    car: ann_file.Sidecar,
+    identity: dict[str, Any],
+    opts: AnnOptions,
+) -> AnnState:
+    """The cache state of a read sidecar, caught up with the change log (one transaction).
+
+    A graph file with its codes (sidecar format 3, int8 and float32 graphs) is memory-mapped.
+    An fp16 graph written without codes (format 4, header ``graph.codes_in_sqlite``) gets them
+    from the file's float16 vectors, read in this transaction (:func:`_fill_codes`): rows whose
+    chunk is no longer embedded are tombstoned, and the catch-up that follows in the same
+    transaction tombstones every row whose chunk was re-embedded since the save, so a live row's
+    code is always its chunk's current stored vector.
+
+    Raises:
+        ann_file.SidecarInvalid: the graph is missing, truncated, built with other parameters,
+            or does not match the arrays; or the caught-up live rows are not the file's
+            embedded chunks.
+        LogPruned: the change log was pruned past the sidecar's position.
+    """
+    head = car.header
+    info = head.get("graph") or {}
+    if {k: info.get(k) for k in opts.graph_key()} != opts.graph_key():
+        raise ann_file.SidecarInvalid("built with other HNSW parameters")
+    gpath = ann_file.graph_path(db_path, cid, str(info.get("token")))
+    if not os.path.exists(gpath) or os.path.getsize(gpath) != info.get("size"):
+        raise ann_file.SidecarInvalid("graph file missing or truncated")
+    rows, dim = int(head.get("graph_rows", -1)), int(identity["dim"] or 0)
+    chunk_ids, alive = np.asarray(car.chunk_ids), car.alive.astype(np.bool_)
+    if chunk_ids.shape[0] != rows:
+        raise ann_file.SidecarInvalid("graph and arrays disagree")
+    if info.get("codes_in_sqlite"):
+        found = np.zeros(rows, np.bool_)
+        graph = ann_graph.load_graph_without_codes(
+            gpath, dim, lambda out: _fill_codes(conn, cid, chunk_ids, out, found)
+        )
+        alive &= found
+    else:
+        graph = ann_graph.load_graph(gpath, mmap=True)
+    if graph.ntotal != rows or graph.d != dim:
+        raise ann_file.SidecarInvalid("graph and arrays disagree")
+    vectors = ann_graph.graph_vectors(graph)
+    if vectors is None:  # int8 codes: exact scans and rescoring read the SQLite file
+        vectors = np.empty((0, graph.d), np.float16)
+    state = catch_up(conn, cid, AnnState(
+        int(head["version"]), int(head["last_seq"]), identity, opts,
+        chunk_ids, np.asarray(car.record_rowids), alive,
+        graph, rows, vectors, np.empty((0, graph.d), np.float32), str(info["token"]),
+    ))  # fmt: skip
+    embedded = embedded_count(conn, cid)
+    if embedded != state.live():
+        raise ann_file.SidecarInvalid(f"holds {state.live()} live vectors, the file {embedded}")
+    return state
+
+
+def _fill_codes(
+    conn: sqlite3.Connection,
+    cid: int,
+    chunk_ids: NDArray[np.int64],
+    out: NDArray[np.float16],
+    found: NDArray[np.bool_],
+) -> None:
+    """Write the stored float16 vector of each graph row's chunk into ``out`` (graph row order).
+
+    One pass over the collection's embedded chunks in id order, matched to the rows by a sorted
+    copy of ``chunk_ids`` (a re-embedded chunk can own two rows: its dead old row and its new
+    one; both get the current vector, and the dead one is never returned). Rows whose chunk is
+    not embedded any more keep zeros and are left False in ``found``; at most one batch of
+    :data:`_FETCH` blobs is held besides ``out``.
+
+    Raises:
+        ann_file.SidecarInvalid: the graph's row count is not the arrays'.
+    """
+    if out.shape[0] != chunk_ids.shape[0]:
+        raise ann_file.SidecarInvalid("graph and arrays disagree")
+    dim = out.shape[1]
+    ascending = bool(np.all(chunk_ids[1:] >= chunk_ids[:-1]))  # the usual case: no sort
+    order = None if ascending else np.argsort(chunk_ids, kind="stable")
+    by_id = chunk_ids if order is None else chunk_ids[order]
+    cursor = conn.execute(
+        "SELECT id, vector FROM chunks WHERE collection_id = ? AND status = 'embedded' ORDER BY id",
+        (cid,),
+    )
+    while batch := cursor.fetchmany(_FETCH):
+        id_list, blobs = zip(*batch, strict=True)
+        ids = np.array(id_list, np.int64)
+        lo = int(np.searchsorted(by_id, ids[0], side="left"))
+        hi = int(np.searchsorted(by_id, ids[-1], side="right"))
+        wanted = by_id[lo:hi]
+        at = np.searchsorted(ids, wanted)  # < len(ids): every wanted id is <= ids[-1]
+        hit = ids[at] == wanted
+        if not hit.any():
+            continue
+        values = decode_blobs_half(blobs, dim)
+        if order is None and hi - lo == ids.size and bool(hit.all()):  # rows lo..hi: these
+            out[lo:hi] = values
+            found[lo:hi] = True
+            continue
+        rows = (np.arange(lo, hi) if order is None else order[lo:hi])[hit]
+        out[rows] = values[at[hit]]
+        found[rows] = True
+
+
+def configure_ann(collection: Collection, **options: Any) -> AnnOptions:
+    """Set a collection's HNSW options (stored with the collection, seen by every process).
+
+    Args:
+        collection: an open collection (SQLite store; other backends ignore these options).
+        **options: any of :class:`~semsearch.ann.policy.AnnOptions`' fields, e.g.
+            ``M=32, ef_construction=80, ef_search=128, storage="float16", threshold=20000``.
+            ``None`` resets an option to its default. A change of ``M``,
+            ``ef_construction`` or ``storage`` rebuilds the graph on the next search.
+    Returns:
+        The options now in force.
+    Raises:
+        InvalidQuery: unknown option or value out of range (nothing is stored).
+    """
+
+    info = collection.store.get_collection(collection.name) or collection.info
+    merged = {**(info.options.get("ann") or {}), **options}
+    merged = {k: v for k, v in merged.items() if v is not None}
+    opts = AnnOptions.from_options({"ann": merged})
+    updated = replace(info, options={**info.options, "ann": merged})
+    collection.store.update_collection(updated)
+    collection.info = updated
+    return opts

@@ -1,0 +1,126 @@
+"""A keyword sidecar caught up from the record change log: base postings plus a delta.
+
+After a write, only the records the log names (stores/sqlite/record_changes.py) are re-read: their
+positions in the base postings (the ``.kw`` file, or the last build) are marked dead, and their
+current text, if they still exist, forms a small *delta* :class:`Postings`. The two are scored
+as one collection with the statistics of the collection as it is now, so the ranking is the
+one a full rebuild gives (FTS5's ``bm25()``, bm25/postings.py):
+
+- ``N`` = live base records + delta records;
+- ``n(q)`` = base records holding ``q`` that are not dead + delta records holding it;
+- ``avgdl`` over the same live records.
+
+Positions: ``0 .. len(base) - 1`` are the base's records (dead ones never score),
+``len(base) ..`` the delta's. Chunk-level term counts (for the chunk a hit shows) are not
+kept for the delta: :meth:`LivePostings.chunk_hits` returns None and the caller asks FTS5.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from semsearch.bm25.postings import K1, B, Clause, Postings, add_term, idf, top_of
+from semsearch.bm25.prune import top_pruned
+
+__all__ = ["LivePostings"]
+
+
+def _positions(rowids: NDArray[np.int64], ids: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Each id's position in the ascending ``rowids``, -1 where absent."""
+    at = np.searchsorted(rowids, ids)
+    ok = at < len(rowids)
+    ok[ok] = rowids[at[ok]] == ids[ok]
+    return np.where(ok, at, -1).astype(np.int64)
+
+
+class LivePostings:
+    """The records of one snapshot as posting arrays: ``base`` with the records at ``dead``
+    (int64 positions) replaced by ``delta`` (see the module docstring).
+
+    Args:
+        base: the postings read from the ``.kw`` file or built.
+        dead: positions in ``base`` of records changed since (ascending, unique); None: none.
+        delta: postings of the changed records that exist now (their rowids ascending); None:
+            none. Its term ids are its own.
+    """
+
+    def __init__(
+        self,
+        base: Postings,
+        dead: NDArray[np.int64] | None = None,
+        delta: Postings | None = None,
+    ) -> None:
+        self.base = base
+        self.dead = np.zeros(0, np.int64) if dead is None else dead
+        self.delta = delta
+        self.caught_up = delta is not None or len(self.dead) > 0
+        n_base = len(base.rowids)
+        self.size = n_base + (0 if delta is None else len(delta.rowids))
+        self.n = self.size - len(self.dead)
+        if not self.caught_up:
+            self.norm, self._dead_mask = base.norm, None
+            return
+        self._dead_mask = np.zeros(n_base, np.bool_)
+        self._dead_mask[self.dead] = True
+        lengths = base.lengths.astype(np.float64)
+        total = float(lengths.sum()) - float(lengths[self.dead].sum())
+        if delta is not None:
+            lengths = np.concatenate([lengths, delta.lengths.astype(np.float64)])
+            total += float(delta.lengths.sum())
+        avgdl = (total / self.n if self.n else 0.0) or 1.0
+        self.norm = K1 * (1.0 - B + B * lengths / avgdl)
+
+    def positions(self, rowids: NDArray[np.int64]) -> NDArray[np.int64]:
+        """int64[len(rowids)]: each live record's position, -1 for records not in the snapshot
+        (or dead: a changed record's position is its delta one)."""
+        found = _positions(self.base.rowids, rowids)
+        if self._dead_mask is not None:
+            hit = found >= 0
+            hit[hit] = ~self._dead_mask[found[hit]]
+            found = np.where(hit, found, -1)
+        if self.delta is not None:
+            extra = _positions(self.delta.rowids, rowids)
+            found = np.where(extra >= 0, extra + len(self.base.rowids), found)
+        return found
+
+    def df(self, term: Clause) -> int:
+        """n(q): live records holding ``term``."""
+        if not isinstance(term, str):
+            return len(term[0])
+        n = self.base.df(term)
+        if self._dead_mask is not None and n:
+            tid = self.base.term_ids[term]
+            docs = self.base.docs[int(self.base.offsets[tid]) : int(self.base.offsets[tid + 1])]
+            n -= int(np.count_nonzero(self._dead_mask[docs]))
+        return n + (0 if self.delta is None else self.delta.df(term))
+
+    def chunk_hits(self, term: str) -> int | None:
+        """Chunks holding ``term``, None once caught up (ask FTS5: see the module docstring)."""
+        return None if self.caught_up else self.base.chunk_hits(term)
+
+    def scores(self, terms: list[Clause]) -> NDArray[np.float64]:
+        """float64[size]: each position's BM25 for ``terms`` (0 for dead or non-matching)."""
+        if not self.caught_up:
+            return self.base.scores(terms)
+        out = np.zeros(self.size, dtype=np.float64)
+        n_base = len(self.base.rowids)
+        for term in terms:
+            if not isinstance(term, str):
+                out[term[0]] += term[1]
+                continue
+            weight = idf(self.n, self.df(term))
+            add_term(out[:n_base], self.base, term, weight, self.norm[:n_base])
+            if self.delta is not None:
+                add_term(out[n_base:], self.delta, term, weight, self.norm[n_base:])
+        out[self.dead] = 0.0
+        return out
+
+    def top(
+        self, terms: list[Clause], k: int, mask: NDArray[np.bool_] | None
+    ) -> tuple[NDArray[np.int64], NDArray[np.float64], int]:
+        """As :meth:`Postings.top`, over the live records' positions: pruned (MaxScore,
+        bm25/prune.py) on a fresh snapshot, exhaustive once caught up."""
+        if not self.caught_up:
+            return top_pruned(self.base, terms, k, mask)
+        return top_of(self.scores(terms), k, mask)

@@ -1,0 +1,75 @@
+"""FTS5's own tokenization, called from Python, for the keyword sidecar (bm25/sidecar.py).
+
+The sidecar must see the same terms as the collection's FTS5 table, or its BM25 would differ
+from FTS5's ``bm25()``. So words are tokenized by SQLite itself: an in-memory FTS5 table with
+the same ``tokenize=`` argument, read back through ``fts5vocab`` (``instance``: term, row,
+column, offset). Text is first split at whitespace, which every FTS5 tokenizer semsearch
+offers for the sidecar (``porter unicode61 ...``) treats as a separator, and each distinct
+piece is tokenized once and cached: a corpus of millions of words has a vocabulary of pieces
+thousands of times smaller. A piece may give several terms (``ADR-0042`` -> ``adr``, ``0042``)
+or none (``--``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+
+__all__ = ["PieceTokenizer"]
+
+#: Pieces cached at most; past this the cache starts over (bounded memory in long processes).
+MAX_CACHED = 2_000_000
+_BATCH = 5000
+
+
+class PieceTokenizer:
+    """Terms of whitespace-separated text, as an FTS5 table with ``tokenize`` would index it.
+
+    Args:
+        tokenize: an FTS5 ``tokenize=`` argument whose tokenizer splits at whitespace, e.g.
+            ``porter unicode61 remove_diacritics 2`` (trigram does not: it is not offered here).
+    Not thread-safe: give each thread its own.
+    """
+
+    def __init__(self, tokenize: str) -> None:
+        self.tokenize = tokenize
+        self._conn = sqlite3.connect(":memory:", check_same_thread=False)
+        quoted = tokenize.replace("'", "''")
+        self._conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='{quoted}')")
+        self._conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
+        self._cache: dict[str, tuple[str, ...]] = {}
+
+    def close(self) -> None:
+        """Close the in-memory database."""
+        self._conn.close()
+
+    def pieces(self, pieces: Iterable[str]) -> dict[str, tuple[str, ...]]:
+        """``{piece: its terms in order}`` for each piece (text without whitespace)."""
+        wanted = list(dict.fromkeys(pieces))
+        missing = [p for p in wanted if p not in self._cache]
+        if len(self._cache) + len(missing) > MAX_CACHED:
+            self._cache.clear()
+            missing = wanted
+        for start in range(0, len(missing), _BATCH):
+            self._tokenize(missing[start : start + _BATCH])
+        return {p: self._cache[p] for p in wanted}
+
+    def terms(self, text: str) -> list[str]:
+        """The terms of ``text`` in order (what FTS5 indexes for it)."""
+        split = text.split()
+        cache = self._cache
+        try:  # the common case: every piece seen before
+            return [term for piece in split for term in cache[piece]]
+        except KeyError:
+            found = self.pieces(split)
+            return [term for piece in split for term in found[piece]]
+
+    def _tokenize(self, batch: list[str]) -> None:
+        conn = self._conn
+        conn.execute("DELETE FROM t")
+        conn.executemany("INSERT INTO t (rowid, x) VALUES (?, ?)", enumerate(batch, 1))
+        out: dict[int, list[tuple[int, str]]] = {}
+        for term, doc, offset in conn.execute("SELECT term, doc, offset FROM v"):
+            out.setdefault(int(doc), []).append((int(offset), str(term)))
+        for i, piece in enumerate(batch, 1):
+            self._cache[piece] = tuple(t for _, t in sorted(out.get(i, [])))

@@ -1,0 +1,266 @@
+"""The Milvus layout of a semsearch store: collection names, schemas and index parameters.
+
+Per semsearch collection ``name`` there are up to three Milvus collections (and a fourth for
+sentence windows, see :mod:`semsearch.stores.milvus.windows`), named from a
+prefix ``ss_<slug>_<hash8>`` (Milvus names allow only letters, digits and ``_``):
+
+- ``<prefix>_records``: one row per record (more when its JSON body exceeds one VARCHAR):
+  ``pk`` = ``"<part>:<id>"``, ``record_id``, ``part``, ``nparts``, ``content_hash``, ``body``
+  (a slice of ``{"fields": ..., "text": ...}`` as JSON), and on part 0 the declared fields as
+  typed nullable ``f_<name>`` columns. The row is written last and acts as the commit marker.
+- ``<prefix>_chunks``: one row per chunk: ``chunk_id`` (int64, a hash of record id, ordinal,
+  offsets and content hash), ``record_id``, ``ordinal``, ``text`` (analysed), ``sparse`` (built
+  by Milvus' BM25 function from ``text``), ``content_hash``, ``status``
+  (pending/embedded/failed as the record write left it; a chunk with a vector row is embedded
+  whatever it says, and only a failed chunk's status is rewritten when it gets one), ``error``, ``loc`` (JSON: offsets, heading path, lines) and the
+  ``f_*`` columns.
+- ``<prefix>_vectors``: one row per embedded chunk: ``chunk_id``, ``record_id``,
+  ``content_hash``, ``vector`` (float32[dim], metric COSINE) and the ``f_*`` columns. It is
+  created when the dimension is known (at creation, or with the first vectors), so a
+  collection whose embedder has not answered yet is still keyword-searchable.
+- ``<prefix>_hashes``: ``content_hash`` (primary key) -> ``chunk_id`` of a stored vector of that
+  content, so a write finds vectors to reuse by point lookups (Milvus Lite evaluates any other
+  filter over every row). An entry whose vector is gone or changed is ignored and overwritten.
+
+Each record's body also lists its chunk ids (``"chunks"``), so an update finds the chunks it
+replaces by primary key. Collections written before either existed fall back to filters on
+``record_id`` and ``content_hash``.
+
+A store-wide ``semsearch_meta`` collection holds one row per semsearch collection: its name
+and a JSON document with schema, model id, dim, options, prefix and timestamps.
+
+Scalar INVERTED indexes (:data:`SCALAR_INDEXES`) cover the columns writes look rows up by.
+Collections created before they existed have none and work the same, only slower to write.
+
+Milvus needs a vector field in every collection: ``semsearch_meta`` and ``*_records`` carry a
+constant 2-d ``_v`` column that is never searched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any
+
+from semsearch.stores.milvus.expr import column
+
+__all__ = [
+    "BODY_PART_CHARS",
+    "META",
+    "VARCHAR_MAX",
+    "chunk_id",
+    "chunks_schema",
+    "create",
+    "hashes_schema",
+    "index_params",
+    "meta_schema",
+    "names",
+    "part_name",
+    "record_pk",
+    "records_schema",
+    "vectors_schema",
+]
+
+META = "semsearch_meta"
+#: Milvus' VARCHAR limit in bytes; a body slice of this many characters always fits (<= 4 B/char).
+VARCHAR_MAX = 65535
+BODY_PART_CHARS = VARCHAR_MAX // 4
+#: Index parameters per vector index type (metric COSINE). ``search`` holds query-time params.
+INDEXES: dict[str, dict[str, Any]] = {
+    "HNSW": {"build": {"M": 16, "efConstruction": 200}, "search": {"ef": 128}},
+    "IVF_FLAT": {"build": {"nlist": 128}, "search": {"nprobe": 16}},
+    "AUTOINDEX": {"build": {}, "search": {}},
+    "FLAT": {"build": {}, "search": {}},
+}
+_DUMMY = "_v"
+
+
+def names(collection: str) -> dict[str, str]:
+    """Milvus collection names for a semsearch collection: ``records``, ``chunks``, ``vectors``."""
+    slug = re.sub(r"[^A-Za-z0-9_]", "_", collection)[:40]
+    digest = hashlib.blake2b(collection.encode(), digest_size=4).hexdigest()
+    prefix = f"ss_{slug}_{digest}"
+    return {kind: f"{prefix}_{kind}" for kind in ("records", "chunks", "vectors")}
+
+
+def part_name(collection: str, kind: str) -> str:
+    """The Milvus name of one part: a kind of :func:`names`, or ``hashes``."""
+    if kind == "hashes":
+        return names(collection)["records"].removesuffix("_records") + "_hashes"
+    return names(collection)[kind]
+
+
+def record_pk(part: int, record_id: str) -> str:
+    """The primary key of body part ``part`` of record ``record_id`` in ``*_records``."""
+    return f"{part}:{record_id}"
+
+
+def chunk_id(record_id: str, ordinal: int, start: int, end: int, content_hash: str) -> int:
+    """A stable positive int63 id for a chunk (blake2b of its identity; collisions ~2**-63)."""
+    key = f"{record_id}\x00{ordinal}\x00{start}\x00{end}\x00{content_hash}".encode()
+    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") >> 1
+
+
+def _schema(dynamic: bool = False) -> Any:
+    from pymilvus import MilvusClient
+
+    return MilvusClient.create_schema(auto_id=False, enable_dynamic_field=dynamic)
+
+
+def _add_fields(schema: Any, fields: list[dict[str, Any]]) -> None:
+    from pymilvus import DataType
+
+    for f in fields:
+        name, kind = column(f["name"]), f["type"]
+        if kind == "list[str]":
+            schema.add_field(
+                name,
+                DataType.ARRAY,
+                element_type=DataType.VARCHAR,
+                max_capacity=4096,
+                max_length=VARCHAR_MAX,
+                nullable=True,
+            )
+        elif kind == "str":
+            schema.add_field(name, DataType.VARCHAR, max_length=VARCHAR_MAX, nullable=True)
+        else:
+            dtype = {"int": DataType.INT64, "float": DataType.DOUBLE, "bool": DataType.BOOL}[kind]
+            schema.add_field(name, dtype, nullable=True)
+
+
+def meta_schema() -> Any:
+    """``semsearch_meta``: ``name`` (pk), ``info`` (JSON text), ``_v`` (dummy 2-d vector)."""
+    from pymilvus import DataType
+
+    s = _schema()
+    s.add_field("name", DataType.VARCHAR, is_primary=True, max_length=256)
+    s.add_field("info", DataType.VARCHAR, max_length=VARCHAR_MAX)
+    s.add_field(_DUMMY, DataType.FLOAT_VECTOR, dim=2)
+    return s
+
+
+def records_schema(fields: list[dict[str, Any]]) -> Any:
+    """``*_records`` with the declared fields as ``f_*`` columns."""
+    from pymilvus import DataType
+
+    s = _schema()
+    s.add_field("pk", DataType.VARCHAR, is_primary=True, max_length=VARCHAR_MAX)
+    s.add_field("record_id", DataType.VARCHAR, max_length=VARCHAR_MAX)
+    s.add_field("part", DataType.INT64)
+    s.add_field("nparts", DataType.INT64)
+    s.add_field("content_hash", DataType.VARCHAR, max_length=128)
+    s.add_field("body", DataType.VARCHAR, max_length=VARCHAR_MAX)
+    s.add_field(_DUMMY, DataType.FLOAT_VECTOR, dim=2)
+    _add_fields(s, fields)
+    return s
+
+
+def chunks_schema(fields: list[dict[str, Any]]) -> Any:
+    """``*_chunks`` with the BM25 function from ``terms`` (stemmed words of ``text``) to ``sparse``."""
+    from pymilvus import DataType, Function, FunctionType
+
+    s = _schema()
+    s.add_field("chunk_id", DataType.INT64, is_primary=True)
+    s.add_field("record_id", DataType.VARCHAR, max_length=VARCHAR_MAX)
+    s.add_field("ordinal", DataType.INT64)
+    s.add_field("text", DataType.VARCHAR, max_length=VARCHAR_MAX)
+    s.add_field("terms", DataType.VARCHAR, max_length=VARCHAR_MAX, enable_analyzer=True)
+    s.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+    s.add_field("content_hash", DataType.VARCHAR, max_length=128)
+    s.add_field("status", DataType.VARCHAR, max_length=16)
+    s.add_field("error", DataType.VARCHAR, max_length=1024)
+    s.add_field("loc", DataType.VARCHAR, max_length=VARCHAR_MAX)
+    _add_fields(s, fields)
+    s.add_function(
+        Function(
+            name="bm25",
+            function_type=FunctionType.BM25,
+            input_field_names=["terms"],
+            output_field_names=["sparse"],
+        )
+    )
+    return s
+
+
+def hashes_schema() -> Any:
+    """``*_hashes``: ``content_hash`` (pk) -> ``chunk_id`` of a vector with that content."""
+    from pymilvus import DataType
+
+    s = _schema()
+    s.add_field("content_hash", DataType.VARCHAR, is_primary=True, max_length=128)
+    s.add_field("chunk_id", DataType.INT64)
+    s.add_field(_DUMMY, DataType.FLOAT_VECTOR, dim=2)
+    return s
+
+
+def vectors_schema(fields: list[dict[str, Any]], dim: int) -> Any:
+    """``*_vectors`` with a float32[dim] ``vector``."""
+    from pymilvus import DataType
+
+    s = _schema()
+    s.add_field("chunk_id", DataType.INT64, is_primary=True)
+    s.add_field("record_id", DataType.VARCHAR, max_length=VARCHAR_MAX)
+    s.add_field("content_hash", DataType.VARCHAR, max_length=128)
+    s.add_field("vector", DataType.FLOAT_VECTOR, dim=dim)
+    _add_fields(s, fields)
+    return s
+
+
+#: Scalar columns with an INVERTED index, per kind: the keys writes look rows up by (old
+#: chunks of a record, vectors to reuse by content hash), so a write reads its own rows instead
+#: of scanning every row (Milvus Lite evaluates unindexed filters row by row).
+SCALAR_INDEXES: dict[str, tuple[str, ...]] = {
+    "records": ("record_id",),
+    "chunks": ("record_id",),
+    "vectors": ("record_id", "content_hash"),
+}
+
+
+def index_params(client: Any, kind: str, vector_index: str = "HNSW") -> Any:
+    """Index parameters for a collection of ``kind`` (meta/records/chunks/vectors)."""
+    params = client.prepare_index_params()
+    if kind in ("meta", "records", "hashes"):
+        params.add_index(field_name=_DUMMY, index_type="FLAT", metric_type="L2")
+    elif kind == "chunks":
+        params.add_index(
+            field_name="sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25"
+        )
+    else:
+        params.add_index(
+            field_name="vector",
+            index_type=vector_index,
+            metric_type="COSINE",
+            params=INDEXES[vector_index]["build"],
+        )
+    for name in SCALAR_INDEXES.get(kind, ()):
+        params.add_index(field_name=name, index_type="INVERTED")
+    return params
+
+
+def create(client: Any, name: str, schema: Any, params: Any) -> None:
+    """Create an empty Milvus collection with its indexes, and load it.
+
+    ``create_index(..., sync=False)`` (pymilvus' documented option): with the default
+    ``sync=True`` pymilvus polls each index's state and sleeps 0.5 s before the first poll,
+    even though an index on an empty collection is ready at once (9 indexes made a new
+    semsearch collection cost 4.5 s of sleep on Milvus Lite). The server has accepted the index
+    when the call returns, and it indexes the rows written later as they are sealed.
+    """
+    client.create_collection(name, schema=schema)
+    client.create_index(name, params, sync=False)
+    client.load_collection(name)
+
+
+DUMMY_VECTOR = [1.0, 0.0]
+
+
+def loc_json(
+    char_start: int,
+    char_end: int,
+    heading_path: tuple[str, ...],
+    line_start: int | None,
+    line_end: int | None,
+) -> str:
+    """The ``loc`` column: a chunk's offsets, heading path and line range as JSON."""
+    return json.dumps([char_start, char_end, list(heading_path), line_start, line_end])

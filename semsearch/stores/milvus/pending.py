@@ -1,0 +1,106 @@
+"""Which chunks of a Milvus collection wait for a vector, and how many, without a status
+write per vector.
+
+A chunk is embedded when it has a row in ``*_vectors``: ``set_vectors`` writes vector rows and
+leaves the chunk rows as the record write stored them (``pending``, or ``embedded`` when a
+vector was reused), because a Milvus upsert rewrites the whole row, BM25 terms included, and
+setting ``status`` per vector cost as much as writing the chunk again. Only a ``failed`` chunk's
+status is rewritten when it gets a vector. So:
+
+- embedded = vector rows, failed = chunks with ``status == "failed"``, pending = the other
+  chunks (three counts; every vector row belongs to a stored chunk, as writes delete vectors
+  before their chunks);
+- the pending chunks themselves are the chunks not failed whose vector a primary-key lookup
+  does not find. Collections written by earlier versions (which set ``embedded`` per vector)
+  agree with both rules.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from semsearch.filters import Filter
+from semsearch.stores.base import PendingChunk
+from semsearch.stores.milvus.conn import translated
+from semsearch.stores.milvus.expr import compile_filter
+
+if TYPE_CHECKING:
+    from semsearch.stores.milvus.store import MilvusStore
+
+__all__ = ["pending_chunks", "status_counts"]
+
+
+def status_counts(store: MilvusStore, collection: str, extra: str) -> tuple[int, int, int]:
+    """(chunks, embedded, failed) of records matching ``extra`` (``" and <expr>"`` or ``""``);
+    vector rows carry the filter columns, so the same expression counts them."""
+    chunks = store.count_where(collection, "chunks", f"chunk_id >= 0{extra}")
+    embedded = store.count_where(collection, "vectors", f"chunk_id >= 0{extra}")
+    failed = store.count_where(collection, "chunks", f'status == "failed"{extra}')
+    return chunks, min(embedded, chunks - failed), failed
+
+
+def pending_chunks(
+    store: MilvusStore, collection: str, limit: int, where: Filter | None
+) -> list[PendingChunk]:
+    """See :meth:`MilvusStore.pending_chunks`: the counts first (nothing more when none is
+    pending), then the ids of chunks not failed, less those with a vector."""
+    from semsearch.stores.milvus.store import MAX_TOPK
+
+    extra = f" and {compile_filter(where)}" if where is not None else ""
+    found = store._coll(collection, "chunks")
+    if found is None or limit <= 0:
+        return []
+    chunks, embedded, failed = status_counts(store, collection, extra)
+    ids = _unembedded(store, found, collection, extra, min(limit, chunks - embedded - failed))
+    if len(ids) < limit and failed:
+        expr = f'status == "failed"{extra}'
+        ids += sorted(_chunk_ids(found, expr, min(limit - len(ids), MAX_TOPK)))
+    return _pending_rows(store, collection, ids)
+
+
+def _chunk_ids(found: tuple[Any, str], expr: str, limit: int) -> list[int]:
+    """Ids of up to ``limit`` chunks matching ``expr``, in Milvus' order (one query)."""
+    client, name = found
+    with translated("reading pending chunks"):
+        rows = client.query(name, filter=expr, output_fields=["chunk_id"], limit=limit)
+    return [int(r["chunk_id"]) for r in rows]
+
+
+def _unembedded(
+    store: MilvusStore, found: tuple[Any, str], collection: str, extra: str, wanted: int
+) -> list[int]:
+    """Ids of up to ``wanted`` chunks not failed and without a vector: the first in Milvus'
+    order, sorted by id."""
+    from semsearch.stores.milvus.store import MAX_TOPK
+
+    if wanted <= 0:
+        return []
+    expr = f'status != "failed"{extra}'
+    ids = _chunk_ids(found, expr, MAX_TOPK)
+    if len(ids) == MAX_TOPK:  # more than one query returns: the rest in primary-key order
+        first = set(ids)
+        rest = (int(r["chunk_id"]) for r in store.scan(collection, "chunks", expr, ["chunk_id"]))
+        ids += [c for c in rest if c not in first]
+    have = store.rows_by(collection, "vectors", "chunk_id", ids, ["chunk_id"])
+    done = {int(r["chunk_id"]) for r in have}
+    return sorted([c for c in ids if c not in done][:wanted])
+
+
+def _pending_rows(store: MilvusStore, collection: str, ids: list[int]) -> list[PendingChunk]:
+    """PendingChunks of ``ids``, in that order (their embedding text rebuilt)."""
+    from semsearch.chunking import embedding_text
+
+    cols = ["chunk_id", "text", "loc", "record_id"]
+    rows = {
+        int(r["chunk_id"]): r for r in store.rows_by(collection, "chunks", "chunk_id", ids, cols)
+    }
+    return [
+        PendingChunk(
+            c,
+            embedding_text(rows[c]["text"], tuple(json.loads(rows[c]["loc"])[2])),
+            rows[c]["record_id"],
+        )
+        for c in ids
+        if c in rows
+    ]

@@ -1,0 +1,288 @@
+"""Queries of the Milvus store: vector search (ANN with an exact fallback), BM25, find."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from semsearch.ann.exact import top_k
+from semsearch.errors import DimensionMismatch
+from semsearch.filters import Filter
+from semsearch.results import Record
+from semsearch.stores.base import ScoredChunk
+from semsearch.stores.milvus import layout as lay
+from semsearch.stores.milvus.conn import translated
+from semsearch.stores.milvus.expr import column
+from semsearch.stores.milvus.state import SmallSet
+
+if TYPE_CHECKING:
+    from semsearch.stores.milvus.store import MilvusStore
+
+__all__ = ["find", "keyword_search", "vector_search"]
+
+
+def _ordered(hits: list[ScoredChunk]) -> list[ScoredChunk]:
+    return sorted(hits, key=lambda h: (-h.score, h.record_id, h.chunk_id))
+
+
+def vector_search(
+    store: MilvusStore,
+    collection: str,
+    vector: NDArray[np.float32],
+    k: int,
+    where: Filter | None,
+    exact: bool,
+) -> list[ScoredChunk]:
+    """See :meth:`MilvusStore.vector_search`.
+
+    Round trips: one ANN search without a filter. With a filter not yet known to be large,
+    first one query for the matching vectors, at most ``EXACT_MAX + 1``: when it returns at
+    most ``EXACT_MAX``, that is the whole match set and it is ranked exactly (no search
+    follows; on Milvus Lite the set is kept until the next write, so the same filter again
+    costs no round trip); otherwise the filter is remembered as large until the next write and
+    answered by filtered ANN. An ANN answer shorter than ``k`` is replaced by an exact scan of
+    the matches, so a search returns min(k, matches) hits without counting them first.
+    """
+    from semsearch.stores.milvus.store import EXACT_MAX, MAX_TOPK
+
+    found = store._coll(collection, "vectors")
+    if found is None or k <= 0:
+        return []
+    meta = store.meta_cached(collection)
+    if meta is None:  # dropped meanwhile: the collection layer says so (an empty answer)
+        return []
+    dim = meta.get("dim")
+    if dim is not None and int(dim) != vector.shape[0]:
+        raise DimensionMismatch(
+            f"query vector is {vector.shape[0]}-d; collection {collection!r} is {dim}-d",
+            hint="query with the model the collection was built with",
+        )
+    expr = store.filter_expr(where)
+    if exact or k > MAX_TOPK:
+        return _exact(store, collection, vector, k, expr)
+    state = store.state
+    if expr and not state.known_large(collection, expr):
+        small = state.small_set(collection, expr)
+        if small is None:
+            generation = state.generation
+            rows = _matches(found, expr, EXACT_MAX + 1)
+            if len(rows) > EXACT_MAX:
+                state.mark_large(collection, expr)
+            else:
+                small = SmallSet(
+                    generation,
+                    [int(r["chunk_id"]) for r in rows],
+                    [r["record_id"] for r in rows],
+                    _unit_rows(rows, int(dim or vector.shape[0])),
+                )
+                state.keep_small_set(collection, expr, small)
+        if small is not None:
+            return _ranked(small.matrix, small.chunk_ids, small.record_ids, vector, k)
+    hits = ann(found, meta.get("index", "HNSW"), vector, k, expr, store.search_params)
+    if len(hits) < k:  # fewer vectors than k match, or the graph starved: rank them all
+        return _exact(store, collection, vector, k, expr)
+    return _ordered(hits)
+
+
+#: Fields read for an exact ranking: ``vector`` arrives as float32 numpy (``strict_float32``).
+_EXACT_FIELDS = ["chunk_id", "record_id", "vector"]
+
+
+def _matches(found: tuple[Any, str], expr: str, limit: int) -> list[dict[str, Any]]:
+    """Up to ``limit`` vector rows matching ``expr`` (one query)."""
+    client, name = found
+    with translated("filtering vectors"):
+        return list(
+            client.query(
+                name, filter=expr, output_fields=_EXACT_FIELDS, limit=limit, strict_float32=True
+            )
+        )
+
+
+def ann(
+    found: tuple[Any, str],
+    index: str,
+    vector: NDArray[np.float32],
+    k: int,
+    expr: str,
+    override: dict[str, Any] | None = None,
+) -> list[ScoredChunk]:
+    """One Milvus ANN search (no exact fallback): top-k (chunk id, record id, cosine)."""
+    client, name = found
+    params = {**lay.INDEXES[index]["search"], **(override or {})}
+    if "ef" in params:
+        params["ef"] = max(int(params["ef"]), k)
+    with translated("searching vectors"):
+        res = client.search(
+            name,
+            data=[vector.astype(np.float32).tolist()],
+            anns_field="vector",
+            limit=k,
+            filter=expr,
+            output_fields=["record_id"],
+            search_params={"metric_type": "COSINE", "params": params},
+        )
+    return [
+        ScoredChunk(int(h["chunk_id"]), h["entity"]["record_id"], float(h["distance"]))
+        for h in res[0]
+    ]
+
+
+def _exact(
+    store: MilvusStore, collection: str, vector: NDArray[np.float32], k: int, expr: str
+) -> list[ScoredChunk]:
+    rows = store.scan(collection, "vectors", store.all_expr(expr), _EXACT_FIELDS)
+    return _top(list(rows), vector, k)
+
+
+def _top(rows: list[dict[str, Any]], vector: NDArray[np.float32], k: int) -> list[ScoredChunk]:
+    """Exact top-k of ``rows`` (chunk_id, record_id, vector) by cosine similarity."""
+    if not rows:
+        return []
+    matrix = _unit_rows(rows, vector.shape[0])
+    ids = [int(r["chunk_id"]) for r in rows]
+    return _ranked(matrix, ids, [r["record_id"] for r in rows], vector, k)
+
+
+def _unit_rows(rows: list[dict[str, Any]], dim: int) -> NDArray[np.float32]:
+    """The rows' vectors (float32 arrays or lists of floats) as float32[n, dim] unit rows
+    (stored vectors are unit length up to float32 rounding; zero rows stay zero)."""
+    if not rows:
+        return np.zeros((0, dim), dtype=np.float32)
+    matrix = np.vstack([np.asarray(r["vector"], dtype=np.float32) for r in rows])
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    matrix /= np.where(norms == 0, 1.0, norms)
+    return matrix
+
+
+def _ranked(
+    matrix: NDArray[np.float32],
+    chunk_ids: list[int],
+    record_ids: list[str],
+    vector: NDArray[np.float32],
+    k: int,
+) -> list[ScoredChunk]:
+    """Exact top-k rows of ``matrix`` (float32[m, dim] unit rows) by cosine with ``vector``."""
+    if not chunk_ids:
+        return []
+    picked, scores = top_k(matrix, vector.astype(np.float32), k)
+    return _ordered(
+        [
+            ScoredChunk(chunk_ids[r], record_ids[r], float(s))
+            for r, s in zip(picked, scores, strict=True)
+        ]
+    )
+
+
+def keyword_search(
+    store: MilvusStore, collection: str, text: str, k: int, where: Filter | None
+) -> list[ScoredChunk]:
+    """See :meth:`MilvusStore.keyword_search`.
+
+    Scores are Milvus' BM25 (>= 0). Milvus Lite 3.2 reports BM25 as a negative distance
+    (smaller is better) where the Milvus server reports the positive score; the absolute value
+    is the BM25 score in both cases.
+    """
+    from semsearch.keyword_text import has_cjk, substring_pieces
+    from semsearch.stores.milvus.terms import keyword_terms
+
+    found = store._coll(collection, "chunks")
+    terms = keyword_terms(text)
+    if found is None or not terms or k <= 0:
+        return []
+    hits = [] if has_cjk(text) else _bm25(store, found, terms, k, where)
+    if hits:
+        return hits
+    pieces = [p for p in (keyword_terms(p) for p in substring_pieces(text)) if p]
+    return _substring_scan(store, found, pieces, k, where)
+
+
+def _substring_scan(
+    store: MilvusStore, found: tuple[Any, str], pieces: list[str], k: int, where: Filter | None
+) -> list[ScoredChunk]:
+    """Chunks whose analysed terms contain a piece (``LIKE "%piece%"``), scored by occurrences.
+
+    Reads at most ``MAX_TOPK`` matching chunks (Milvus' query limit) before ranking them.
+    """
+    from semsearch.stores.milvus.store import MAX_TOPK
+
+    if not pieces:
+        return []
+    client, name = found
+    like = " or ".join(f'terms like "%{_like_literal(p)}%"' for p in pieces)
+    expr = store.filter_expr(where)
+    expr = f"({like}) and ({expr})" if expr else like
+    with translated("scanning keywords"):
+        rows = client.query(
+            name, filter=expr, output_fields=["chunk_id", "record_id", "terms"], limit=MAX_TOPK
+        )
+    hits = [
+        ScoredChunk(
+            int(r["chunk_id"]), r["record_id"], float(sum(r["terms"].count(p) for p in pieces))
+        )
+        for r in rows
+    ]
+    return _ordered([h for h in hits if h.score > 0])[:k]
+
+
+def _like_literal(piece: str) -> str:
+    """``piece`` inside a double-quoted Milvus LIKE pattern: wildcards and quotes escaped."""
+    out = piece.replace("\\", "\\\\").replace('"', '\\"')
+    return out.replace("%", "\\%").replace("_", "\\_")
+
+
+def _bm25(
+    store: MilvusStore, found: tuple[Any, str], terms: str, k: int, where: Filter | None
+) -> list[ScoredChunk]:
+    from semsearch.stores.milvus.store import MAX_TOPK
+
+    client, name = found
+    with translated("searching keywords"):
+        res = client.search(
+            name,
+            data=[terms],
+            anns_field="sparse",
+            limit=min(k, MAX_TOPK),
+            filter=store.filter_expr(where),
+            output_fields=["record_id"],
+            search_params={"metric_type": "BM25"},
+        )
+    hits = [
+        ScoredChunk(int(h["chunk_id"]), h["entity"]["record_id"], abs(float(h["distance"])))
+        for h in res[0]
+    ]
+    return _ordered([h for h in hits if h.score > 0])
+
+
+def find(
+    store: MilvusStore,
+    collection: str,
+    where: Filter | None,
+    limit: int,
+    offset: int,
+    order_by: Sequence[tuple[str, bool]],
+) -> list[Record]:
+    """Records matching ``where``; Milvus queries have no ORDER BY, so ids and the order-by
+    columns of every match are read and sorted here (nulls first ascending, last descending,
+    as SQLite does), then only the requested page's bodies are fetched."""
+    expr = store.filter_expr(where)
+    full = f"part == 0 and {expr}" if expr else "part == 0"
+    cols = [column(name) for name, _ in order_by]
+    rows = list(store.scan(collection, "records", full, ["record_id", *cols]))
+    rows.sort(key=lambda r: r["record_id"])
+    for (_, desc), col in reversed(list(zip(order_by, cols, strict=True))):
+        rows.sort(key=lambda r: _sort_key(r.get(col)), reverse=desc)
+    page = [r["record_id"] for r in rows[offset : offset + limit]]
+    return store.get_records(collection, page)
+
+
+def _sort_key(value: Any) -> tuple[int, Any]:
+    if value is None:
+        return (0, 0)
+    if isinstance(value, list):
+        return (1, json.dumps(value))
+    return (1, value)

@@ -1,0 +1,146 @@
+"""What every Milvus store open on one location in this process shares: caches and counters
+that spare searches and writes round trips to Milvus.
+
+- **metadata rows** (schema, dim, health): served from here on Milvus Lite, which admits one
+  process per folder, so every write goes through this cache; for :data:`META_TTL` seconds on a
+  server, where other processes may change them.
+- **a write generation**, bumped by every write; the filter caches below hold for one
+  generation only.
+- **large filters**: filters found to match more than ``EXACT_MAX`` vectors, so the next search
+  with them goes straight to filtered ANN (on a server another process's deletes may shrink
+  such a set unseen; the search is then ANN where it could be exact, and still returns
+  min(limit, matches) hits).
+- **small match sets** (Milvus Lite only): every vector matching a filter of at most
+  ``EXACT_MAX`` matches, so the same filter again is ranked with no round trip.
+- **unflushed rows** per Milvus collection (see :data:`FLUSH_ROWS`).
+- **writes in flight** (Milvus Lite only): the collections whose ``writing`` mark this process
+  set (:mod:`semsearch.stores.milvus.lookup`; it stays set until the last store closes, so a
+  batch costs no metadata write for it), the Milvus collections known not to exist (the
+  windows collection), the vector-row columns of the chunks the last
+  ``write_records`` left pending (``set_vectors`` needs no read for them), and the last
+  ``record_hashes`` answer (``write_records`` asks again for the ids ingestion just asked for).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = [
+    "FLUSH_ROWS",
+    "META_TTL",
+    "SMALL_SETS",
+    "LocationState",
+    "SmallSet",
+    "acquire",
+    "release",
+]
+
+#: Seconds a Milvus server's metadata row is served from this process's cache.
+META_TTL = 2.0
+#: A Milvus collection is flushed once this many rows were written to it since its last flush,
+#: before the next read after any write (but a primary-key lookup), and on close. Milvus Lite answers reads of unflushed
+#: rows (its memtable) by brute force in Python and indexes only flushed segments, and every
+#: read visits every segment, so few large segments are best: a flush per small batch, as
+#: semsearch did before, made one segment per batch. Writes look their rows up by primary key
+#: (a dictionary lookup in the memtable), so a large memtable does not slow them; Lite also
+#: flushes by itself past 128 MB. 50,000 rows of 384-d vectors are about 77 MB.
+FLUSH_ROWS = 50_000
+#: Small match sets kept per location (LRU): at most 32 x 256 x dim float32 (12.6 MB at 384-d).
+SMALL_SETS = 32
+
+
+@dataclass(frozen=True)
+class SmallSet:
+    """Every vector matching one filter: ``chunk_ids`` and ``record_ids`` (length m) and
+    ``matrix``, float32[m, dim] unit rows, read at write ``generation``."""
+
+    generation: int
+    chunk_ids: list[int]
+    record_ids: list[str]
+    matrix: NDArray[np.float32]
+
+
+@dataclass
+class LocationState:
+    """The shared state of one location (see the module docstring). ``lite``: Milvus Lite."""
+
+    lite: bool
+    meta: dict[str, tuple[float, dict[str, Any]]] = field(default_factory=dict)
+    generation: int = 0
+    large: dict[tuple[str, str], int] = field(default_factory=dict)
+    small: OrderedDict[tuple[str, str], SmallSet] = field(default_factory=OrderedDict)
+    #: Milvus collection -> rows upserted or deleted since its last flush.
+    unflushed: dict[str, int] = field(default_factory=dict)
+    #: semsearch collections whose ``writing`` mark this process set (Lite).
+    marked: set[str] = field(default_factory=set)
+    #: collection -> {chunk id: vector-row columns} of the last write's pending chunks (Lite).
+    pending_rows: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict)
+    #: Milvus collections found not to exist (Lite: only this process creates them); the
+    #: windows collection, which most semsearch collections never get, is looked up here.
+    absent: set[str] = field(default_factory=set)
+    #: (generation, collection, {record id: content hash or None}) of the last record_hashes.
+    hashes: tuple[int, str, dict[str, str | None]] | None = None
+    users: int = 0
+
+    def wrote(self) -> None:
+        """Note a write: filter caches from earlier generations no longer hold."""
+        self.generation += 1
+        self.large.clear()
+        self.small.clear()
+
+    def failed(self) -> None:
+        """Note a write that raised half-way: the next write sweeps what it left (its
+        ``writing`` mark is still stored) and no cached row of it is trusted."""
+        self.marked.clear()
+        self.pending_rows.clear()
+
+    def known_large(self, collection: str, expr: str) -> bool:
+        """True when ``expr`` was found, since the last write, to match more than EXACT_MAX
+        vectors of ``collection``."""
+        return self.large.get((collection, expr)) == self.generation
+
+    def mark_large(self, collection: str, expr: str) -> None:
+        """Remember that ``expr`` matches more than EXACT_MAX vectors (until the next write)."""
+        self.large[(collection, expr)] = self.generation
+
+    def small_set(self, collection: str, expr: str) -> SmallSet | None:
+        """The cached vectors matching ``expr`` if read since the last write, else None."""
+        found = self.small.get((collection, expr))
+        if found is None or found.generation != self.generation:
+            return None
+        self.small.move_to_end((collection, expr))
+        return found
+
+    def keep_small_set(self, collection: str, expr: str, found: SmallSet) -> None:
+        """Cache a small match set read at ``found.generation`` (Milvus Lite only)."""
+        if not self.lite or found.generation != self.generation:
+            return
+        self.small[(collection, expr)] = found
+        while len(self.small) > SMALL_SETS:
+            self.small.popitem(last=False)
+
+
+_states: dict[str, LocationState] = {}
+_lock = threading.Lock()
+
+
+def acquire(location: str, lite: bool) -> LocationState:
+    """The state of ``location`` (its display form), created for its first store."""
+    with _lock:
+        state = _states.setdefault(location, LocationState(lite))
+        state.users += 1
+        return state
+
+
+def release(location: str, state: LocationState) -> None:
+    """A store of ``location`` closed; the last one drops the state."""
+    with _lock:
+        state.users -= 1
+        if state.users <= 0 and _states.get(location) is state:
+            del _states[location]

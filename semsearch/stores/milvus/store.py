@@ -1,0 +1,373 @@
+"""The Milvus store: Milvus Lite (a local data folder) or any Milvus server, through pymilvus.
+
+``connect("milvus-lite:///path/notes.db")`` opens Milvus Lite in-process (one process per
+folder); ``connect("http://host:19530")`` (optionally ``user:pass@`` or ``?token=``, ``?db=``)
+opens a Milvus server or cluster. The layout (three Milvus collections per semsearch
+collection plus ``semsearch_meta``) is documented in :mod:`semsearch.stores.milvus.layout`
+and docs/milvus.md. Vector search uses Milvus' index (COSINE); keyword search uses Milvus'
+own BM25 function; hybrid fusion happens above the store, in :mod:`semsearch.search`.
+
+Milvus has no transactions: each write upserts chunks and vectors first and the record row
+last (its content hash is the commit marker, so a re-run repairs a half-done write). Writes are
+not flushed: inserted rows are searchable at once and Milvus persists them itself (a flush per
+batch would seal a small segment each time, and searches slow down with many segments).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from semsearch.errors import InvalidQuery
+from semsearch.filters import Filter
+from semsearch.results import Chunk, Record
+from semsearch.stores.base import (
+    CollectionInfo,
+    PendingChunk,
+    RecordWrite,
+    ScoredChunk,
+    StoreStats,
+    WindowSet,
+    WriteResult,
+)
+from semsearch.stores.milvus import layout as lay
+from semsearch.stores.milvus import windows as milvus_windows
+from semsearch.stores.milvus.access import MilvusAccess
+from semsearch.stores.milvus.conn import translated
+from semsearch.stores.milvus.expr import compile_filter, literal
+
+__all__ = ["EXACT_MAX", "MAX_TOPK", "MilvusStore"]
+
+#: Milvus' largest ``limit`` (topk) per search or query page.
+MAX_TOPK = 16384
+#: A filtered vector search whose filter matches at most this many chunks is answered by an
+#: exact scan of exactly those chunks (filtered ANN loses recall on selective filters).
+EXACT_MAX = 256
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class MilvusStore(MilvusAccess):
+    """A semsearch store in Milvus.
+
+    Args:
+        location: ``milvus-lite:///path.db`` or ``http(s)://[user:pass@]host:port``, with
+            optional ``?token=``, ``?db=`` and ``?index=HNSW|IVF_FLAT|AUTOINDEX|FLAT`` (the
+            vector index of new collections; default HNSW).
+        index: overrides ``?index=``.
+    Raises:
+        BackendUnavailable: bad location, pymilvus/milvus-lite missing, server unreachable,
+            or the Lite folder is open in another process.
+        StoreCorrupted / NotAnIndex: the Lite path is unreadable or not a Milvus Lite folder.
+    """
+
+    def exists(self) -> bool:
+        """True when the store holds a semsearch index (the ``semsearch_meta`` collection)."""
+        client = self._read_client()
+        if client is None:
+            return False
+        with translated("listing collections"):
+            return bool(client.has_collection(lay.META))
+
+    @staticmethod
+    def _to_info(meta: dict[str, Any]) -> CollectionInfo:
+        return CollectionInfo(
+            meta["name"], meta["schema"], meta["model_id"], meta.get("dim"),
+            meta.get("options", {}), meta.get("created_at"),
+        )  # fmt: skip
+
+    def get_collection(self, name: str) -> CollectionInfo | None:
+        """The stored collection called ``name``, or None (cached: see :meth:`meta_cached`)."""
+        meta = self.meta_cached(name)
+        return self._to_info(meta) if meta is not None else None
+
+    def list_collections(self) -> list[CollectionInfo]:
+        """Every semsearch collection in the store, by name."""
+        return sorted((self._to_info(m) for m in self._meta_rows()), key=lambda i: i.name)
+
+    def create_collection(self, info: CollectionInfo) -> None:
+        """Create the Milvus collections (vectors only if ``info.dim`` is known) and the meta row.
+
+        Raises:
+            InvalidQuery: a keyword tokenizer other than ``porter`` was asked for (Milvus' BM25
+                here indexes Porter stems; FTS5's ``trigram`` substring matching has no
+                equivalent).
+        """
+        tokenizer = info.options.get("keyword_tokenizer", "porter")
+        if tokenizer != "porter":
+            raise InvalidQuery(
+                f"the Milvus backend has no {tokenizer!r} keyword tokenizer",
+                hint="use the default (porter) on Milvus, or the SQLite store for trigram search",
+            )
+        fields = json.loads(info.schema_json)["fields"]
+        for kind in ("records", "chunks", "hashes"):
+            self.create_part(info.name, kind, fields)
+        if info.dim:
+            self.create_part(info.name, "vectors", fields, info.dim)
+        now = _now()
+        self.put_meta(
+            {
+                "name": info.name,
+                "schema": info.schema_json,
+                "model_id": info.model_id,
+                "dim": info.dim,
+                "options": info.options,
+                # microseconds: tells a collection created again within a second apart
+                "created_at": datetime.now(UTC).isoformat(timespec="microseconds"),
+                "updated_at": now,
+                "index": self.target.index,
+            }
+        )
+
+    def update_collection(self, info: CollectionInfo) -> None:
+        """Store a changed schema (added fields, by rebuilding the Milvus collections) or dim."""
+        from semsearch.stores.milvus.writes import add_fields
+
+        meta = self.meta(info.name)
+        if info.schema_json != meta["schema"]:
+            self.state.wrote()
+            self.state.pending_rows.pop(info.name, None)
+            add_fields(self, meta, info.schema_json)
+        meta.update(schema=info.schema_json, dim=info.dim or meta.get("dim"), options=info.options)
+        self.put_meta(meta)
+
+    def drop_collection(self, name: str) -> bool:
+        """Drop a collection's Milvus collections and its meta row. False if it did not exist."""
+        if self.get_collection(name) is None:
+            return False
+        client = self._connect()
+        with self._lock, translated(f"dropping {name}"):
+            for part in [*lay.names(name).values(), lay.part_name(name, "hashes")]:
+                if client.has_collection(part):
+                    client.drop_collection(part)
+                self._loaded.discard(part)
+                self.state.unflushed.pop(part, None)
+            milvus_windows.drop(self, name)
+            client.delete(lay.META, filter=f"name == {literal(name)}")
+            self.forget_meta(name)
+            self.state.pending_rows.pop(name, None)
+            self.state.marked.discard(name)
+            self.state.wrote()
+        return True
+
+    def record_hashes(self, collection: str, ids: Sequence[str]) -> dict[str, str]:
+        """``{id: content_hash}`` for the ids that exist (a primary-key lookup of part 0; on
+        Milvus Lite the same ids again with no write between are answered from memory, as
+        when ingestion asks and then ``write_records`` asks)."""
+        state = self.state
+        seen = state.hashes
+        fresh = seen is not None and seen[:2] == (state.generation, collection)
+        if seen is not None and fresh and all(i in seen[2] for i in ids):
+            return {i: h for i in ids if (h := seen[2][i]) is not None}
+        pks = [lay.record_pk(0, i) for i in ids]
+        rows = self.rows_by(collection, "records", "pk", pks, ["record_id", "content_hash"])
+        found = {r["record_id"]: r["content_hash"] for r in rows}
+        if state.lite:
+            state.hashes = (state.generation, collection, {i: found.get(i) for i in ids})
+        return found
+
+    def write_records(self, collection: str, records: Sequence[RecordWrite]) -> WriteResult:
+        """Upsert records and their chunks, reusing vectors by content hash (milvus_writes)."""
+        from semsearch.stores.milvus.writes import write_records
+
+        ids = [r.id for r in records]
+        if self.state.lite:  # answered from memory after ingestion's own ask: only stored
+            known = self.record_hashes(collection, ids)  # records have windows to prune
+            ids = [r.id for r in records if r.id in known and known[r.id] != r.content_hash]
+        with self.writing():
+            old = milvus_windows.hashes_of(self, collection, ids)
+            result = write_records(self, collection, records)
+            milvus_windows.prune(self, collection, old)
+            return result
+
+    def set_vectors(
+        self, collection: str, chunk_ids: Sequence[int], vectors: NDArray[np.float32]
+    ) -> None:
+        """Store float32[n, dim] unit vectors; the first vectors fix the collection's dim."""
+        from semsearch.stores.milvus.writes import set_vectors
+
+        with self.writing():
+            set_vectors(self, collection, chunk_ids, vectors)
+
+    def mark_failed(self, collection: str, chunk_ids: Sequence[int], error: str) -> None:
+        """Record that embedding these chunks failed (they stay keyword-searchable)."""
+        from semsearch.stores.milvus.writes import set_status
+
+        with self.writing():
+            set_status(self, collection, chunk_ids, "failed", error[:1000])
+
+    def delete_records(self, collection: str, ids: Sequence[str]) -> int:
+        """Delete records with their chunks and vectors. Returns how many existed."""
+        from semsearch.stores.milvus.writes import delete_records
+
+        with self.writing():
+            old = milvus_windows.hashes_of(self, collection, ids)
+            deleted = delete_records(self, collection, ids)
+            milvus_windows.prune(self, collection, old)
+            return deleted
+
+    def set_windows(self, collection: str, windows: Mapping[int, WindowSet]) -> None:
+        """Store chunks' sentence windows (see SentenceWindows and stores/milvus/windows.py)."""
+        with self.writing():
+            milvus_windows.write(self, collection, windows)
+
+    def window_vectors(self, collection: str, chunk_ids: Sequence[int]) -> dict[int, WindowSet]:
+        """``{chunk id: WindowSet}`` of the chunks with windows (see SentenceWindows)."""
+        return milvus_windows.read(self, collection, chunk_ids)
+
+    def pending_chunks(
+        self, collection: str, limit: int, where: Filter | None = None
+    ) -> list[PendingChunk]:
+        """Up to ``limit`` chunks without a vector, of records matching ``where`` (None:
+        all): pending before failed; within each, the first in Milvus' order (insertion order
+        on Milvus Lite: the oldest; chunk ids are hashes), sorted by chunk id. See
+        :mod:`semsearch.stores.milvus.pending`."""
+        from semsearch.stores.milvus.pending import pending_chunks
+
+        return pending_chunks(self, collection, limit, where)
+
+    def get_records(self, collection: str, ids: Sequence[str]) -> list[Record]:
+        """The records that exist among ``ids``, in the order asked."""
+        docs = self.record_docs(collection, ids)
+        return [
+            Record(i, docs[i]["fields"], docs[i]["text"]) for i in dict.fromkeys(ids) if i in docs
+        ]
+
+    def record_docs(self, collection: str, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """``{id: body}`` of the records that exist: the JSON document ``{"fields", "text"}``
+        (and ``"chunks"``, its chunk ids, when written by this version), rejoined from its
+        parts; a record missing a part is left out."""
+        cols = ["record_id", "part", "nparts", "body"]
+        rows = self.rows_by(collection, "records", "pk", [lay.record_pk(0, i) for i in ids], cols)
+        more = [lay.record_pk(p, r["record_id"]) for r in rows for p in range(1, r["nparts"])]
+        rows += self.rows_by(collection, "records", "pk", more, cols)
+        parts: dict[str, dict[int, str]] = {}
+        for r in rows:
+            parts.setdefault(r["record_id"], {})[r["part"]] = r["body"]
+        return {
+            rid: json.loads("".join(by_part[i] for i in sorted(by_part)))
+            for rid, by_part in parts.items()
+            if 0 in by_part and len(by_part) == max(by_part) + 1
+        }
+
+    def record_fields(self, collection: str, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """``{id: fields}`` for the ids that exist."""
+        return {r.id: r.fields for r in self.get_records(collection, ids)}
+
+    def get_chunks(self, collection: str, chunk_ids: Sequence[int]) -> dict[int, Chunk]:
+        """``{chunk_id: Chunk}`` for the ids that exist."""
+        rows = self.rows_by(
+            collection,
+            "chunks",
+            "chunk_id",
+            [int(c) for c in chunk_ids],
+            ["chunk_id", "text", "ordinal", "loc"],
+        )
+        out = {}
+        for r in rows:
+            start, end, heading, line_start, line_end = json.loads(r["loc"])
+            out[r["chunk_id"]] = Chunk(
+                r["text"], r["ordinal"], start, end, tuple(heading), line_start, line_end
+            )
+        return out
+
+    def list_ids(self, collection: str) -> list[str]:
+        """Every record id in the collection, sorted."""
+        return sorted(
+            r["record_id"] for r in self.scan(collection, "records", "part == 0", ["record_id"])
+        )
+
+    def count(self, collection: str) -> int:
+        """Number of records."""
+        return self.count_where(collection, "records", "part == 0")
+
+    def stats(self, collection: str, where: Filter | None = None) -> StoreStats:
+        """Record and chunk counts by embedding status (of records matching ``where``), and the
+        last write time."""
+        from semsearch.stores.milvus.pending import status_counts
+
+        extra = f" and {compile_filter(where)}" if where is not None else ""
+        chunks, embedded, failed = status_counts(self, collection, extra)
+        rows = self._meta_rows([collection])
+        return StoreStats(
+            records=self.count_where(collection, "records", f"part == 0{extra}"),
+            chunks=chunks,
+            embedded=embedded,
+            pending=chunks - embedded - failed,
+            failed=failed,
+            last_updated=rows[0].get("updated_at") if rows else None,
+        )
+
+    def chunk_vectors(
+        self, collection: str, ids: Sequence[str]
+    ) -> dict[str, list[NDArray[np.float32] | None]]:
+        """``{record_id: [float32[dim] vector, or None if not embedded, per chunk by ordinal]}``."""
+        chunks = self.rows_by(
+            collection, "chunks", "record_id", ids, ["chunk_id", "record_id", "ordinal"]
+        )
+        vecs = {
+            r["chunk_id"]: np.asarray(r["vector"], dtype=np.float32)
+            for r in self.rows_by(collection, "vectors", "record_id", ids, ["chunk_id", "vector"])
+        }
+        out: dict[str, list[NDArray[np.float32] | None]] = {}
+        for r in sorted(chunks, key=lambda r: (r["record_id"], r["ordinal"])):
+            out.setdefault(r["record_id"], []).append(vecs.get(r["chunk_id"]))
+        return out
+
+    def file_size(self) -> int:
+        """Bytes on disk of a Milvus Lite folder (0 for a server)."""
+        path = self.target.lite_path
+        if path is None or not os.path.isdir(path):
+            return 0
+        return sum(
+            os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(path) for f in files
+        )
+
+    def vector_search(
+        self,
+        collection: str,
+        vector: NDArray[np.float32],
+        k: int,
+        where: Filter | None,
+        exact: bool = False,
+    ) -> list[ScoredChunk]:
+        """Top-k chunks by cosine similarity in [-1, 1], best first, ties by record id.
+
+        Filters that match at most :data:`EXACT_MAX` chunks, ``exact=True``, ``k`` above
+        Milvus' topk limit, and any ANN answer shorter than ``k`` are answered by an exact scan
+        of the matching vectors, so a search returns min(k, matches) hits. Round trips: one
+        ANN search, or one query for a small match set (none when Milvus Lite has it cached);
+        see :func:`semsearch.stores.milvus.query.vector_search`.
+        """
+        from semsearch.stores.milvus.query import vector_search
+
+        return vector_search(self, collection, vector, k, where, exact)
+
+    def keyword_search(
+        self, collection: str, text: str, k: int, where: Filter | None
+    ) -> list[ScoredChunk]:
+        """Top-k chunks by Milvus' BM25 (>= 0, higher is better), ties by record id."""
+        from semsearch.stores.milvus.query import keyword_search
+
+        return keyword_search(self, collection, text, k, where)
+
+    def find(
+        self,
+        collection: str,
+        where: Filter | None,
+        limit: int,
+        offset: int,
+        order_by: Sequence[tuple[str, bool]],
+    ) -> list[Record]:
+        """Records matching ``where``, ordered by ``order_by`` then id (sorted client-side)."""
+        from semsearch.stores.milvus.query import find
+
+        return find(self, collection, where, limit, offset, order_by)

@@ -1,0 +1,403 @@
+"""PostgreSQL + pgvector store: ``semsearch.connect("postgresql://user:pass@host/db")``.
+
+psycopg 3 with a connection pool (psycopg_pool) and the pgvector adapter. Each collection has a
+records table (declared fields as typed, indexed columns) and a chunks table (``vector(dim)``
+with an HNSW cosine index, and a generated ``tsvector`` with a GIN index); see
+:mod:`semsearch.stores.postgres.schema`. Vector queries use pgvector's iterative index scans
+(``hnsw.iterative_scan = relaxed_order``, pgvector >= 0.8), re-order by exact distance, and fall
+back to an exact scan for selective filters or whenever the index returns too few rows, so a
+filter never returns fewer than min(k, matches) rows. Keyword search ranks with ``ts_rank_cd``
+(cover density), which is not BM25. Every batch of writes is one transaction.
+
+Connection errors raise BackendUnavailable; the password never appears in messages. Pooled
+connections are checked before use, so the store survives a server restart between queries.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from psycopg.errors import UndefinedTable
+
+from semsearch.errors import DimensionMismatch, InvalidRecord, StoreCorrupted
+from semsearch.filters import Filter
+from semsearch.stores.base import (
+    CollectionInfo,
+    RecordWrite,
+    ScoredChunk,
+    WindowSet,
+    WriteResult,
+)
+from semsearch.stores.postgres import schema as ddl
+from semsearch.stores.postgres import windows as pg_windows
+from semsearch.stores.postgres.conn import PgPool
+from semsearch.stores.postgres.reads import PostgresReads
+from semsearch.stores.postgres.search import keyword_scan, substring_scan, vector_scan
+from semsearch.stores.postgres.sql import (
+    Tables,
+    ef_search_for,
+    websearch_text,
+)
+from semsearch.stores.postgres.writes import write_batch
+
+__all__ = ["PostgresStore"]
+
+
+class PostgresStore(PostgresReads):
+    """A semsearch index in a PostgreSQL database with the pgvector extension.
+
+    Args:
+        url: a libpq URL or conninfo, e.g. ``postgresql://user:pass@host:5432/db?sslmode=require``.
+        hnsw_m, hnsw_ef_construction: HNSW build parameters (pgvector's defaults 16 and 64).
+        ef_search: minimum ``hnsw.ef_search`` per query (raised to k when k is larger; <= 1000).
+        exact_below: filters matching fewer records than this are answered by an exact scan.
+        pool_size: most connections held open (default 4).
+        timeout: seconds to wait for a connection (default 10).
+    Raises:
+        BackendUnavailable: psycopg is not installed, or the server refuses the connection or the
+            credentials (the message never contains the password).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        hnsw_m: int = 16,
+        hnsw_ef_construction: int = 64,
+        ef_search: int = 40,
+        exact_below: int = 5000,
+        pool_size: int = 4,
+        timeout: float = 10.0,
+    ) -> None:
+        self._db = PgPool(url, pool_size, timeout)
+        self.location = self._db.location
+        self.hnsw = {"m": hnsw_m, "ef_construction": hnsw_ef_construction}
+        self.ef_search = ef_search
+        self.exact_below = exact_below
+        self._migrated = False
+        self._readable = False
+
+    # -- connections --------------------------------------------------------------------------
+
+    def _conn(self) -> AbstractContextManager[Any]:
+        return self._db.connection()
+
+    @contextmanager
+    def _write(self, collection: str | None = None) -> Iterator[Any]:
+        """One write transaction (migrating first if needed); bumps the change counter."""
+        with self._conn() as conn:
+            if not self._migrated:
+                ddl.migrate(conn)
+                self._db.register_vector(conn)
+                self._migrated = True
+            with conn.transaction():
+                yield conn
+                if collection is not None:
+                    conn.execute(
+                        "UPDATE semsearch_collections SET version = version + 1, "
+                        "updated_at = now() WHERE name = %s",
+                        (collection,),
+                    )
+
+    def _on(self, collection: str | None, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        """Run a read query with ``{R}``/``{K}`` set to the collection's records/chunks tables.
+
+        Returns [] when semsearch never wrote to this database or the collection does not exist.
+        """
+        with self._conn() as conn:
+            if not self._ready(conn):
+                return []
+            if collection is not None:
+                row = conn.execute(
+                    "SELECT id FROM semsearch_collections WHERE name = %s", (collection,)
+                ).fetchone()
+                if row is None:
+                    return []
+                t = Tables(int(row[0]))
+                sql = sql.format(R=t.records, K=t.chunks)
+            try:
+                rows: list[Any] = conn.execute(sql, params).fetchall()
+            except UndefinedTable:  # dropped or swapped (reembed) since the lookup
+                return []
+            return rows
+
+    def _ready(self, conn: Any) -> bool:
+        """True once semsearch's tables exist (checked once, then cached); never runs DDL."""
+        if self._migrated or self._readable:
+            return True
+        version = ddl.schema_version(conn)
+        if version > ddl.SCHEMA_VERSION:
+            raise StoreCorrupted(
+                f"this database uses semsearch format {version}; this semsearch reads up to "
+                f"{ddl.SCHEMA_VERSION}",
+                hint="upgrade semsearch (pip install -U semsearch)",
+            )
+        self._readable = version > 0
+        return self._readable
+
+    def exists(self) -> bool:
+        """True when the server is reachable and semsearch has written to this database."""
+        with self._conn() as conn:
+            return self._ready(conn)
+
+    def close(self) -> None:
+        """Close the pool; the store cannot be used afterwards."""
+        self._db.close()
+
+    def _tables(self, collection: str) -> tuple[Tables, int | None] | None:
+        sql = "SELECT id, dim FROM semsearch_collections WHERE name = %s"
+        rows = self._on(None, sql, (collection,))
+        return (Tables(int(rows[0][0])), rows[0][1]) if rows else None
+
+    def _need_tables(self, conn: Any, collection: str) -> tuple[Tables, list[str], int | None]:
+        row = conn.execute(
+            "SELECT id, schema, dim FROM semsearch_collections WHERE name = %s FOR UPDATE",
+            (collection,),
+        ).fetchone()
+        if row is None:
+            raise StoreCorrupted(
+                f"collection {collection!r} vanished", hint="reopen the collection"
+            )
+        fields = [f["name"] for f in json.loads(row[1])["fields"]]
+        return Tables(int(row[0])), fields, row[2]
+
+    # -- collections --------------------------------------------------------------------------
+
+    def get_collection(self, name: str) -> CollectionInfo | None:
+        """The stored collection called ``name``, or None."""
+        return next((c for c in self.list_collections() if c.name == name), None)
+
+    def list_collections(self) -> list[CollectionInfo]:
+        """Every collection in the database, by name."""
+        sql = (
+            "SELECT name, schema, model_id, dim, options, created_at FROM semsearch_collections "
+            "ORDER BY name"
+        )
+        rows = self._on(None, sql)
+        return [
+            CollectionInfo(r[0], r[1], r[2], r[3], dict(r[4]), r[5].isoformat() if r[5] else None)
+            for r in rows
+        ]
+
+    def create_collection(self, info: CollectionInfo) -> None:
+        """Create a collection with its tables, field indexes and keyword index."""
+        fields = [(f["name"], f["type"]) for f in json.loads(info.schema_json)["fields"]]
+        with self._write() as conn:
+            cid = conn.execute(
+                "INSERT INTO semsearch_collections (name, schema, model_id, dim, options) "
+                "VALUES (%s, %s, %s, %s, %s::jsonb) RETURNING id",
+                (info.name, info.schema_json, info.model_id, info.dim, json.dumps(info.options)),
+            ).fetchone()[0]
+            ddl.create_collection_tables(conn, Tables(int(cid)), fields, info.dim, self.hnsw)
+
+    def update_collection(self, info: CollectionInfo) -> None:
+        """Store a changed schema (added fields get columns) or the dimension."""
+        fields = [(f["name"], f["type"]) for f in json.loads(info.schema_json)["fields"]]
+        with self._write(info.name) as conn:
+            t, _, dim = self._need_tables(conn, info.name)
+            conn.execute(
+                "UPDATE semsearch_collections SET schema = %s, dim = %s, options = %s::jsonb "
+                "WHERE name = %s",
+                (info.schema_json, info.dim, json.dumps(info.options), info.name),
+            )
+            ddl.add_field_columns(conn, t, fields)
+            if dim is None and info.dim is not None:
+                ddl.set_dimension(conn, t, info.dim, self.hnsw)
+
+    def drop_collection(self, name: str) -> bool:
+        """Delete a collection and everything in it. Returns False if it did not exist."""
+        if self.get_collection(name) is None:
+            return False
+        with self._write() as conn:
+            t, _, _ = self._need_tables(conn, name)
+            ddl.drop_collection_tables(conn, t)
+            conn.execute("DELETE FROM semsearch_collections WHERE name = %s", (name,))
+        return True
+
+    def replace_collection(
+        self, target: str, source: str, expected_version: int | None = None
+    ) -> bool:
+        """In ONE transaction, drop ``target`` (if it exists) and rename ``source`` to ``target``.
+
+        Tables are named by collection id, so the rename is one row update. With
+        ``expected_version``, nothing changes and False is returned when ``target`` was
+        written since (its change counter differs). Raises StoreCorrupted if ``source`` is gone.
+        """
+        with self._write() as conn:
+            self._need_tables(conn, source)
+            old = conn.execute(
+                "SELECT id, version FROM semsearch_collections WHERE name = %s FOR UPDATE",
+                (target,),
+            ).fetchone()
+            if expected_version is not None and (old is None or int(old[1]) != expected_version):
+                return False
+            if old is not None:
+                ddl.drop_collection_tables(conn, Tables(int(old[0])))
+                conn.execute("DELETE FROM semsearch_collections WHERE id = %s", (old[0],))
+            conn.execute(
+                "UPDATE semsearch_collections SET name = %s, version = version + 1, "
+                "updated_at = now() WHERE name = %s",
+                (target, source),
+            )
+        return True
+
+    def rebuild_vector_index(self, collection: str, *, drop_only: bool = False) -> None:
+        """Drop and rebuild a collection's HNSW index (e.g. after a bulk load, or new m), then
+        refresh the planner's statistics (ANALYZE).
+
+        ``drop_only=True`` drops it and leaves searches to exact scans until the next call;
+        loading many vectors without the index and building it once is several times faster.
+        """
+        with self._write(collection) as conn:
+            t, _, dim = self._need_tables(conn, collection)
+            ddl.drop_vector_index(conn, t)
+            if not drop_only and dim is not None:
+                ddl.create_vector_index(conn, t, self.hnsw)
+                conn.execute(f"ANALYZE {t.records}, {t.chunks}")  # fresh planner statistics
+
+    # -- writes -------------------------------------------------------------------------------
+
+    def write_records(self, collection: str, records: Sequence[RecordWrite]) -> WriteResult:
+        """Write records, chunks and keyword rows in one transaction, reusing vectors by hash."""
+        import psycopg
+
+        result = WriteResult()
+        try:
+            with self._write(collection) as conn:
+                t, fields, _ = self._need_tables(conn, collection)
+                with conn.cursor() as cur:
+                    write_batch(cur, t, fields, records, result)
+        except psycopg.DataError as exc:  # e.g. a NUL character, which text columns refuse
+            raise InvalidRecord(
+                f"PostgreSQL refused a record of this batch: {exc}",
+                hint="remove NUL (\\x00) characters from texts and fields; nothing was written",
+            ) from None
+        return result
+
+    def set_vectors(
+        self, collection: str, chunk_ids: Sequence[int], vectors: NDArray[np.float32]
+    ) -> None:
+        """Store float32[n, dim] unit vectors; the first vectors fix the dimension.
+
+        Raises:
+            DimensionMismatch: ``vectors`` has another dimension than the collection (nothing
+                is written).
+        """
+        if len(chunk_ids) == 0:
+            return
+        dim = int(vectors.shape[1])
+        with self._write(collection) as conn:
+            t, _, stored = self._need_tables(conn, collection)
+            if stored is None:
+                conn.execute(
+                    "UPDATE semsearch_collections SET dim = %s WHERE name = %s", (dim, collection)
+                )
+                ddl.set_dimension(conn, t, dim, self.hnsw)
+            elif stored != dim:
+                raise DimensionMismatch(
+                    f"collection {collection!r} holds {stored}-d vectors; got {dim}-d",
+                    hint="use the model the collection was built with",
+                )
+            rows = np.ascontiguousarray(vectors, dtype=np.float32)
+            with conn.cursor() as cur:
+                cur.executemany(
+                    f"UPDATE {t.chunks} SET embedding = %s, status = 'embedded', error = NULL "
+                    "WHERE id = %s",
+                    [(rows[i], int(c)) for i, c in enumerate(chunk_ids)],
+                )
+
+    def set_windows(self, collection: str, windows: Mapping[int, WindowSet]) -> None:
+        """Store chunks' sentence windows (see SentenceWindows); not a change of the index."""
+        if windows:
+            with self._write() as conn:
+                pg_windows.write_windows(conn, self._need_tables(conn, collection)[0], windows)
+
+    def window_vectors(self, collection: str, chunk_ids: Sequence[int]) -> dict[int, WindowSet]:
+        """``{chunk id: WindowSet}`` of the chunks with windows (see SentenceWindows)."""
+        found = self._tables(collection)
+        ids = [int(c) for c in chunk_ids]
+        if found is None or not ids:
+            return {}
+        return pg_windows.unpack_rows(self._on(None, pg_windows.read_sql(found[0]), (ids,)))
+
+    def mark_failed(self, collection: str, chunk_ids: Sequence[int], error: str) -> None:
+        """Record that embedding these chunks failed (they stay keyword-searchable)."""
+        with self._write(collection) as conn:
+            t, _, _ = self._need_tables(conn, collection)
+            conn.execute(
+                f"UPDATE {t.chunks} SET status = 'failed', error = %s WHERE id = ANY(%s)",
+                (error[:500], [int(c) for c in chunk_ids]),
+            )
+
+    def delete_records(self, collection: str, ids: Sequence[str]) -> int:
+        """Delete records with their chunks (cascade). Returns how many existed."""
+        if not ids or self._tables(collection) is None:
+            return 0
+        with self._write(collection) as conn:
+            t, _, _ = self._need_tables(conn, collection)
+            cur = conn.execute(f"DELETE FROM {t.records} WHERE id = ANY(%s)", (list(ids),))
+            return int(cur.rowcount)
+
+    # -- queries ------------------------------------------------------------------------------
+
+    def vector_search(
+        self,
+        collection: str,
+        vector: NDArray[np.float32],
+        k: int,
+        where: Filter | None,
+        exact: bool = False,
+    ) -> list[ScoredChunk]:
+        """Top-k chunks by cosine similarity in [-1, 1], best first, ties by record id.
+
+        Uses the HNSW index with iterative scans; answers exactly when ``exact`` is set, when
+        the filter matches fewer than ``exact_below`` records, or when the index returned fewer
+        than min(k, matching chunks) rows.
+
+        Raises:
+            DimensionMismatch: ``vector`` has another dimension than the collection's vectors.
+        """
+        found = self._tables(collection)
+        if found is None or found[1] is None or k <= 0:
+            return []
+        t, dim = found
+        if vector.shape[0] != dim:
+            raise DimensionMismatch(
+                f"query vector is {vector.shape[0]}-d; collection {collection!r} is {dim}-d",
+                hint="query with the model the collection was built with",
+            )
+        with self._conn() as conn:
+            rows = vector_scan(
+                conn, t, np.ascontiguousarray(vector, dtype=np.float32), k, where,
+                ef=ef_search_for(k, self.ef_search), exact=exact, exact_below=self.exact_below,
+            )  # fmt: skip
+        return sorted(rows, key=lambda h: (-h.score, h.record_id, h.chunk_id))
+
+    def keyword_search(
+        self, collection: str, text: str, k: int, where: Filter | None
+    ) -> list[ScoredChunk]:
+        """Top-k chunks by ``ts_rank_cd`` (cover density, >= 0, higher is better; not BM25).
+
+        A query holding CJK characters, or whose words match nothing, is answered by a
+        substring scan scored by occurrences (see :mod:`semsearch.keyword_text`).
+        """
+        from semsearch.keyword_text import has_cjk, substring_pieces
+
+        query = websearch_text(text)
+        found = self._tables(collection)
+        if found is None:
+            return []
+        with self._conn() as conn:
+            hits = (
+                []
+                if query is None or has_cjk(text)
+                else keyword_scan(conn, found[0], query, k, where)
+            )
+            if hits:
+                return hits
+            return substring_scan(conn, found[0], substring_pieces(text), k, where)

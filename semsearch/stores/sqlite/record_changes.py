@@ -1,0 +1,146 @@
+"""The record change log of a ``.embed.db`` file (format 4), for the keyword sidecar's catch-up.
+
+Every change to a collection's record-level FTS5 table (stores/sqlite/record_fts.py: a record
+indexed after its insert or update, or removed before its update or delete) appends
+``(seq, collection id, record rowid)`` to ``record_changes`` in the same transaction. A keyword
+sidecar built at log position ``S`` learns which records changed since by reading the rows
+after ``S`` (:func:`changed_since`), and rescores only those (bm25/delta.py) instead
+of re-reading the whole collection.
+
+Pruning, as for the vector log (stores/sqlite/changes.py): once :data:`PRUNE_AFTER` rows were
+written since a collection's last prune, its rows up to a *horizon* are deleted and the horizon
+is kept in ``semsearch_meta`` (``record_changes_pruned:<C>``). The horizon never passes the
+position of the collection's ``.kw`` file, so any process can load that file and catch up from
+it; a snapshot older than the horizon reloads the file (or rebuilds). Files written before
+format 4 have no log: their sidecar is rebuilt after every write, as before.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from semsearch.stores.sqlite import changes as sqlite_changes
+
+__all__ = [
+    "LOG",
+    "PRUNE_AFTER",
+    "changed_since",
+    "create_record_log",
+    "log_records",
+    "maybe_prune",
+    "position",
+    "prune_all",
+]
+
+Rows = Callable[[str, Sequence[Any]], list[Any]]
+LOG = "record_changes"
+#: Log rows written for a collection since its last prune before it is pruned again.
+PRUNE_AFTER = 4096
+
+
+def create_record_log(conn: sqlite3.Connection) -> None:
+    """Format 4: the ``record_changes`` table (a migration, write path only)."""
+    conn.execute(
+        f"CREATE TABLE IF NOT EXISTS {LOG} (seq INTEGER PRIMARY KEY AUTOINCREMENT, "
+        "collection_id INTEGER NOT NULL, record_rowid INTEGER NOT NULL)"
+    )
+    conn.execute(f"CREATE INDEX IF NOT EXISTS {LOG}_by_collection ON {LOG} (collection_id, seq)")
+
+
+def log_records(conn: sqlite3.Connection, cid: int, rowids: Sequence[int]) -> None:
+    """Inside a write transaction: note that these records' keyword rows changed."""
+    conn.executemany(
+        f"INSERT INTO {LOG} (collection_id, record_rowid) VALUES (?, ?)",
+        [(cid, int(r)) for r in rowids],
+    )
+
+
+def _rows_of(conn: sqlite3.Connection) -> Rows:
+    return lambda sql, params: conn.execute(sql, params).fetchall()
+
+
+def position(rows: Rows, cid: int) -> int | None:
+    """The collection's log position (its last ``seq``, or its horizon when every row was
+    pruned; 0 before its first change), None for a file without the log (before format 4)."""
+    found = rows(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?)", (LOG,)
+    )
+    if not found[0][0]:
+        return None
+    last = rows(
+        f"SELECT (SELECT max(seq) FROM {LOG} WHERE collection_id = ?), "
+        "(SELECT CAST(value AS INTEGER) FROM semsearch_meta WHERE key = ?)",
+        (cid, f"{LOG}_pruned:{int(cid)}"),
+    )[0]
+    return max(int(last[0] or 0), int(last[1] or 0))
+
+
+def changed_since(rows: Rows, cid: int, seq: int) -> NDArray[np.int64] | None:
+    """Rowids of the records whose keyword rows changed after log position ``seq``
+    (ascending, each once), or None when rows after ``seq`` may have been pruned (the caller
+    reloads or rebuilds)."""
+    horizon = rows(
+        "SELECT CAST(value AS INTEGER) FROM semsearch_meta WHERE key = ?",
+        (f"{LOG}_pruned:{int(cid)}",),
+    )
+    if horizon and int(horizon[0][0] or 0) > seq:
+        return None
+    found = rows(
+        f"SELECT DISTINCT record_rowid FROM {LOG} WHERE collection_id = ? AND seq > ? "
+        "ORDER BY record_rowid",
+        (cid, seq),
+    )
+    return np.fromiter((r[0] for r in found), np.int64, len(found))
+
+
+def maybe_prune(conn: sqlite3.Connection, db_path: str, cid: int) -> int:
+    """Inside a write transaction: prune the collection's rows once :data:`PRUNE_AFTER` were
+    written since its last prune. Returns the rows deleted."""
+    top = position(_rows_of(conn), cid) or 0
+    if top - sqlite_changes.pruned_to(conn, cid, LOG) < PRUNE_AFTER:
+        return 0
+    return _prune(conn, db_path, cid, top)
+
+
+def _prune(conn: sqlite3.Connection, db_path: str, cid: int, top: int) -> int:
+    horizon = min(top, _file_position(db_path, cid, top))
+    if horizon <= sqlite_changes.pruned_to(conn, cid, LOG):
+        return 0
+    deleted = conn.execute(
+        f"DELETE FROM {LOG} WHERE collection_id = ? AND seq <= ?", (cid, horizon)
+    ).rowcount
+    sqlite_changes.store_horizon(conn, cid, horizon, LOG)
+    return int(deleted)
+
+
+def _file_position(db_path: str, cid: int, top: int) -> int:
+    """The log position the collection's ``.kw`` file was built at; ``top`` when there is no
+    usable file (every reader rebuilds anyway)."""
+    from semsearch.bm25.file import KeywordFileInvalid, keyword_path, read_header
+
+    if db_path == ":memory:":
+        return top
+    try:
+        seq = read_header(keyword_path(db_path, cid)).get("seq")
+    except KeywordFileInvalid:
+        return top
+    return int(seq) if isinstance(seq, int) else top
+
+
+def prune_all(conn: sqlite3.Connection, db_path: str) -> int:
+    """Inside a write transaction (``semsearch compact``): prune every collection as far as its
+    ``.kw`` file allows and drop the rows of collections that no longer exist. Returns the
+    rows deleted; 0 for a file without the log."""
+    if position(_rows_of(conn), 0) is None:
+        return 0
+    ids = [int(r[0]) for r in conn.execute("SELECT id FROM collections")]
+    deleted = sum(_prune(conn, db_path, cid, position(_rows_of(conn), cid) or 0) for cid in ids)
+    deleted += conn.execute(
+        f"DELETE FROM {LOG} WHERE collection_id NOT IN (SELECT id FROM collections)"
+    ).rowcount
+    return int(deleted)

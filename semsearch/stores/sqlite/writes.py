@@ -1,0 +1,166 @@
+"""Row-level write helpers for the SQLite store, run inside its write transaction.
+
+A record whose content hash is unchanged is left alone. A changed record keeps its chunk rows
+when only non-text fields changed; otherwise its chunks are replaced, and every new chunk whose
+content hash already has a vector in the collection reuses it instead of being re-embedded.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import UTC, datetime
+
+from semsearch.stores.base import PendingChunk, RecordWrite, WriteResult
+from semsearch.stores.sqlite.record_fts import delete_record_fts, index_record_fts
+from semsearch.stores.sqlite.schema import fts_table
+
+__all__ = ["delete_record_rows", "write_record"]
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def write_record(conn: sqlite3.Connection, cid: int, record: RecordWrite, out: WriteResult) -> None:
+    """Insert or update one record and its chunks; append chunks to embed to ``out.pending``."""
+    row = conn.execute(
+        "SELECT rowid, content_hash FROM records WHERE collection_id = ? AND id = ?",
+        (cid, record.id),
+    ).fetchone()
+    if row is not None and row[1] == record.content_hash:
+        out.unchanged += 1
+        return
+    values = (
+        json.dumps(record.fields, ensure_ascii=False, sort_keys=True),
+        json.dumps(record.attrs, ensure_ascii=False, sort_keys=True),
+        record.text,
+        record.content_hash,
+        _now(),
+    )
+    if row is None:
+        cur = conn.execute(
+            "INSERT INTO records (collection_id, id, fields, attrs, text, content_hash, updated_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (cid, record.id, *values),
+        )
+        rowid = int(cur.lastrowid or 0)
+        out.added += 1
+    else:
+        rowid = int(row[0])
+        delete_record_fts(conn, cid, [rowid])  # before the row changes: see sqlite_record_fts
+        conn.execute(
+            "UPDATE records SET fields = ?, attrs = ?, text = ?, content_hash = ?, updated_at = ? "
+            "WHERE rowid = ?",
+            (*values, rowid),
+        )
+        out.updated += 1
+    index_record_fts(conn, cid, rowid)
+    if row is None or not _same_chunks(conn, rowid, record):
+        _replace_chunks(conn, cid, rowid, record, out, new=row is None)
+
+
+def _chunk_key(record: RecordWrite) -> list[tuple[object, ...]]:
+    return [
+        (c.content_hash, c.chunk.ordinal, c.chunk.char_start, c.chunk.char_end,
+         c.chunk.line_start, c.chunk.line_end)
+        for c in record.chunks
+    ]  # fmt: skip
+
+
+def _same_chunks(conn: sqlite3.Connection, rowid: int, record: RecordWrite) -> bool:
+    rows = conn.execute(
+        "SELECT content_hash, ordinal, char_start, char_end, line_start, line_end FROM chunks "
+        "WHERE record_rowid = ? ORDER BY ordinal",
+        (rowid,),
+    ).fetchall()
+    return [tuple(r) for r in rows] == _chunk_key(record)
+
+
+def _replace_chunks(
+    conn: sqlite3.Connection,
+    cid: int,
+    rowid: int,
+    record: RecordWrite,
+    out: WriteResult,
+    new: bool,
+) -> None:
+    hashes = list({c.content_hash for c in record.chunks})
+    reusable = _vectors_by_hash(conn, cid, hashes)
+    if not new:  # a new record has no chunks yet: three statements saved per record
+        _delete_chunks(conn, cid, "record_rowid = ?", [rowid])
+    table = fts_table(cid)
+    for item in record.chunks:
+        chunk = item.chunk
+        vector = reusable.get(item.content_hash)
+        cur = conn.execute(
+            "INSERT INTO chunks (collection_id, record_rowid, ordinal, text, char_start, char_end,"
+            " heading_path, line_start, line_end, content_hash, vector, status)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                cid, rowid, chunk.ordinal, chunk.text, chunk.char_start, chunk.char_end,
+                json.dumps(list(chunk.heading_path), ensure_ascii=False), chunk.line_start,
+                chunk.line_end, item.content_hash, vector,
+                "embedded" if vector is not None else "pending",
+            ),
+        )  # fmt: skip
+        chunk_id = int(cur.lastrowid or 0)
+        conn.execute(f"INSERT INTO {table} (rowid, text) VALUES (?, ?)", (chunk_id, chunk.text))
+        if vector is None:
+            out.pending.append(PendingChunk(chunk_id, item.embed_text, record.id))
+        else:
+            out.reused += 1
+            conn.execute(
+                "INSERT INTO changes (collection_id, chunk_id, op) VALUES (?, ?, 'add')",
+                (cid, chunk_id),
+            )
+
+
+def _vectors_by_hash(conn: sqlite3.Connection, cid: int, hashes: list[str]) -> dict[str, bytes]:
+    found: dict[str, bytes] = {}
+    for start in range(0, len(hashes), 500):
+        batch = hashes[start : start + 500]
+        marks = ", ".join("?" for _ in batch)
+        rows = conn.execute(
+            # INDEXED BY: the planner otherwise picks chunks_by_status and scans every embedded
+            # chunk once per written record (quadratic re-ingest).
+            "SELECT content_hash, vector FROM chunks INDEXED BY chunks_by_hash "
+            f"WHERE collection_id = ? AND content_hash IN ({marks}) AND status = 'embedded'",
+            (cid, *batch),
+        ).fetchall()
+        found.update({r[0]: r[1] for r in rows})
+    return found
+
+
+def _delete_chunks(conn: sqlite3.Connection, cid: int, where: str, params: list[object]) -> None:
+    table = fts_table(cid)
+    # External-content FTS5 rows are removed with the 'delete' command and their indexed text.
+    conn.execute(
+        f"INSERT INTO {table} ({table}, rowid, text) SELECT 'delete', id, text FROM chunks "
+        f"WHERE {where}",
+        params,
+    )
+    conn.execute(
+        "INSERT INTO changes (collection_id, chunk_id, op) SELECT collection_id, id, 'delete' "
+        f"FROM chunks WHERE {where} AND status = 'embedded'",
+        params,
+    )
+    conn.execute(f"DELETE FROM chunks WHERE {where}", params)
+
+
+def delete_record_rows(conn: sqlite3.Connection, cid: int, ids: list[str]) -> int:
+    """Delete records by id with their chunks and FTS rows. Returns how many existed."""
+    marks = ", ".join("?" for _ in ids)
+    rowids = [
+        r[0]
+        for r in conn.execute(
+            f"SELECT rowid FROM records WHERE collection_id = ? AND id IN ({marks})", (cid, *ids)
+        ).fetchall()
+    ]
+    if not rowids:
+        return 0
+    rmarks = ", ".join("?" for _ in rowids)
+    _delete_chunks(conn, cid, f"record_rowid IN ({rmarks})", list(rowids))
+    delete_record_fts(conn, cid, rowids)
+    conn.execute(f"DELETE FROM records WHERE rowid IN ({rmarks})", rowids)
+    return len(rowids)
