@@ -32,7 +32,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from benchmarks.report import machine_info, markdown_table, write_section
 from semsearch import search
 from semsearch.cli.eval_cmd import default_cache_dir
-from semsearch.embedders.base import resolve_embedder
+from semsearch.embedders.registry import resolve_embedder
 from semsearch.evaluation import load_beir, open_index, run_eval, score_run
 from semsearch.fusion import Fusion
 

@@ -31,8 +31,8 @@ from benchmarks.report import machine_info, markdown_table, write_section
 from semsearch import search
 from semsearch.cli.eval_cmd import default_cache_dir
 from semsearch.collection import Collection
-from semsearch.embedders.base import resolve_embedder
 from semsearch.embedders.query_cache import CachedEmbedder, QueryCache
+from semsearch.embedders.registry import resolve_embedder
 from semsearch.evaluation import load_beir, open_index, score_run
 
 DEPTHS = (30, 50, 100, 200)

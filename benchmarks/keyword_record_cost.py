@@ -33,8 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.report import machine_info, markdown_table, write_section
 from semsearch import connect, search
 from semsearch.cli.eval_cmd import default_cache_dir
-from semsearch.embedders.base import resolve_embedder
 from semsearch.embedders.query_cache import CachedEmbedder, QueryCache
+from semsearch.embedders.registry import resolve_embedder
 from semsearch.evaluation import index_path, load_beir
 from semsearch.fusion import Fusion
 from semsearch.stores.sqlite.record_fts import create_record_fts

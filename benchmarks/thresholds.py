@@ -25,7 +25,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from semsearch.embedders.base import resolve_embedder
+from semsearch.embedders.registry import resolve_embedder
 from semsearch.evaluation import load_beir
 
 KEEP = 0.95

@@ -8,7 +8,8 @@ import re
 from types import TracebackType
 
 from semsearch.collection import Collection
-from semsearch.embedders.base import Embedder, resolve_embedder
+from semsearch.embedders.base import Embedder
+from semsearch.embedders.registry import resolve_embedder
 from semsearch.errors import (
     BackendUnavailable,
     DimensionMismatch,

@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from semsearch.chunking import ChunkSpan, Tokenizer, chunk_markdown, chunk_text, embedding_text
+from semsearch.collection_parts import CollectionParts
 from semsearch.embedders.base import check_rows
 from semsearch.errors import BadVectors, DimensionMismatch, EmbedderUnavailable
 from semsearch.filters import Filter, IdMatch, Or
@@ -28,7 +29,6 @@ from semsearch.stores.base import ChunkWrite, PendingChunk, RecordWrite
 from semsearch.windows import embed_windows, windows_enabled
 
 if TYPE_CHECKING:
-    from semsearch.collection import Collection
     from semsearch.validation import PreparedRecord
 
 __all__ = ["EMBED_GROUP", "WRITE_BATCH", "Progress", "chunk_text_for", "embed_chunks", "write"]
@@ -44,7 +44,7 @@ Progress = Callable[[int], None]
 
 
 def write(
-    coll: Collection, prepared: list[PreparedRecord], embed: bool, progress: Progress | None
+    coll: CollectionParts, prepared: list[PreparedRecord], embed: bool, progress: Progress | None
 ) -> UpsertReport:
     """Store validated records in batches, skipping unchanged ones, then embed new chunks.
 
@@ -92,7 +92,7 @@ def write(
     return report
 
 
-def _leftover_chunks(coll: Collection, ids: list[str]) -> list[PendingChunk]:
+def _leftover_chunks(coll: CollectionParts, ids: list[str]) -> list[PendingChunk]:
     """Chunks without a vector of the records ``ids`` (pending first, then failed).
 
     The store is asked with an id filter (exact where the id has no glob character, a prefix
@@ -112,7 +112,7 @@ def _leftover_chunks(coll: Collection, ids: list[str]) -> list[PendingChunk]:
         limit *= 4
 
 
-def _record_write(coll: Collection, r: PreparedRecord) -> RecordWrite:
+def _record_write(coll: CollectionParts, r: PreparedRecord) -> RecordWrite:
     writes = []
     for c in chunk_text_for(coll, r.text, r.fields):
         embed = embedding_text(c.text, c.heading_path)
@@ -120,7 +120,9 @@ def _record_write(coll: Collection, r: PreparedRecord) -> RecordWrite:
     return RecordWrite(r.id, r.fields, r.attrs, r.text, r.content_hash, writes)
 
 
-def chunk_text_for(coll: Collection, text: str, fields: Mapping[str, Any] | None) -> list[Chunk]:
+def chunk_text_for(
+    coll: CollectionParts, text: str, fields: Mapping[str, Any] | None
+) -> list[Chunk]:
     """``text`` split by the schema's chunker into chunks of at most the embedder's window.
 
     For markdown, ``fields["body_line"]`` (1-based line where the body starts in its file)
@@ -179,7 +181,10 @@ def _chunk_pages(
 
 
 def embed_chunks(
-    coll: Collection, pending: list[PendingChunk], report: UpsertReport, progress: Progress | None
+    coll: CollectionParts,
+    pending: list[PendingChunk],
+    report: UpsertReport,
+    progress: Progress | None,
 ) -> bool:
     """Embed ``pending`` in groups and store the vectors; count them in ``report``.
 
@@ -222,7 +227,7 @@ def embed_chunks(
 
 
 def _embed_group(
-    coll: Collection, group: list[PendingChunk]
+    coll: CollectionParts, group: list[PendingChunk]
 ) -> tuple[NDArray[np.float32], dict[int, str]]:
     """The group's unit vectors and ``{row: why}`` for texts the model gave no usable vector."""
     try:
@@ -236,7 +241,7 @@ def _embed_group(
 
 
 def _fail_alone(
-    coll: Collection, failed: list[tuple[PendingChunk, str]], report: UpsertReport
+    coll: CollectionParts, failed: list[tuple[PendingChunk, str]], report: UpsertReport
 ) -> None:
     """Mark chunks whose text the model could not embed failed, naming record and reason."""
     model = coll.embedder.model_id

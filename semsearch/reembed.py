@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 from semsearch.collection import Collection
 from semsearch.database import Database
-from semsearch.embedders.base import Embedder, resolve_embedder
+from semsearch.embedders.base import Embedder
+from semsearch.embedders.registry import resolve_embedder
 from semsearch.errors import (
     BackendUnavailable,
     EmbedderUnavailable,

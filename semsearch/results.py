@@ -10,6 +10,7 @@ from typing import Any, Literal
 __all__ = [
     "PAGE_STARTS",
     "Chunk",
+    "CollectionStats",
     "Hit",
     "LegScore",
     "Record",
@@ -213,3 +214,22 @@ class UpsertReport:
         self.errors.extend(other.errors)
         self.chunks_failed += other.chunks_failed
         self.failed.update(other.failed)
+
+
+@dataclass(frozen=True)
+class CollectionStats:
+    """A collection's counts: records, chunks by embedding status, model and last write."""
+
+    name: str
+    model_id: str
+    dim: int | None
+    records: int
+    chunks: int
+    embedded: int
+    pending: int
+    failed: int
+    last_updated: str | None
+    fields: dict[str, str]
+    #: The index health (:class:`semsearch.health.Health` as a dict): state ok | syncing |
+    #: degraded | quarantined, reason, failed paths. None when not read.
+    health: dict[str, Any] | None = None

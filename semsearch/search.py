@@ -2,49 +2,55 @@
 
 The store answers chunk-level primitives (vector top-k, keyword top-k, find). This module turns
 them into record-level hits: each record appears once, with its best chunk. The path scope
-(``folder``, ``include`` and ``exclude`` globs) travels to the store inside the filter
-(:meth:`PathScope.as_filter`), so the store drops hidden paths before ranking, as it does for
-``where``. :func:`collect` checks the scope again as a safety net and asks the store again with
-a deeper ``k`` until ``limit`` hits are found or the store runs dry: that refill only happens
-for the parts of a scope a store cannot compile (see ``PartialIdFilters``).
+(:mod:`semsearch.scope`) travels to the store inside the filter, so the store drops hidden paths
+before ranking, as it does for ``where``. :func:`collect` checks the scope again as a safety net
+and asks the store again with a deeper ``k`` until ``limit`` hits are found or the store runs
+dry: that refill only happens for the parts of a scope a store cannot compile (see
+``PartialIdFilters``).
+
+A search's arguments are checked in :mod:`semsearch.search_request` and an empty query lists
+records through :mod:`semsearch.listing`; their public names stay importable from here.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
-import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import TypeVar
 
 from semsearch import fusion
-from semsearch.errors import EmbedderUnavailable, InvalidQuery
-from semsearch.filters import Filter, IdMatch, conjoin, path_filter, split_path_pattern
-from semsearch.highlight import keyword_highlight
+from semsearch.collection_parts import CollectionParts
+from semsearch.errors import EmbedderUnavailable
+from semsearch.hits import StateMoved, read_hits
+from semsearch.listing import structured_search
 from semsearch.long_query import QueryVector, embed_query_windows
-from semsearch.results import Hit, LegScore, SearchResult, with_pages
-from semsearch.stores.base import (
-    KeywordChunks,
-    PartialIdFilters,
-    ScoredChunk,
-    SentenceWindows,
-    Store,
-    VectorRecords,
+from semsearch.results import Hit, LegScore, SearchResult
+from semsearch.scope import PathScope, path_matches, store_filter
+from semsearch.search_request import (
+    DEFAULT_MIN_SCORE,
+    MAX_LIMIT,
+    MODES,
+    SearchRequest,
+    check_limit,
+    resolve_min_score,
+    validate_request,
 )
+from semsearch.stores.base import KeywordChunks, ScoredChunk, SentenceWindows, VectorRecords
 from semsearch.windows import RESCORE_DEPTH, Span, rescore, windows_enabled
-
-if TYPE_CHECKING:
-    from semsearch.collection import Collection
 
 Ranked = TypeVar("Ranked", ScoredChunk, Hit)
 
 __all__ = [
     "DEFAULT_MIN_SCORE",
+    "HYBRID_DEPTH",
+    "HYBRID_FUSION",
+    "MAX_LIMIT",
     "MODES",
     "PathScope",
     "SearchRequest",
     "check_limit",
+    "collect",
     "fused_components",
     "health_check",
     "path_matches",
@@ -52,85 +58,8 @@ __all__ = [
     "run_search",
     "store_filter",
     "structured_search",
+    "validate_request",
 ]
-
-MODES = ("semantic", "keyword", "hybrid")
-#: ``min_score="default"``: the embedder's calibrated threshold (semantic mode only); see
-#: :func:`resolve_min_score`.
-DEFAULT_MIN_SCORE = "default"
-MAX_LIMIT = 1000
-
-
-@dataclass(frozen=True)
-class PathScope:
-    """Which record ids (paths) may appear in results: inside ``folder``, matching one ``include``
-    glob when any are given (an allowlist), and matching no ``exclude`` glob.
-
-    Patterns are fnmatch globs on the record id, where ``*`` also crosses ``/`` (so ``private/*``
-    hides everything below ``private/``); a bare folder name matches its subtree. ``exclude`` wins
-    over ``include``.
-    """
-
-    folder: str | None = None
-    exclude: tuple[str, ...] = ()
-    include: tuple[str, ...] = ()
-
-    def allows(self, record_id: str) -> bool:
-        """True when ``record_id`` may be shown."""
-        if self.folder:
-            prefix = self.folder.strip("/") + "/"
-            if prefix != "/" and not record_id.startswith(prefix):
-                return False
-        if self.include and not any(path_matches(record_id, p) for p in self.include):
-            return False
-        return not any(path_matches(record_id, pattern) for pattern in self.exclude)
-
-    def as_filter(self, compiles: Callable[[IdMatch], bool] | None = None) -> Filter | None:
-        """The scope as a filter AST that selects exactly the ids :meth:`allows` (None: all).
-
-        ``compiles`` (a store's test of which id matches it can compile) leaves out what the
-        store cannot express, giving a superset; see :func:`semsearch.filters.path_filter`.
-        """
-        return path_filter(self.folder, self.include, self.exclude, compiles)
-
-
-def path_matches(path: str, pattern: str) -> bool:
-    """True when a relative POSIX ``path`` matches an fnmatch glob or lies under a folder.
-
-    ``*`` also crosses ``/``, so ``private/*`` matches ``private/a/b.md``; ``private`` and
-    ``private/`` match everything below ``private/``.
-    """
-    split = split_path_pattern(pattern)
-    if split is None:
-        return False
-    glob, prefix = split
-    return fnmatch.fnmatchcase(path, glob) or path.startswith(prefix)
-
-
-def store_filter(store: Store, where: Filter | None, scope: PathScope) -> Filter | None:
-    """``where`` AND the path scope: what the store applies before ranking (None: nothing).
-
-    A store that is :class:`~semsearch.stores.base.PartialIdFilters` gets only the parts of the
-    scope it can compile; :func:`collect` applies the rest.
-    """
-    compiles = store.compiles_id_match if isinstance(store, PartialIdFilters) else None
-    return conjoin(where, scope.as_filter(compiles))
-
-
-@dataclass(frozen=True)
-class SearchRequest:
-    """A validated search. See :meth:`semsearch.Collection.search` for the meaning of each field."""
-
-    query: str
-    mode: Literal["semantic", "keyword", "hybrid"]
-    limit: int
-    min_score: float | None
-    scope: PathScope
-    where: Filter | None
-    hypothetical_answer: str | None
-    fallback: Literal["keyword"] | None = None
-    exact: bool = False
-    fusion: fusion.Fusion | None = None  # hybrid only; None means HYBRID_FUSION
 
 
 @dataclass(frozen=True)
@@ -175,12 +104,8 @@ def collect(
 SNAPSHOT_TRIES = 4
 
 
-class _StateMoved(Exception):
-    """A ranked chunk or its record was gone when the hits were read: rank again."""
-
-
 def run_search(
-    coll: Collection, req: SearchRequest, query_vector: QueryVector | None = None
+    coll: CollectionParts, req: SearchRequest, query_vector: QueryVector | None = None
 ) -> SearchResult:
     """Run a validated request against a collection (semantic, keyword or hybrid).
 
@@ -197,15 +122,15 @@ def run_search(
     for attempt in range(1, SNAPSHOT_TRIES + 1):
         try:
             return _run_once(coll, req, queries, strict=attempt < SNAPSHOT_TRIES)
-        except _StateMoved:
+        except StateMoved:
             continue
-    raise AssertionError("unreachable: the last try never raises _StateMoved")
+    raise AssertionError("unreachable: the last try never raises StateMoved")
 
 
 class _QueryVectors:
     """The query embedding, computed once per search (not once per try)."""
 
-    def __init__(self, coll: Collection, given: QueryVector | None = None) -> None:
+    def __init__(self, coll: CollectionParts, given: QueryVector | None = None) -> None:
         self._coll = coll
         self._vectors: dict[str, QueryVector] = {}
         self._given = given
@@ -221,12 +146,12 @@ class _QueryVectors:
 
 
 def _run_once(
-    coll: Collection, req: SearchRequest, queries: _QueryVectors, *, strict: bool
+    coll: CollectionParts, req: SearchRequest, queries: _QueryVectors, *, strict: bool
 ) -> SearchResult:
-    """One try of :func:`run_search`; raises _StateMoved (when ``strict``) if a hit vanished."""
+    """One try of :func:`run_search`; raises StateMoved (when ``strict``) if a hit vanished."""
     if req.mode == "keyword":
         leg = _keyword_leg(coll, req, req.limit)
-        hits = _hits(coll, [(c, c.score, None) for c in leg.best], strict, req.query)
+        hits = read_hits(coll, [(c, c.score, None) for c in leg.best], strict, req.query)
         return SearchResult(req.query, hits, "keyword", total_candidates=leg.candidates)
     if req.mode == "semantic":
         try:
@@ -235,13 +160,13 @@ def _run_once(
             if req.fallback != "keyword":
                 raise
             kw = _keyword_leg(coll, req, req.limit)
-            hits = _hits(coll, [(c, c.score, None) for c in kw.best], strict, req.query)
+            hits = read_hits(coll, [(c, c.score, None) for c in kw.best], strict, req.query)
             return SearchResult(
                 req.query, hits, "keyword", False, True,
                 f"semantic search unavailable ({exc.message}); keyword results instead",
                 kw.candidates,
             )  # fmt: skip
-        hits = _hits(coll, [(c, c.score, None) for c in leg.best], strict, None, leg.highlights)
+        hits = read_hits(coll, [(c, c.score, None) for c in leg.best], strict, None, leg.highlights)
         result = SearchResult(
             req.query, hits, "semantic", _hyde(req), total_candidates=leg.candidates
         )
@@ -254,7 +179,7 @@ def _hyde(req: SearchRequest) -> bool:
 
 
 def _semantic_leg(
-    coll: Collection,
+    coll: CollectionParts,
     req: SearchRequest,
     limit: int,
     min_score: float | None,
@@ -295,7 +220,7 @@ def _semantic_leg(
     return _Leg(kept, leg.candidates, query, spans)
 
 
-def _windowed(coll: Collection, leg: _Leg, result: SearchResult) -> SearchResult:
+def _windowed(coll: CollectionParts, leg: _Leg, result: SearchResult) -> SearchResult:
     """``result`` with ``query_windows`` and, for a windowed query, a note."""
     if leg.query is None:
         return result
@@ -304,7 +229,7 @@ def _windowed(coll: Collection, leg: _Leg, result: SearchResult) -> SearchResult
     return dataclasses.replace(result, query_windows=leg.query.windows, notes=notes)
 
 
-def _keyword_leg(coll: Collection, req: SearchRequest, limit: int) -> _Leg:
+def _keyword_leg(coll: CollectionParts, req: SearchRequest, limit: int) -> _Leg:
     where = store_filter(coll.store, req.where, req.scope)
     # a store ranking whole records (KeywordChunks) returns one row per record: ask for
     # ``limit`` rows, not the over-fetch chunk rankings need (the sidecar's top k costs more
@@ -333,7 +258,7 @@ HYBRID_FUSION = fusion.Fusion("weighted", weights=(0.75, 0.25), floors=(-1.0, 0.
 
 
 def _hybrid(
-    coll: Collection, req: SearchRequest, queries: _QueryVectors, strict: bool
+    coll: CollectionParts, req: SearchRequest, queries: _QueryVectors, strict: bool
 ) -> SearchResult:
     """Run both legs to HYBRID_DEPTH records each, fuse them, keep ``limit``; see module doc."""
     depth = max(req.limit, HYBRID_DEPTH)
@@ -357,7 +282,7 @@ def _hybrid(
         truncated=(len(semantic.best) >= depth, len(keyword.best) >= depth),
     )
     rows = _fused_rows(legs, fused[: req.limit])
-    hits = _hits(coll, rows, strict, req.query, semantic.highlights)
+    hits = read_hits(coll, rows, strict, req.query, semantic.highlights)
     result = SearchResult(
         req.query, hits, "hybrid", _hyde(req) and embedded,
         reason is not None, reason, semantic.candidates + keyword.candidates,
@@ -366,7 +291,7 @@ def _hybrid(
 
 
 def _semantic_or_missing(
-    coll: Collection, req: SearchRequest, depth: int, queries: _QueryVectors
+    coll: CollectionParts, req: SearchRequest, depth: int, queries: _QueryVectors
 ) -> tuple[_Leg, str | None]:
     """Hybrid's semantic leg, or an empty leg and the reason when the embedder is down."""
     try:
@@ -410,190 +335,7 @@ def fused_components(
     return rows
 
 
-def _hits(
-    coll: Collection,
-    rows: Sequence[tuple[ScoredChunk, float, dict[str, LegScore] | None]],
-    strict: bool,
-    query: str | None = None,
-    highlights: Mapping[int, Span] | None = None,
-) -> list[Hit]:
-    """Hits with their chunk, fields and highlight. A row whose chunk or record is gone (deleted or
-    rewritten since it was ranked) raises _StateMoved when ``strict``, else is dropped.
-
-    A ``provisional`` keyword row (a record-level hit, see ScoredChunk) shows the record's chunk
-    that matches ``query`` best, asked of the store for the shown rows only.
-    Fields are read before chunks, so a record rewritten in between shows as a missing chunk
-    (its old chunks are gone) rather than as old fields beside a new chunk.
-    A hit's highlight is its chunk's best window from ``highlights`` (the semantic leg's), else,
-    when ``query`` is given (keyword and hybrid), the sentence holding most of its terms.
-    """
-    rows = _best_keyword_chunks(coll, rows, query)
-    fields = coll.store.record_fields(coll.name, [c.record_id for c, _, _ in rows])
-    chunks = coll.store.get_chunks(coll.name, [c.chunk_id for c, _, _ in rows])
-    live = [row for row in rows if row[0].chunk_id in chunks and row[0].record_id in fields]
-    if strict and len(live) < len(rows):
-        raise _StateMoved
-    return [
-        Hit(
-            c.record_id,
-            score,
-            with_pages(chunks[c.chunk_id], fields[c.record_id]),
-            fields[c.record_id],
-            comps,
-            _highlight(chunks[c.chunk_id].text, c.chunk_id, query, highlights or {}),
-        )
-        for c, score, comps in live
-    ]
-
-
-def _highlight(
-    text: str, chunk_id: int, query: str | None, spans: Mapping[int, Span]
-) -> Span | None:
-    if chunk_id in spans:
-        return spans[chunk_id]
-    return None if query is None else keyword_highlight(text, query)
-
-
-def _best_keyword_chunks(
-    coll: Collection,
-    rows: Sequence[tuple[ScoredChunk, float, dict[str, LegScore] | None]],
-    query: str | None,
-) -> Sequence[tuple[ScoredChunk, float, dict[str, LegScore] | None]]:
-    """``rows`` with each provisional chunk replaced by the record's best keyword chunk."""
-    waiting = [c.record_id for c, _, _ in rows if c.provisional]
-    if not waiting or query is None or not isinstance(coll.store, KeywordChunks):
-        return rows
-    best = coll.store.keyword_chunks(coll.name, query, waiting)
-    return [
-        (dataclasses.replace(c, chunk_id=best[c.record_id]) if c.record_id in best else c, s, comps)
-        for c, s, comps in rows
-    ]
-
-
-def resolve_min_score(
-    min_score: float | str | None, mode: str, embedder: object
-) -> tuple[float | None, str | None]:
-    """The one threshold rule of every face: (threshold to apply, note for the result).
-
-    Semantic mode applies ``min_score``, and ``"default"`` means the embedder's calibrated value
-    (:func:`semsearch.embedders.thresholds.default_min_score`). Keyword and hybrid scores are not
-    cosine similarities, so no threshold applies there; a number given anyway is reported in
-    the note instead of being dropped silently (``"default"`` and None are not).
-    """
-    from semsearch.embedders.thresholds import default_min_score
-
-    if mode == "semantic":
-        if min_score == DEFAULT_MIN_SCORE:
-            return default_min_score(embedder), None
-        return (None if min_score is None else float(min_score)), None
-    if min_score is None or min_score == DEFAULT_MIN_SCORE:
-        return None, None
-    return None, (
-        f"min_score={float(min_score):g} ignored: {mode} scores are not cosine similarities "
-        "(min_score applies to semantic mode only)"
-    )
-
-
-def check_limit(limit: object) -> None:
-    """Raise InvalidQuery unless ``limit`` is an int in [1, :data:`MAX_LIMIT`] (every search's
-    rule, memory's included)."""
-    from semsearch.validation import type_name
-
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise InvalidQuery(
-            f"limit must be an int in [1, {MAX_LIMIT}], got {limit!r} ({type_name(limit)})",
-            hint="e.g. limit=10",
-        )
-
-
-def validate_request(
-    query: object,
-    mode: object,
-    limit: object,
-    min_score: object,
-    *,
-    hypothetical_answer: object = None,
-    folder: object = None,
-    exclude: object = (),
-    include: object = (),
-    fallback: object = None,
-    exact: object = False,
-) -> None:
-    """Check a search's arguments before anything runs (see :meth:`Collection.search`).
-
-    Raises:
-        InvalidQuery: naming the argument, the type received and the type expected: ``query``
-            or ``hypothetical_answer`` not a str or not valid Unicode (a lone surrogate), a NUL
-            in ``query``, an
-            unknown mode, a limit that is not an int in [1, 1000], a min_score that is not a
-            number in [-1, 1], a folder that is not a str, exclude/include not a list of str,
-            a fallback other than "keyword", or a non-bool ``exact``.
-    """
-    from semsearch.validation import check_text, type_name
-
-    check_text("query", query, no_nul=True)
-    check_text("hypothetical_answer", hypothetical_answer, optional=True)
-    if mode not in MODES:
-        raise InvalidQuery(f"unknown search mode {mode!r}", hint=f"use one of: {', '.join(MODES)}")
-    check_limit(limit)
-    if (
-        min_score is not None
-        and min_score != DEFAULT_MIN_SCORE
-        and (
-            isinstance(min_score, bool)
-            or not isinstance(min_score, numbers.Real)
-            or not -1.0 <= float(min_score) <= 1.0
-        )
-    ):
-        raise InvalidQuery(
-            "min_score must be a number (cosine similarity) in [-1, 1], None or "
-            f'"default", got {min_score!r} ({type_name(min_score)})',
-            hint='e.g. min_score=0.3; "default" uses the model\'s calibrated default',
-        )
-    check_text("folder", folder, optional=True)
-    for name, globs in (("exclude", exclude), ("include", include)):
-        if isinstance(globs, str) or not isinstance(globs, list | tuple):
-            raise InvalidQuery(
-                f"{name} must be a list of str globs, got {type_name(globs)}",
-                hint=f'wrap one glob in a list: {name}=["private/*"]',
-            )
-        for glob in globs:
-            check_text(f"each {name} glob", glob)
-    if fallback not in (None, "keyword"):
-        raise InvalidQuery(f"unknown fallback {fallback!r}", hint='use fallback="keyword" or None')
-    if not isinstance(exact, bool):
-        raise InvalidQuery(f"exact must be a bool, got {type_name(exact)}", hint="exact=True")
-
-
-def structured_search(
-    coll: Collection,
-    query: str,
-    where: Filter | None,
-    scope: PathScope,
-    limit: int,
-    offset: int = 0,
-) -> SearchResult:
-    """An empty query: the records matching ``where`` and ``scope`` (all when neither is
-    given) ordered by id, from the ``offset``-th, at most ``limit``; score 0.0, no chunk."""
-    # the path scope goes to the store with the filter; allows() is the safety net
-    store_where = store_filter(coll.store, where, scope)
-    if scope == PathScope():  # nothing to check here: the store pages (an entity cache's list)
-        found = coll.store.find(coll.name, store_where, limit, offset, [])
-        listed = [Hit(r.id, 0.0, None, r.fields) for r in found]
-        return SearchResult(query, listed, "structured", total_candidates=len(listed))
-    hits: list[Hit] = []
-    start = 0
-    while len(hits) < offset + limit:
-        page = coll.store.find(coll.name, store_where, 500, start, [])
-        hits += [Hit(r.id, 0.0, None, r.fields) for r in page if scope.allows(r.id)]
-        if len(page) < 500:
-            break
-        start += 500
-    chosen = hits[offset : offset + limit]
-    return SearchResult(query, chosen, "structured", total_candidates=len(hits))
-
-
-def health_check(coll: Collection, mode: str, fallback: str | None) -> str | None:
+def health_check(coll: CollectionParts, mode: str, fallback: str | None) -> str | None:
     """None when ``mode`` may run; else the degraded reason of a keyword result.
 
     Raises:

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
+from semsearch.collection_parts import CollectionParts
 from semsearch.errors import DimensionMismatch, InvalidQuery
 from semsearch.filters import parse_filter
 from semsearch.long_query import QueryVector
@@ -27,9 +28,6 @@ from semsearch.search import (
     run_search,
     validate_request,
 )
-
-if TYPE_CHECKING:
-    from semsearch.collection import Collection
 
 __all__ = ["as_query_vector", "search_by_vector"]
 
@@ -68,7 +66,7 @@ def as_query_vector(vector: object, dim: int | None) -> NDArray[np.float32]:
 
 
 def search_by_vector(
-    coll: Collection,
+    coll: CollectionParts,
     vector: Sequence[float] | NDArray[np.floating],
     *,
     limit: int = 10,

@@ -60,7 +60,7 @@ def eval_beir(
     With --rerank, every mode's top hits are reranked: run once with and once without it to
     measure what the reranker adds (nDCG@10) and costs (p50/p95 ms).
     """
-    from semsearch.embedders.base import resolve_embedder
+    from semsearch.embedders.registry import resolve_embedder
     from semsearch.evaluation import check_args, load_beir, run_eval
     from semsearch.rerank import plan_rerank
 

@@ -1,16 +1,18 @@
-"""The Embedder protocol, a base class that does the shared work, and the registry of providers.
+"""The Embedder protocol and a base class that does the shared work.
 
 Implementers subclass :class:`BaseEmbedder` and write ``_embed_batch(texts, kind)`` plus
 ``_load()``; batching, shape checks, NaN/Inf/zero rejection (per text: see :class:`BadVectors`)
 and unit-normalisation live here once.
-Providers register a spec prefix (``local``, ``fake``, ...) with :func:`register_provider`.
+Spec strings (``local:…``, ``fake:…``, ``openai:…``) are turned into embedders by
+:mod:`semsearch.embedders.registry`, which sits above every provider.
 """
 
 from __future__ import annotations
 
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from importlib import import_module
 from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
@@ -23,8 +25,6 @@ __all__ = [
     "EmbedKind",
     "Embedder",
     "check_rows",
-    "register_provider",
-    "resolve_embedder",
 ]
 
 log = logging.getLogger(__name__)
@@ -210,88 +210,13 @@ def check_rows(
     return vectors, bad
 
 
-ProviderFactory = Callable[[str], Embedder]
-_PROVIDERS: dict[str, ProviderFactory] = {}
+def __getattr__(name: str) -> object:
+    """``resolve_embedder`` and ``register_provider`` moved to the registry (docs/architecture.md).
 
-
-def register_provider(prefix: str, factory: ProviderFactory) -> None:
-    """Register ``factory(name)`` for spec strings ``"<prefix>:<name>"``."""
-    _PROVIDERS[prefix] = factory
-
-
-def resolve_embedder(spec: str | Embedder | None) -> Embedder:
-    """Turn a spec string into an Embedder (nothing is loaded until the first text is embedded).
-
-    Args:
-        spec: an Embedder (returned as is); ``None`` for the default (``SEMSEARCH_MODEL`` or the
-            packaged all-MiniLM-L6-v2); ``"local:<path-or-name>"``, ``"fake:<dim>"``,
-            ``"openai:<model>"``, ``"azure-openai:<deployment>"``, ``"gemini:<model>"``,
-            ``"ollama:<model>"`` (API options after ``?``, see docs/embedders.md); a bare
-            path or model name means ``local:`` when it names the packaged model or an
-            existing folder.
-    Raises:
-        EmbedderUnavailable: unknown provider prefix, or a bare spec that is neither the
-            packaged model's name nor an existing folder (e.g. a typo in SEMSEARCH_MODEL).
+    They resolve here on first use, so code written against the old path keeps working. The
+    registry is looked up by name at that moment: this base module imports no provider and no
+    module above it (tests/unit/test_import_rules.py).
     """
-    if spec is not None and not isinstance(spec, str):
-        return spec
-    _ensure_builtin_providers()
-    if spec is None:
-        from semsearch.embedders.local import default_model_spec
-
-        spec = default_model_spec()
-    prefix, sep, name = spec.partition(":")
-    if sep and prefix in _PROVIDERS:
-        try:
-            return _PROVIDERS[prefix](name)
-        except (ValueError, TypeError) as exc:
-            raise EmbedderUnavailable(
-                f"bad embedder spec {spec!r}: {exc}",
-                hint="e.g. 'local:all-MiniLM-L6-v2', 'fake:32', 'openai:text-embedding-3-small'",
-            ) from exc
-    if sep and len(prefix) > 1 and "/" not in prefix and "\\" not in prefix:
-        raise EmbedderUnavailable(
-            f"unknown embedding provider {prefix!r} in {spec!r}",
-            hint=f"use one of: {', '.join(sorted(_PROVIDERS))} (e.g. 'local:all-MiniLM-L6-v2')",
-        )
-    from semsearch.embedders.local import names_a_model
-
-    if not names_a_model(spec):
-        slot = {"fake": "<dim>", "local": "<model folder>", "azure-openai": "<deployment>"}
-        forms = ", ".join(f"'{p}:{slot.get(p, '<model>')}'" for p in sorted(_PROVIDERS))
-        raise EmbedderUnavailable(
-            f"unknown model {spec!r}: not a provider spec, the packaged model's name, "
-            "or an existing model folder",
-            hint=f"accepted forms: {forms}, or the path of a sentence-transformers model folder; "
-            "unset SEMSEARCH_MODEL for the packaged all-MiniLM-L6-v2",
-        )
-    return _PROVIDERS["local"](spec)
-
-
-def _ensure_builtin_providers() -> None:
-    if "local" in _PROVIDERS:
-        return
-    from semsearch.embedders import fake, local
-
-    register_provider("local", local.LocalEmbedder.from_spec)
-    register_provider("fake", fake.FakeEmbedder.from_spec)
-    _register_api_providers()
-
-
-def _register_api_providers() -> None:
-    """API providers; their client packages are imported only when a text is embedded."""
-
-    def lazy(module: str, cls: str) -> ProviderFactory:
-        def factory(name: str) -> Embedder:
-            import importlib
-
-            made: Embedder = getattr(importlib.import_module(module), cls).from_spec(name)
-            return made
-
-        return factory
-
-    package = "semsearch.embedders"
-    register_provider("openai", lazy(f"{package}.openai_provider", "OpenAIEmbedder"))
-    register_provider("azure-openai", lazy(f"{package}.azure_openai", "AzureOpenAIEmbedder"))
-    register_provider("gemini", lazy(f"{package}.gemini", "GeminiEmbedder"))
-    register_provider("ollama", lazy(f"{package}.ollama", "OllamaEmbedder"))
+    if name in ("resolve_embedder", "register_provider"):
+        return getattr(import_module("semsearch.embedders.registry"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from semsearch.embedders.azure_openai import DEFAULT_API_VERSION, AzureOpenAIEmbedder
-from semsearch.embedders.base import resolve_embedder
+from semsearch.embedders.registry import resolve_embedder
 from semsearch.errors import EmbedderUnavailable
 from tests.providers.conftest import AZURE_KEY
 from tests.providers.servers import Action, raw_vector

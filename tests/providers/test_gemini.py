@@ -7,8 +7,8 @@ import logging
 import numpy as np
 import pytest
 
-from semsearch.embedders.base import resolve_embedder
 from semsearch.embedders.gemini import GeminiEmbedder
+from semsearch.embedders.registry import resolve_embedder
 from semsearch.errors import DimensionMismatch, EmbedderUnavailable
 from tests.providers.conftest import GEMINI_KEY
 from tests.providers.servers import Action, raw_vector

@@ -6,8 +6,8 @@ import socket
 
 import pytest
 
-from semsearch.embedders.base import resolve_embedder
 from semsearch.embedders.ollama import OllamaEmbedder
+from semsearch.embedders.registry import resolve_embedder
 from semsearch.embedders.retry import RetryPolicy
 from semsearch.errors import DimensionMismatch, EmbedderUnavailable
 from tests.providers.servers import Action

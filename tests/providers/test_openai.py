@@ -8,8 +8,8 @@ import random
 import numpy as np
 import pytest
 
-from semsearch.embedders.base import resolve_embedder
 from semsearch.embedders.openai_provider import OpenAIEmbedder
+from semsearch.embedders.registry import resolve_embedder
 from semsearch.errors import DimensionMismatch, EmbedderUnavailable
 from tests.providers.conftest import OPENAI_KEY
 from tests.providers.servers import Action, raw_vector

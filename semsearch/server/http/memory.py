@@ -22,7 +22,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from semsearch.embedders.base import Embedder, resolve_embedder
+from semsearch.embedders.base import Embedder
+from semsearch.embedders.registry import resolve_embedder
 from semsearch.errors import InvalidQuery
 from semsearch.memory.context import Context, ContextItem, embedder_token_counter, fit_to_budget
 from semsearch.memory.conversation import ConversationMemory

@@ -16,8 +16,9 @@ from anyio import CapacityLimiter
 
 from semsearch.collection import Collection
 from semsearch.database import MEMORY_COLLECTION, MEMORY_OPTION, Database
-from semsearch.embedders.base import Embedder, resolve_embedder
+from semsearch.embedders.base import Embedder
 from semsearch.embedders.query_cache import QueryCache, uncached, with_query_cache
+from semsearch.embedders.registry import resolve_embedder
 from semsearch.errors import BackendUnavailable, IndexNotFound, InvalidQuery, SemsearchError
 from semsearch.rerank import Reranker
 from semsearch.results import UpsertReport

@@ -1,0 +1,149 @@
+"""A search's arguments, checked once for every face: modes, limits, thresholds, globs.
+
+The Python API, the CLI, HTTP and MCP all pass their arguments through
+:func:`validate_request` before anything runs, so each face reports the same
+:class:`~semsearch.errors.InvalidQuery` for the same mistake.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import Literal
+
+from semsearch import fusion
+from semsearch.errors import InvalidQuery
+from semsearch.filters import Filter
+from semsearch.scope import PathScope
+
+__all__ = [
+    "DEFAULT_MIN_SCORE",
+    "MAX_LIMIT",
+    "MODES",
+    "SearchRequest",
+    "check_limit",
+    "resolve_min_score",
+    "validate_request",
+]
+
+
+MODES = ("semantic", "keyword", "hybrid")
+
+
+#: ``min_score="default"``: the embedder's calibrated threshold (semantic mode only); see
+#: :func:`resolve_min_score`.
+DEFAULT_MIN_SCORE = "default"
+
+
+MAX_LIMIT = 1000
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """A validated search. See :meth:`semsearch.Collection.search` for the meaning of each field."""
+
+    query: str
+    mode: Literal["semantic", "keyword", "hybrid"]
+    limit: int
+    min_score: float | None
+    scope: PathScope
+    where: Filter | None
+    hypothetical_answer: str | None
+    fallback: Literal["keyword"] | None = None
+    exact: bool = False
+    fusion: fusion.Fusion | None = None  # hybrid only; None means HYBRID_FUSION
+
+
+def resolve_min_score(
+    min_score: float | str | None, mode: str, embedder: object
+) -> tuple[float | None, str | None]:
+    """The one threshold rule of every face: (threshold to apply, note for the result).
+
+    Semantic mode applies ``min_score``, and ``"default"`` means the embedder's calibrated value
+    (:func:`semsearch.embedders.thresholds.default_min_score`). Keyword and hybrid scores are not
+    cosine similarities, so no threshold applies there; a number given anyway is reported in
+    the note instead of being dropped silently (``"default"`` and None are not).
+    """
+    from semsearch.embedders.thresholds import default_min_score
+
+    if mode == "semantic":
+        if min_score == DEFAULT_MIN_SCORE:
+            return default_min_score(embedder), None
+        return (None if min_score is None else float(min_score)), None
+    if min_score is None or min_score == DEFAULT_MIN_SCORE:
+        return None, None
+    return None, (
+        f"min_score={float(min_score):g} ignored: {mode} scores are not cosine similarities "
+        "(min_score applies to semantic mode only)"
+    )
+
+
+def check_limit(limit: object) -> None:
+    """Raise InvalidQuery unless ``limit`` is an int in [1, :data:`MAX_LIMIT`] (every search's
+    rule, memory's included)."""
+    from semsearch.validation import type_name
+
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise InvalidQuery(
+            f"limit must be an int in [1, {MAX_LIMIT}], got {limit!r} ({type_name(limit)})",
+            hint="e.g. limit=10",
+        )
+
+
+def validate_request(
+    query: object,
+    mode: object,
+    limit: object,
+    min_score: object,
+    *,
+    hypothetical_answer: object = None,
+    folder: object = None,
+    exclude: object = (),
+    include: object = (),
+    fallback: object = None,
+    exact: object = False,
+) -> None:
+    """Check a search's arguments before anything runs (see :meth:`Collection.search`).
+
+    Raises:
+        InvalidQuery: naming the argument, the type received and the type expected: ``query``
+            or ``hypothetical_answer`` not a str or not valid Unicode (a lone surrogate), a NUL
+            in ``query``, an
+            unknown mode, a limit that is not an int in [1, 1000], a min_score that is not a
+            number in [-1, 1], a folder that is not a str, exclude/include not a list of str,
+            a fallback other than "keyword", or a non-bool ``exact``.
+    """
+    from semsearch.validation import check_text, type_name
+
+    check_text("query", query, no_nul=True)
+    check_text("hypothetical_answer", hypothetical_answer, optional=True)
+    if mode not in MODES:
+        raise InvalidQuery(f"unknown search mode {mode!r}", hint=f"use one of: {', '.join(MODES)}")
+    check_limit(limit)
+    if (
+        min_score is not None
+        and min_score != DEFAULT_MIN_SCORE
+        and (
+            isinstance(min_score, bool)
+            or not isinstance(min_score, numbers.Real)
+            or not -1.0 <= float(min_score) <= 1.0
+        )
+    ):
+        raise InvalidQuery(
+            "min_score must be a number (cosine similarity) in [-1, 1], None or "
+            f'"default", got {min_score!r} ({type_name(min_score)})',
+            hint='e.g. min_score=0.3; "default" uses the model\'s calibrated default',
+        )
+    check_text("folder", folder, optional=True)
+    for name, globs in (("exclude", exclude), ("include", include)):
+        if isinstance(globs, str) or not isinstance(globs, list | tuple):
+            raise InvalidQuery(
+                f"{name} must be a list of str globs, got {type_name(globs)}",
+                hint=f'wrap one glob in a list: {name}=["private/*"]',
+            )
+        for glob in globs:
+            check_text(f"each {name} glob", glob)
+    if fallback not in (None, "keyword"):
+        raise InvalidQuery(f"unknown fallback {fallback!r}", hint='use fallback="keyword" or None')
+    if not isinstance(exact, bool):
+        raise InvalidQuery(f"exact must be a bool, got {type_name(exact)}", hint="exact=True")
