@@ -1,4 +1,9 @@
-"""connect(): a location string picks the backend; Database holds the collection registry."""
+"""connect(): a location string picks the backend; Database holds the collection registry.
+
+A location's form is checked in :mod:`semsearch.location`, and the arguments and stored options
+of ``Database.collection`` in :mod:`semsearch.collection_options`; ``check_location``,
+``MEMORY_COLLECTION`` and ``MEMORY_OPTION`` stay importable from here.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,15 @@ import re
 from types import TracebackType
 
 from semsearch.collection import Collection
+from semsearch.collection_options import (
+    MEMORY_COLLECTION,
+    MEMORY_OPTION,
+    check_arguments,
+    check_options,
+    is_memory,
+    keyword_options,
+    memory_refused,
+)
 from semsearch.embedders.base import Embedder
 from semsearch.embedders.registry import resolve_embedder
 from semsearch.errors import (
@@ -18,24 +32,13 @@ from semsearch.errors import (
     ModelMismatch,
 )
 from semsearch.lifecycle import Lifecycle
+from semsearch.location import check_location, redact
 from semsearch.schema import Schema
 from semsearch.stores.base import CollectionInfo, Store
 
-__all__ = ["MEMORY_COLLECTION", "Database", "check_location", "connect"]
-
-#: The collection of conversation memory (:class:`semsearch.memory.conversation.ConversationMemory`). It holds
-#: every user's messages, so only the memory API, which scopes each read to one user, opens it:
-#: ``Database.collection`` refuses it and ``Database.collections`` leaves it out, and every face
-#: (CLI, HTTP, MCP) goes through those two. A memory kept under another name is marked with the
-#: option :data:`MEMORY_OPTION` when the memory opens it, and is private from then on.
-MEMORY_COLLECTION = "messages"
-MEMORY_OPTION = "conversation_memory"
+__all__ = ["MEMORY_COLLECTION", "MEMORY_OPTION", "Database", "check_location", "connect"]
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
-_SCHEMES = (
-    "a path ending in .embed.db, ':memory:', postgresql://..., milvus-lite:///path.db, "
-    "http(s)://host:19530 (Milvus)"
-)
 
 
 def connect(location: str | os.PathLike[str]) -> Database:
@@ -69,62 +72,6 @@ def connect(location: str | os.PathLike[str]) -> Database:
     return Database(MilvusStore(loc))
 
 
-def check_location(location: object) -> tuple[str, str]:
-    """Check a location's form without touching it: (location as text, backend name).
-
-    Every face checks the form before the existence (``semsearch mcp --index notes.db`` says
-    "unsupported location", not "no index at notes.db" with a hint that cannot work), and the
-    servers refuse to start on a location that can never be an index.
-
-    Returns:
-        The location as a string and ``"sqlite"``, ``"postgres"`` or ``"milvus"``.
-    Raises:
-        BackendUnavailable: not a path or URL, or a form no backend takes (the message lists
-            the supported ones).
-    """
-    if not isinstance(location, str | os.PathLike):
-        raise BackendUnavailable(
-            f"a location must be a path or URL, got {type(location).__name__}",
-            hint=f"supported locations: {_SCHEMES}",
-        )
-    loc = os.fspath(location)
-    if isinstance(loc, bytes):
-        loc = os.fsdecode(loc)
-    if loc == ":memory:" or loc.endswith(".embed.db"):
-        return loc, "sqlite"
-    if loc.startswith(("postgresql://", "postgres://")):
-        return loc, "postgres"
-    if loc.startswith(("milvus-lite://", "http://", "https://")):
-        return loc, "milvus"
-    name = _redact(loc) if "://" in loc else os.path.basename(loc) or loc
-    hint = f"supported locations: {_SCHEMES}"
-    if "://" not in loc:
-        stem = name.removesuffix(".db").removesuffix(".sqlite")
-        hint = f"an index file name ends in .embed.db, e.g. {stem}.embed.db; {hint}"
-    raise BackendUnavailable(f"unsupported location {name!r}", hint=hint)
-
-
-def _redact(location: str) -> str:
-    return re.sub(r"//([^:/@]+):[^@]*@", r"//\1:***@", location)
-
-
-#: Keyword tokenizers a collection may choose (``Database.collection(keyword_tokenizer=...)``).
-KEYWORD_TOKENIZERS = ("porter", "trigram")
-
-
-def _keyword_options(keyword_tokenizer: str | None) -> dict[str, str]:
-    if keyword_tokenizer is None:
-        return {}
-    if keyword_tokenizer not in KEYWORD_TOKENIZERS:
-        from semsearch.errors import InvalidQuery
-
-        raise InvalidQuery(
-            f"unknown keyword tokenizer {keyword_tokenizer!r}",
-            hint=f"use one of: {', '.join(KEYWORD_TOKENIZERS)}",
-        )
-    return {"keyword_tokenizer": keyword_tokenizer}
-
-
 def _with_windows(coll: Collection, sentence_windows: bool | None) -> Collection:
     """``coll`` with its ``sentence_windows`` option stored as asked (None: as stored)."""
     from semsearch.windows import OPTION, windows_enabled
@@ -135,33 +82,6 @@ def _with_windows(coll: Collection, sentence_windows: bool | None) -> Collection
     coll.store.update_collection(info)
     coll.info = info
     return coll
-
-
-def _is_memory(info: CollectionInfo) -> bool:
-    return info.name == MEMORY_COLLECTION or bool(info.options.get(MEMORY_OPTION))
-
-
-def _memory_refused(name: str) -> Exception:
-    from semsearch.errors import InvalidQuery
-
-    return InvalidQuery(
-        f"the collection {name!r} is conversation memory: it holds every user's messages and is "
-        "reachable only through the memory API",
-        hint="use semsearch.memory.conversation.ConversationMemory (HTTP: /memory/...), which reads one "
-        "user's messages at a time; pick another name for other records",
-    )
-
-
-def _check_options(info: CollectionInfo, options: dict[str, object]) -> None:
-    stored = info.options.get("keyword_tokenizer", "porter")
-    asked = options.get("keyword_tokenizer", stored)
-    if asked != stored:
-        from semsearch.schema import SchemaConflict
-
-        raise SchemaConflict(
-            f"collection {info.name!r} uses keyword tokenizer {stored!r}; asked for {asked!r}",
-            hint="the tokenizer is fixed at creation; create a new collection to change it",
-        )
 
 
 class Database:
@@ -179,7 +99,7 @@ class Database:
     @property
     def location(self) -> str:
         """Where the store lives (a file path, ``:memory:``, or a URL without password)."""
-        return _redact(self.store.location)
+        return redact(self.store.location)
 
     def exists(self) -> bool:
         """True when the index exists (for SQLite: the file exists)."""
@@ -191,13 +111,13 @@ class Database:
         ``include_memory`` (servers resuming its pending embeddings), see MEMORY_COLLECTION."""
         self._life.check_open()
         listed = self.store.list_collections()
-        return [c.name for c in listed if include_memory or not _is_memory(c)]
+        return [c.name for c in listed if include_memory or not is_memory(c)]
 
     def is_memory(self, name: str) -> bool:
         """True when ``name`` is conversation memory, reachable only through the memory API."""
         self._life.check_open()
         info = self.store.get_collection(name) if name != MEMORY_COLLECTION else None
-        return name == MEMORY_COLLECTION or (info is not None and _is_memory(info))
+        return name == MEMORY_COLLECTION or (info is not None and is_memory(info))
 
     def collection(
         self,
@@ -259,7 +179,7 @@ class Database:
                 f"invalid collection name {name!r}", hint="e.g. 'notes' or 'spells-2024'"
             )
         if self.is_memory(name):
-            raise _memory_refused(name)
+            raise memory_refused(name)
         if sentence_windows is not None and not isinstance(sentence_windows, bool):
             from semsearch.errors import InvalidQuery
 
@@ -286,7 +206,7 @@ class Database:
             raise InvalidQuery(f"invalid collection name {name!r}", hint="e.g. 'messages'")
         coll = self._open(name, schema, embedder, True, None, True, {MEMORY_OPTION: True})
         info = self.store.get_collection(name)
-        if info is not None and not _is_memory(info):  # made before the marker existed
+        if info is not None and not is_memory(info):  # made before the marker existed
             self.store.update_collection(
                 dataclasses.replace(info, options={**info.options, MEMORY_OPTION: True})
             )
@@ -303,13 +223,13 @@ class Database:
         extra_options: dict[str, object] | None = None,
     ) -> Collection:
         """:meth:`collection` without the memory refusal; ``extra_options`` go to a new one."""
-        _check_arguments(schema, embedder, create=create, strict_model=strict_model)
-        options: dict[str, object] = {**_keyword_options(keyword_tokenizer)}
+        check_arguments(schema, embedder, create=create, strict_model=strict_model)
+        options: dict[str, object] = {**keyword_options(keyword_tokenizer)}
         info = self.store.get_collection(name)
         if info is None:
             options.update(extra_options or {})
             return self._create(name, schema, embedder, create, options)
-        _check_options(info, options)
+        check_options(info, options)
         stored = Schema.from_json(info.schema_json)
         merged = stored.merge(schema) if schema is not None else stored
         if merged != stored:
@@ -400,7 +320,6 @@ class Database:
                 backend compacts itself (PostgreSQL: autovacuum or ``VACUUM``; Milvus:
                 its own compaction).
         """
-        from semsearch.errors import BackendUnavailable
 
         self._life.check_open()
         compact = getattr(self.store, "compact", None)
@@ -430,32 +349,3 @@ class Database:
 
     def __repr__(self) -> str:
         return f"Database({self.location!r})"
-
-
-def _check_arguments(schema: object, embedder: object, **flags: object) -> None:
-    """Raise InvalidQuery naming the argument when ``schema``, ``embedder`` or a bool flag of
-    ``Database.collection`` has the wrong type.
-
-    An embedder object is recognised by its methods (checked on the type, so no model loads).
-    """
-    from semsearch.errors import InvalidQuery
-
-    for flag, value in flags.items():
-        if not isinstance(value, bool):
-            raise InvalidQuery(
-                f"{flag} must be True or False, got {type(value).__name__} ({value!r:.40})",
-                hint=f"e.g. {flag}=True",
-            )
-
-    if schema is not None and not isinstance(schema, Schema):
-        raise InvalidQuery(
-            f"schema must be a semsearch.Schema or None, got {type(schema).__name__}",
-            hint='e.g. schema=semsearch.Schema.from_types({"level": "int"}, text=("name",))',
-        )
-    methods = ("embed_documents", "embed_query")
-    is_embedder = all(callable(getattr(type(embedder), m, None)) for m in methods)
-    if embedder is not None and not isinstance(embedder, str) and not is_embedder:
-        raise InvalidQuery(
-            f"embedder must be a spec string or an Embedder, got {type(embedder).__name__}",
-            hint="e.g. embedder='fake:32' or embedder='local:all-MiniLM-L6-v2' (docs/embedders.md)",
-        )

@@ -294,7 +294,7 @@ def test_conversation_memory_is_exported_lazily():
 
     assert semsearch.ConversationMemory is ConversationMemory
     assert "ConversationMemory" in semsearch.__all__
-    code = "import sys, semsearch; print('semsearch.memory.conversation' in sys.modules)"
+    code = "import sys, semsearch; print('semsearch.memory' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"  # `import semsearch` stays light (no worker, tenacity)
 

@@ -24,7 +24,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "foundation",
         (
             "errors", "processes", "settings", "globs", "atomic_file", "keyword_text", "fusion",
-            "results", "chunking", "worker", "schema", "validation", "filters",
+            "results", "chunking", "worker", "schema", "validation", "filters", "location",
         ),
     ),
     ("models", ("embedders", "rerank")),
@@ -37,7 +37,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ),
     ),
     ("collection", ("handle", "collection_reads", "collection")),
-    ("database", ("database", "reembed")),
+    ("database", ("collection_options", "database", "reembed")),
     ("applications", ("memory", "sources", "evaluation", "integrations", "aio", "__init__")),
     ("faces", ("cli", "server")),
 )  # fmt: skip
@@ -72,7 +72,9 @@ def _compat_forwards(tree: ast.Module) -> set[int]:
     lines: set[int] = set()
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name == "__getattr__":
-            lines |= {n.lineno for n in ast.walk(node) if isinstance(n, ast.Import | ast.ImportFrom)}
+            lines |= {
+                n.lineno for n in ast.walk(node) if isinstance(n, ast.Import | ast.ImportFrom)
+            }
     return lines
 
 

@@ -1,0 +1,104 @@
+"""The checks ``Database.collection`` runs on its arguments and on a collection's stored options.
+
+Also the rule that keeps conversation memory private: its collection holds every user's
+messages, so only the memory API (which scopes each read to one user) may open it.
+"""
+
+from __future__ import annotations
+
+from semsearch.errors import InvalidQuery
+from semsearch.schema import Schema
+from semsearch.stores.base import CollectionInfo
+
+__all__ = [
+    "KEYWORD_TOKENIZERS",
+    "MEMORY_COLLECTION",
+    "MEMORY_OPTION",
+    "check_arguments",
+    "check_options",
+    "is_memory",
+    "keyword_options",
+    "memory_refused",
+]
+
+
+#: The collection of conversation memory (:class:`semsearch.memory.conversation.ConversationMemory`). It holds
+#: every user's messages, so only the memory API, which scopes each read to one user, opens it:
+#: ``Database.collection`` refuses it and ``Database.collections`` leaves it out, and every face
+#: (CLI, HTTP, MCP) goes through those two. A memory kept under another name is marked with the
+#: option :data:`MEMORY_OPTION` when the memory opens it, and is private from then on.
+MEMORY_COLLECTION = "messages"
+
+
+MEMORY_OPTION = "conversation_memory"
+
+
+#: Keyword tokenizers a collection may choose (``Database.collection(keyword_tokenizer=...)``).
+KEYWORD_TOKENIZERS = ("porter", "trigram")
+
+
+def keyword_options(keyword_tokenizer: str | None) -> dict[str, str]:
+    if keyword_tokenizer is None:
+        return {}
+    if keyword_tokenizer not in KEYWORD_TOKENIZERS:
+        from semsearch.errors import InvalidQuery
+
+        raise InvalidQuery(
+            f"unknown keyword tokenizer {keyword_tokenizer!r}",
+            hint=f"use one of: {', '.join(KEYWORD_TOKENIZERS)}",
+        )
+    return {"keyword_tokenizer": keyword_tokenizer}
+
+
+def is_memory(info: CollectionInfo) -> bool:
+    return info.name == MEMORY_COLLECTION or bool(info.options.get(MEMORY_OPTION))
+
+
+def memory_refused(name: str) -> Exception:
+
+    return InvalidQuery(
+        f"the collection {name!r} is conversation memory: it holds every user's messages and is "
+        "reachable only through the memory API",
+        hint="use semsearch.memory.ConversationMemory (HTTP: /memory/...), which reads one "
+        "user's messages at a time; pick another name for other records",
+    )
+
+
+def check_options(info: CollectionInfo, options: dict[str, object]) -> None:
+    stored = info.options.get("keyword_tokenizer", "porter")
+    asked = options.get("keyword_tokenizer", stored)
+    if asked != stored:
+        from semsearch.schema import SchemaConflict
+
+        raise SchemaConflict(
+            f"collection {info.name!r} uses keyword tokenizer {stored!r}; asked for {asked!r}",
+            hint="the tokenizer is fixed at creation; create a new collection to change it",
+        )
+
+
+def check_arguments(schema: object, embedder: object, **flags: object) -> None:
+    """Raise InvalidQuery naming the argument when ``schema``, ``embedder`` or a bool flag of
+    ``Database.collection`` has the wrong type.
+
+    An embedder object is recognised by its methods (checked on the type, so no model loads).
+    """
+
+    for flag, value in flags.items():
+        if not isinstance(value, bool):
+            raise InvalidQuery(
+                f"{flag} must be True or False, got {type(value).__name__} ({value!r:.40})",
+                hint=f"e.g. {flag}=True",
+            )
+
+    if schema is not None and not isinstance(schema, Schema):
+        raise InvalidQuery(
+            f"schema must be a semsearch.Schema or None, got {type(schema).__name__}",
+            hint='e.g. schema=semsearch.Schema.from_types({"level": "int"}, text=("name",))',
+        )
+    methods = ("embed_documents", "embed_query")
+    is_embedder = all(callable(getattr(type(embedder), m, None)) for m in methods)
+    if embedder is not None and not isinstance(embedder, str) and not is_embedder:
+        raise InvalidQuery(
+            f"embedder must be a spec string or an Embedder, got {type(embedder).__name__}",
+            hint="e.g. embedder='fake:32' or embedder='local:all-MiniLM-L6-v2' (docs/embedders.md)",
+        )
