@@ -5,7 +5,9 @@
 - :mod:`.api`: the Cohere, Jina and Voyage rerank APIs;
 - :mod:`.stage`: :func:`plan_rerank` and :func:`apply_rerank`, called by ``Collection.search``.
 
-Nothing heavy is imported until a reranker first scores a pair.
+Nothing heavy is imported until a reranker first scores a pair. Who may import it: the
+collection's search verb, evaluation and the faces; it imports only the foundation and
+``semsearch.embedders`` (for the ONNX engine and the API plumbing it shares).
 """
 
 from semsearch.rerank.base import Reranker, resolve_reranker
