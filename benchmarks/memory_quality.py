@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.report import machine_info, markdown_table, write_section
 from semsearch import connect
 from semsearch.memory.conversation import ConversationMemory
-from semsearch.memory.search import MEMORY_MODES
+from semsearch.memory.types import MEMORY_MODES
 from tests.memory.datasets import load_conversations, user_for
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "conversations"

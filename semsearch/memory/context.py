@@ -1,8 +1,8 @@
 """The context builder's pure parts: token counting, de-duplication and pruning to a budget.
 
 :meth:`semsearch.ConversationMemory.context` gathers the candidates (the recent window of the
-current conversation and the best semantic matches from the user's other conversations); the
-functions here choose which of them fit ``token_budget``.
+current conversation and the best semantic matches from the user's other conversations);
+:func:`build_context` chooses which of them fit ``token_budget``.
 
 Token counts come from a real tokenizer. By default it is the embedder's own tokenizer
 (``Embedder.token_spans``; for the default all-MiniLM-L6-v2 that is its WordPiece
@@ -28,7 +28,15 @@ from semsearch.embedders.base import Embedder
 from semsearch.errors import InvalidQuery
 from semsearch.memory.types import Message, MessageHit, Provenance
 
-__all__ = ["Context", "ContextItem", "TokenCounter", "embedder_token_counter", "fit_to_budget"]
+__all__ = [
+    "Context",
+    "ContextItem",
+    "TokenCounter",
+    "build_context",
+    "dedupe",
+    "embedder_token_counter",
+    "fit_to_budget",
+]
 
 #: Counts the tokens of one text: ``counter(text) -> int >= 0``.
 TokenCounter = Callable[[str], int]
@@ -168,3 +176,43 @@ def fit_to_budget(
     kept = {id(item) for item in ranked}
     items = [s for s in semantic if id(s) in kept] + [r for r in recent if id(r) in kept]
     return [*items, query], dropped
+
+
+def build_context(
+    query: str,
+    recent: Sequence[Message],
+    hits: Sequence[MessageHit],
+    semantic: int,
+    token_budget: int,
+    count_tokens: TokenCounter,
+    tokenizer: str,
+    degraded_reason: str | None = None,
+) -> Context:
+    """The context of ``query`` from its candidates: repeats dropped (:func:`dedupe`, keeping
+    at most ``semantic`` matches), then pruned to ``token_budget`` (:func:`fit_to_budget`).
+
+    Args:
+        recent: the recent window, oldest first.
+        hits: the matches from other conversations, best first.
+        count_tokens: counts each item's content; ``tokenizer`` names it in the Context.
+        degraded_reason: why the matches are missing (the Context is then ``degraded``).
+    Raises:
+        InvalidQuery: the query alone is longer than the budget.
+    """
+    recent, hits = dedupe(query, recent, hits, semantic)
+
+    def item(source: Provenance, message: Message, score: float | None) -> ContextItem:
+        return ContextItem(
+            source, message.role, message.content, count_tokens(message.content), score, message
+        )
+
+    items, dropped = fit_to_budget(
+        ContextItem("query", "user", query, count_tokens(query)),
+        [item("recent", m, None) for m in recent],
+        [item("semantic", h.message, h.score) for h in hits],
+        token_budget,
+    )
+    return Context(
+        items, sum(i.tokens for i in items), token_budget, dropped, tokenizer,
+        degraded_reason is not None, degraded_reason,
+    )  # fmt: skip

@@ -30,54 +30,38 @@ such as "insomnia problems" / "I keep having sleepless nights" score about 0.6.
 from __future__ import annotations
 
 import os
-import threading
-import uuid
-from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import nullcontext
 from datetime import datetime
 from types import TracebackType
-from typing import Any, Literal
+from typing import Literal
 
 from semsearch.collection import Collection
 from semsearch.database import Database, connect
 from semsearch.embedders.base import Embedder
 from semsearch.embedders.query_cache import QueryCache, with_query_cache
-from semsearch.errors import EmbedderUnavailable, InvalidQuery, InvalidRecord, StoreCorrupted
 from semsearch.memory.admin import backfill, memory_health, memory_stats, pending_count
-from semsearch.memory.context import (
-    Context,
-    ContextItem,
-    TokenCounter,
-    dedupe,
-    embedder_token_counter,
-    fit_to_budget,
-)
-from semsearch.memory.search import DEFAULT_MEMORY_MODE, MemoryMode, check_mode, rank_messages
+from semsearch.memory.checks import check_context_request, maintenance_scope, search_scope
+from semsearch.memory.context import Context, TokenCounter, build_context, embedder_token_counter
+from semsearch.memory.reads import context_matches, recent_messages, search_messages
+from semsearch.memory.search import DEFAULT_MEMORY_MODE
 from semsearch.memory.types import (
     MESSAGE_SCHEMA,
     BackfillReport,
     MemoryHealth,
+    MemoryMode,
     MemoryStats,
     Message,
     MessageHit,
     MessageRef,
-    check_counts,
-    check_id,
-    check_topics,
-    check_turns,
-    normalise_time,
-    search_scope,
 )
-from semsearch.search import check_limit
+from semsearch.memory.writes import MessageLog
 from semsearch.worker import EmbeddingWorker
 
 __all__ = ["ConversationMemory"]
 
 #: Chunks embedded per step by the worker and by backfill.
 EMBED_BATCH = 64
-#: Conversations whose next message index is cached (least recently used ones are dropped).
-INDEX_CACHE = 10_000
 
 
 class ConversationMemory:
@@ -127,9 +111,8 @@ class ConversationMemory:
         if self._owns_worker:
             self.worker = EmbeddingWorker(batch_size=EMBED_BATCH)
             self.worker.start()
-        self._lock = threading.Lock()
-        self._next_index: OrderedDict[tuple[str, str], int] = OrderedDict()  # LRU
-        if self.worker is not None and self._has_pending():
+        self._log = MessageLog(self.collection)  # appends in order, deletes
+        if self.worker is not None and pending_count(self.collection, None) > 0:
             self.worker.submit(self.collection)  # resume what a previous process left pending
 
     # -- writes -------------------------------------------------------------------------------
@@ -182,39 +165,12 @@ class ConversationMemory:
         Raises:
             InvalidRecord: any bad turn; nothing is stored.
         """
-        user_id = check_id("user_id", user_id, InvalidRecord)
-        conversation_id = check_id("conversation_id", conversation_id, InvalidRecord)
-        labels = check_topics(topics, InvalidRecord)
-        when = normalise_time(created_at)
-        check_turns(turns)
-        key = (user_id, conversation_id)
-        with self._lock:
-            start = self._next_index.get(key)
-            if start is None:
-                start = self._last_index(user_id, conversation_id) + 1
-            refs = [
-                MessageRef(uuid.uuid4().hex, user_id, conversation_id, start + i, when)
-                for i in range(len(turns))
-            ]
-            records = [
-                {"id": ref.id, "text": content, "user_id": user_id,
-                 "conversation_id": conversation_id, "message_index": ref.message_index,
-                 "role": role, "topics": labels, "created_at": when}
-                for ref, (role, content) in zip(refs, turns, strict=True)
-            ]  # fmt: skip
-            self.collection.upsert(records, embed=False)
-            self._next_index[key] = start + len(turns)
-            self._next_index.move_to_end(key)
-            if len(self._next_index) > INDEX_CACHE:
-                self._next_index.popitem(last=False)
+        refs = self._log.append(
+            user_id, conversation_id, turns, topics=topics, created_at=created_at
+        )
         if self.worker is not None and turns:
             self.worker.submit(self.collection)
         return refs
-
-    def _last_index(self, user_id: str, conversation_id: str) -> int:
-        where = {"user_id": user_id, "conversation_id": conversation_id}
-        last = self.collection.find(where, limit=1, order_by="-message_index")
-        return int(last[0].fields["message_index"]) if last else -1
 
     def delete_conversation(self, user_id: str, conversation_id: str) -> int:
         """Delete a conversation's messages with their chunks, vectors and index entries.
@@ -224,22 +180,12 @@ class ConversationMemory:
         Raises:
             InvalidQuery: a bad user_id or conversation_id.
         """
-        user_id = check_id("user_id", user_id)
-        conversation_id = check_id("conversation_id", conversation_id)
-        with self._lock:
-            self._next_index.pop((user_id, conversation_id), None)
-            return self.collection.delete_where(
-                {"user_id": user_id, "conversation_id": conversation_id}
-            )
+        return self._log.delete_conversation(user_id, conversation_id)
 
     def delete_user(self, user_id: str) -> int:
         """Delete every message of a user (all conversations), with chunks, vectors and index
         entries. Returns the number of messages deleted. Raises InvalidQuery for a bad user_id."""
-        user_id = check_id("user_id", user_id)
-        with self._lock:
-            for key in [k for k in self._next_index if k[0] == user_id]:
-                del self._next_index[key]
-            return self.collection.delete_where({"user_id": user_id})
+        return self._log.delete_user(user_id)
 
     # -- reads --------------------------------------------------------------------------------
 
@@ -281,47 +227,8 @@ class ConversationMemory:
             InvalidQuery: bad user_id, empty query, bad limit, min_score or mode.
             EmbedderUnavailable: semantic mode and the query cannot be embedded.
         """
-        return self._search(
-            user_id, query, limit, min_score, mode, topics, conversation_id, exclude_conversation
-        )[0]
-
-    def _search(
-        self,
-        user_id: str,
-        query: str,
-        limit: int,
-        min_score: float | Literal["default"] | None,
-        mode: MemoryMode,
-        topics: Iterable[str] | None = None,
-        conversation_id: str | None = None,
-        exclude_conversation: str | None = None,
-    ) -> tuple[list[MessageHit], str | None]:
-        """:meth:`search`, with the reason when hybrid ran without its semantic leg."""
         where = search_scope(user_id, topics, conversation_id, exclude_conversation)
-        if not isinstance(query, str) or not query.strip():
-            raise InvalidQuery("the query is empty", hint="pass the text to recall by meaning")
-        check_limit(limit)  # as Collection.search: limit=0 returned [] silently
-        ranked, reason = rank_messages(self.collection, query, mode, limit, min_score, where)
-        records = {r.id: r for r in self.collection.get([h.id for h in ranked])}
-        hits = []
-        for hit in ranked:
-            record = records.get(hit.id)
-            if record is None:  # deleted between ranking and fetching
-                continue
-            hits.append(
-                MessageHit(self._message(user_id, record.id, record.fields, record.text), hit.score)
-            )
-        return hits, reason
-
-    @staticmethod
-    def _message(user_id: str, record_id: str, fields: Mapping[str, Any], text: str) -> Message:
-        message = Message.from_record(record_id, fields, text)
-        if message.user_id != user_id:  # the store filter failed: never show it
-            raise StoreCorrupted(
-                "a read returned another user's message; refusing to show it",
-                hint="report this bug; the store's user_id filter is broken",
-            )
-        return message
+        return search_messages(self.collection, user_id, where, query, limit, min_score, mode)[0]
 
     def recent(self, user_id: str, conversation_id: str, n: int = 20) -> list[Message]:
         """The last ``n`` messages of a conversation, oldest first (pending ones included).
@@ -329,14 +236,7 @@ class ConversationMemory:
         Raises:
             InvalidQuery: bad ids, or ``n`` outside [1, 10000].
         """
-        where = {
-            "user_id": check_id("user_id", user_id),
-            "conversation_id": check_id("conversation_id", conversation_id),
-        }
-        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 10_000:
-            raise InvalidQuery(f"n must be an integer in [1, 10000], got {n!r}", hint="n=20")
-        rows = self.collection.find(where, limit=n, order_by=["-message_index", "-created_at"])
-        return [self._message(user_id, r.id, r.fields, r.text) for r in reversed(rows)]
+        return recent_messages(self.collection, user_id, conversation_id, n)
 
     def context(
         self,
@@ -374,36 +274,15 @@ class ConversationMemory:
             InvalidQuery: bad ids, an empty query, negative counts, a budget < 1, or a query
                 longer than the budget.
         """
-        check_counts(recent, semantic, token_budget)
-        check_mode(mode)
-        if not isinstance(query, str) or not query.strip():
-            raise InvalidQuery("the query is empty", hint="pass the user's current message")
+        check_context_request(query, recent, semantic, token_budget, mode)
         window = self.recent(user_id, conversation_id, recent) if recent else []
-        hits: list[MessageHit] = []
-        reason = None
-        if semantic:
-            try:
-                hits, reason = self._search(
-                    user_id, query, min(2 * semantic + 5, 1000), min_score, mode,
-                    exclude_conversation=conversation_id,
-                )  # fmt: skip
-            except EmbedderUnavailable as exc:
-                reason = f"semantic recall unavailable ({exc.message}); recent messages only"
-        window, hits = dedupe(query, window, hits, semantic)
-        items, dropped = fit_to_budget(
-            ContextItem("query", "user", query, self._count_tokens(query)),
-            [self._item("recent", m, None) for m in window],
-            [self._item("semantic", h.message, h.score) for h in hits],
-            token_budget,
+        hits, reason = context_matches(
+            self.collection, user_id, conversation_id, query, semantic, min_score, mode
         )
-        return Context(
-            items, sum(i.tokens for i in items), token_budget, dropped, self._tokenizer_name,
-            reason is not None, reason,
+        return build_context(
+            query, window, hits, semantic, token_budget, self._count_tokens,
+            self._tokenizer_name, reason,
         )  # fmt: skip
-
-    def _item(self, source: Any, message: Message, score: float | None) -> ContextItem:
-        tokens = self._count_tokens(message.content)
-        return ContextItem(source, message.role, message.content, tokens, score, message)
 
     # -- maintenance --------------------------------------------------------------------------
 
@@ -423,23 +302,15 @@ class ConversationMemory:
         Raises:
             InvalidQuery: a bad user_id or conversation_id.
         """
-        where: dict[str, Any] = {}
-        if user_id is not None:
-            where["user_id"] = check_id("user_id", user_id)
-        if conversation_id is not None:
-            where["conversation_id"] = check_id("conversation_id", conversation_id)
+        where = maintenance_scope(user_id, conversation_id)
         lock = self.worker.exclusive(self.collection.name) if self.worker else nullcontext()
         with lock:
-            return backfill(self.collection, where or None, EMBED_BATCH)
-
-    def _has_pending(self) -> bool:
-        return pending_count(self.collection, None) > 0
+            return backfill(self.collection, where, EMBED_BATCH)
 
     def stats(self, user_id: str | None = None) -> MemoryStats:
         """Counts of messages, chunks by embedding status, conversations and topics, for one
         user or for everyone. Reads every message's fields in the scope: O(messages)."""
-        where = {"user_id": check_id("user_id", user_id)} if user_id is not None else None
-        return memory_stats(self.collection, where)
+        return memory_stats(self.collection, maintenance_scope(user_id, None))
 
     def health(self) -> MemoryHealth:
         """Probe the store (a count) and the embedder (embeds a short text), and report the

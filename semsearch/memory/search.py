@@ -25,14 +25,14 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from semsearch.collection import Collection
-from semsearch.errors import EmbedderUnavailable, InvalidQuery
+from semsearch.errors import EmbedderUnavailable
+from semsearch.memory.checks import check_mode
+from semsearch.memory.types import MemoryMode
 from semsearch.results import Hit
 from semsearch.search import HYBRID_FUSION, fused_components
 
-__all__ = ["DEFAULT_MEMORY_MODE", "MEMORY_MODES", "MemoryMode", "check_mode", "rank_messages"]
+__all__ = ["DEFAULT_MEMORY_MODE", "MEMORY_HYBRID_DEPTH", "rank_messages"]
 
-MemoryMode = Literal["semantic", "keyword", "hybrid"]
-MEMORY_MODES: tuple[MemoryMode, ...] = ("semantic", "keyword", "hybrid")
 #: Messages each leg of a hybrid memory search contributes to fusion: deeper than a collection's
 #: HYBRID_DEPTH (50), as one user's history is small enough for a leg to hold every candidate
 #: (benchmarks/memory_quality.py, recall@5 on judged SGD queries: 0.931 at 200, 0.927 at 50;
@@ -40,19 +40,6 @@ MEMORY_MODES: tuple[MemoryMode, ...] = ("semantic", "keyword", "hybrid")
 MEMORY_HYBRID_DEPTH = 200
 #: Chosen by measurement (module docstring): hybrid recall@5 >= semantic on the judged queries.
 DEFAULT_MEMORY_MODE: MemoryMode = "hybrid"
-
-
-def check_mode(mode: object) -> MemoryMode:
-    """``mode`` if it is one of MEMORY_MODES.
-
-    Raises:
-        InvalidQuery: any other value, naming the three.
-    """
-    if mode not in MEMORY_MODES:
-        raise InvalidQuery(
-            f"unknown memory search mode {mode!r}", hint=f"use one of: {', '.join(MEMORY_MODES)}"
-        )
-    return mode
 
 
 def rank_messages(

@@ -27,6 +27,7 @@ import yaml
 
 from semsearch.collection import Collection
 from semsearch.errors import SemsearchError
+from semsearch.results import UpsertReport
 from semsearch.schema import Field, Schema
 from semsearch.search import path_matches
 from semsearch.sources.pdf import PdfSkipped, is_pdf, pdf_record
@@ -110,6 +111,17 @@ class SyncReport:
     failed: list[tuple[str, str]] = field(default_factory=list)
     #: chunks of those notes left failed
     chunks_failed: int = 0
+
+    def add_upsert(self, result: UpsertReport) -> None:
+        """Count one upsert's records and chunks (all but ``chunks_reused`` and ``errors``,
+        which each caller handles its own way)."""
+        self.new += result.added
+        self.changed += result.updated
+        self.unchanged += result.unchanged
+        self.chunks_embedded += result.chunks_embedded
+        self.chunks_pending += result.chunks_pending
+        self.failed += list(result.failed.items())
+        self.chunks_failed += result.chunks_failed
 
     def skip(self, rel: str, reason: str, *, by_policy: bool = False) -> None:
         """Report ``rel`` as skipped with ``reason``; ``by_policy``: not a failure."""
@@ -263,15 +275,9 @@ def index_folder(
         batch = paths[offset : offset + FILES_PER_BATCH]
         records = [r for r in (_try_read(base, rel, report) for rel in batch) if r is not None]
         result = collection.upsert(records)
-        report.new += result.added
-        report.changed += result.updated
-        report.unchanged += result.unchanged
-        report.chunks_embedded += result.chunks_embedded
+        report.add_upsert(result)
         report.chunks_reused += result.chunks_reused
-        report.chunks_pending += result.chunks_pending
         report.errors += result.errors
-        report.failed += list(result.failed.items())
-        report.chunks_failed += result.chunks_failed
         if progress is not None:
             progress(offset + len(batch), len(paths))
     kept = set(paths) - {rel for rel, _ in report.skipped}

@@ -1,7 +1,7 @@
 """Live folders: keep a collection in step with a folder (markdown, PDFs) while it changes.
 
-:class:`FolderWatcher` first runs a full incremental sync (:func:`~semsearch.sources.vault.index_folder`,
-so changes made while nothing watched are picked up), then follows file-system events from
+:class:`FolderWatcher` first runs a full incremental sync (:func:`~semsearch.sources.sync.sync_folder`,
+also importable from here, so changes made while nothing watched are picked up), then follows file-system events from
 ``watchfiles`` (inotify on Linux, FSEvents on macOS, ReadDirectoryChangesW on Windows):
 
 - Events are debounced (``debounce_ms``) into batches; a batch is applied by ONE thread, file
@@ -33,16 +33,16 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from semsearch.collection import Collection
-from semsearch.errors import EmbedderUnavailable, InvalidQuery, InvalidRecord, SemsearchError
-from semsearch.health import Health, begin_sync, end_sync, quarantine, read_health
+from semsearch.errors import InvalidQuery, InvalidRecord, SemsearchError
+from semsearch.health import begin_sync, end_sync, quarantine, read_health
 from semsearch.search import path_matches
 from semsearch.sources.pdf import PdfSkipped
+from semsearch.sources.sync import embed_pending, failure_message, sync_folder
 from semsearch.sources.vault import (
     DEFAULT_INCLUDE,
     SKIPPED_DIRS,
     LinkOutsideFolder,
     SyncReport,
-    index_folder,
     read_note,
     scan_folder,
 )
@@ -56,69 +56,6 @@ log = logging.getLogger(__name__)
 DEBOUNCE_MS = 300
 #: Seconds between repair attempts while the index is quarantined and no event arrives.
 RETRY_S = 30.0
-
-
-def sync_folder(
-    collection: Collection,
-    root: str | Path,
-    *,
-    include: Sequence[str] = DEFAULT_INCLUDE,
-    exclude: Sequence[str] = (),
-    progress: Callable[[int, int], None] | None = None,
-) -> tuple[SyncReport, Health]:
-    """A full incremental sync that records the index health (what ``semsearch index`` runs).
-
-    Runs :func:`~semsearch.sources.vault.index_folder`, then embeds every chunk still pending
-    (so a sync after an embedder outage repairs the index), and stores ``ok``, ``degraded``
-    (files unread or not embedded; not ``by_policy`` skips) or ``quarantined`` (it failed).
-
-    Returns:
-        (what the sync did, the health stored at its end).
-    Raises:
-        SemsearchError: ``root`` is not a folder, or the store failed (the index is then
-            quarantined when the store still accepts that write).
-    """
-    if not Path(root).expanduser().is_dir():  # a wrong argument, not a failed sync
-        raise SemsearchError(f"{root} is not a folder", hint="give the path of a folder of notes")
-    name = collection.name
-    found = begin_sync(collection.store, name, "full sync")
-    if found.interrupted:
-        log.warning("the previous sync was interrupted: %s; repairing", found.reason)
-    try:
-        report = index_folder(collection, root, include=include, exclude=exclude, progress=progress)
-        errors = list(dict.fromkeys(report.errors))
-        if not errors:
-            errors = _embed_pending(collection, report)
-    except BaseException as exc:
-        quarantine(collection.store, name, f"the sync failed: {_message(exc)}")
-        raise
-    reasons = dict([*report.skipped, *report.failed])
-    failed = [rel for rel in reasons if rel not in report.by_policy]
-    health = end_sync(collection.store, name, errors=errors, failed=failed, reasons=reasons)
-    return report, health
-
-
-def _embed_pending(collection: Collection, report: SyncReport) -> list[str]:
-    """Embed chunks left pending by an earlier failure; the errors (empty when all went well).
-
-    Texts the model cannot embed (a poison note, not an outage) are appended to
-    ``report.failed`` as (record id, why), once each. When the only chunks without a vector
-    are those this sync just tried and saw fail alone, nothing is retried.
-    """
-    stats = collection.store.stats(collection.name)
-    if stats.pending == 0 and stats.failed <= report.chunks_failed:
-        return []
-    try:
-        result = collection.reindex()
-    except EmbedderUnavailable as exc:
-        return [f"embedding failed, chunks left pending: {exc.message}"]
-    known = {rel for rel, _ in report.failed}
-    report.failed += [(rel, why) for rel, why in result.failed.items() if rel not in known]
-    return []
-
-
-def _message(exc: BaseException) -> str:
-    return exc.message if isinstance(exc, SemsearchError) else f"{type(exc).__name__}: {exc}"
 
 
 class FolderWatcher:
@@ -208,9 +145,9 @@ class FolderWatcher:
             for rel in todo:
                 errors += self._apply_one(rel, report)
             if not errors:
-                errors = _embed_pending(self.collection, report)
+                errors = embed_pending(self.collection, report)
         except BaseException as exc:  # the store raised: vectors can no longer be trusted
-            quarantine(store, name, f"the watcher failed to apply a change: {_message(exc)}")
+            quarantine(store, name, f"the watcher failed to apply a change: {failure_message(exc)}")
             raise
         self.failed.update(rel for rel, _ in report.failed)
         reasons = dict([*report.skipped, *report.failed])
@@ -267,13 +204,7 @@ class FolderWatcher:
             report.skipped.append((rel, reason))
             self.failed.add(rel)
             return []
-        report.new += result.added
-        report.changed += result.updated
-        report.unchanged += result.unchanged
-        report.chunks_embedded += result.chunks_embedded
-        report.chunks_pending += result.chunks_pending
-        report.failed += list(result.failed.items())
-        report.chunks_failed += result.chunks_failed
+        report.add_upsert(result)
         return list(result.errors)
 
     def _stored(self, rel: str) -> bool:

@@ -19,7 +19,7 @@ from semsearch.embedders.fake import FakeEmbedder
 from semsearch.server.http.app import create_app
 from semsearch.server.http.auth import KeyRing
 from semsearch.server.http.state import ServerState
-from semsearch.server.mcp.service import hit_view
+from semsearch.server.mcp.views import hit_view
 from semsearch.sources.vault import VAULT_SCHEMA, index_folder
 from tests.pdf.make import text_pdf
 

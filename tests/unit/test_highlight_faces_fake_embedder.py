@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from semsearch.cli.search_cmd import _snippet
 from semsearch.server.http.views import search_out
-from semsearch.server.mcp.service import hit_view
+from semsearch.server.mcp.views import hit_view
 
 NOTE = "Compost needs air and water every week. The lighthouse key is under the blue pot."
 SECOND = (40, 81)  # "The lighthouse key is under the blue pot."

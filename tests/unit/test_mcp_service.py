@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from semsearch.errors import IndexNotFound
-from semsearch.server.mcp.service import safe_message, scrub_paths, snippet, title_of
+from semsearch.server.mcp.views import safe_message, scrub_paths, snippet, title_of
 
 
 @pytest.mark.parametrize(

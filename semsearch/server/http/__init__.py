@@ -7,8 +7,10 @@ response bodies), ``views.py`` (library results to bodies), ``paths.py`` (ids in
 ``embeddings.py`` (``/v1/embeddings``), ``memory.py`` (``/memory``) and ``process.py`` (one
 server process: threads, state, the uvicorn factory).
 
-Who may import it: ``semsearch.cli.serve_cmd``. The old paths ``semsearch.server.http_auth`` and
-``semsearch.server.http_state`` (docs/http.md) keep working as re-exports.
+Who may import it: ``semsearch.cli.serve_cmd``. It shares only ``semsearch.server.host_guard``
+with the MCP server and never imports ``semsearch.server.mcp`` (nor the other way round). The
+old paths ``semsearch.server.http_auth`` and ``semsearch.server.http_state`` (docs/http.md) keep
+working as re-exports.
 """
 
 from semsearch.server.http.app import create_app

@@ -24,17 +24,17 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from semsearch.embedders.base import Embedder
 from semsearch.embedders.registry import resolve_embedder
-from semsearch.errors import InvalidQuery
-from semsearch.memory.context import Context, ContextItem, embedder_token_counter, fit_to_budget
+from semsearch.memory.checks import check_context_request
+from semsearch.memory.context import Context, build_context, embedder_token_counter
 from semsearch.memory.conversation import ConversationMemory
-from semsearch.memory.search import DEFAULT_MEMORY_MODE, MemoryMode
+from semsearch.memory.search import DEFAULT_MEMORY_MODE
 from semsearch.memory.types import (
     BackfillReport,
+    MemoryMode,
     MemoryStats,
     Message,
     MessageHit,
     MessageRef,
-    check_counts,
 )
 from semsearch.server.http.auth import Role, request_key, requires
 from semsearch.server.http.errors import error_responses
@@ -133,16 +133,13 @@ def _existing_memory(request: Request) -> ConversationMemory | None:
 
 def _query_only_context(request: Request, body: ContextIn) -> Context:
     """The context of an empty memory: the query alone (validated as ConversationMemory does)."""
-    check_counts(body.recent, body.semantic, body.token_budget)
-    if not body.query.strip():
-        raise InvalidQuery("the query is empty", hint="pass the user's current message")
+    check_context_request(body.query, body.recent, body.semantic, body.token_budget, body.mode)
     spec = request.app.state.semsearch.embedder
     embedder = spec if isinstance(spec, Embedder) else resolve_embedder(spec)
-    tokens = embedder_token_counter(embedder)(body.query)
-    items, dropped = fit_to_budget(
-        ContextItem("query", "user", body.query, tokens), [], [], body.token_budget
+    counter = embedder_token_counter(embedder)
+    return build_context(
+        body.query, [], [], body.semantic, body.token_budget, counter, embedder.model_id
     )
-    return Context(items, tokens, body.token_budget, dropped, embedder.model_id)
 
 
 def _reader(request: Request, role: Annotated[Role, Depends(requires(Role.read))]) -> str:

@@ -2,6 +2,10 @@
 
 What lives here, by job: ``server.py`` (building and running the server on a transport),
 ``service.py`` (every tool's logic over one index, with privacy scope; no MCP types),
-``tools.py`` (the typed tool signatures whose JSON Schemas agents see) and ``stdio.py`` (the stdio
-transport, with a repair for lone surrogates). Who may import it: ``semsearch.cli.mcp_cmd``.
+``views.py`` (what tools return: results as JSON-ready dicts, errors as text without absolute
+paths), ``tools.py`` (the typed tool signatures whose JSON Schemas agents see) and ``stdio.py``
+(the stdio transport, with a repair for lone surrogates).
+
+Who may import it: ``semsearch.cli.mcp_cmd``. It shares only ``semsearch.server.host_guard`` with
+the HTTP server and never imports ``semsearch.server.http`` (nor the other way round).
 """

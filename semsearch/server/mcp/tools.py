@@ -19,8 +19,9 @@ from pydantic import Field, ValidationError
 from typing_extensions import TypedDict  # pydantic needs this one on Python < 3.12
 
 from semsearch.errors import SemsearchError
-from semsearch.server.mcp.service import MAX_HITS, SNIPPET_CHARS, McpService, safe_message
+from semsearch.server.mcp.service import MAX_HITS, McpService
 from semsearch.server.mcp.stdio import LONE_SURROGATES
+from semsearch.server.mcp.views import SNIPPET_CHARS, safe_message
 from semsearch.validation import SURROGATE_HINT
 
 __all__ = [
