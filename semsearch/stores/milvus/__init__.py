@@ -1,6 +1,7 @@
 """The Milvus store: Milvus Lite (a local data folder) or any Milvus server, through pymilvus.
 
-What lives here, by job, from the top down (each module imports only those below it):
+What lives here, by job, from the top down (a module imports only modules of its own line or
+of the lines below it):
 
 - ``store.py``: :class:`MilvusStore`, the Store protocol; imported by nothing here.
 - ``writes.py`` (upsert records and chunks, store vectors and status, delete), ``lookup.py``
