@@ -5,8 +5,9 @@ of the lines below it):
 
 - ``store.py``: :class:`MilvusStore`, the Store protocol; imported by nothing here.
 - ``writes.py`` (upsert records and chunks, store vectors and status, delete), ``lookup.py``
-  (what a write replaces and reuses, by primary key), ``columns.py`` (column-wise row writes)
-  and ``rebuild.py`` (added fields: the Milvus collections rebuilt).
+  (what a write replaces and reuses, by primary key), ``rows.py`` (the rows a write stores,
+  built without a Milvus call), ``columns.py`` (column-wise row writes) and ``rebuild.py``
+  (added fields: the Milvus collections rebuilt).
 - ``query.py`` (vector search with an exact fallback, BM25, find), ``pending.py`` (chunks
   waiting for a vector, status counts), ``records.py`` (record bodies and content hashes) and
   ``windows.py`` (sentence windows).

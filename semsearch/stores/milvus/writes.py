@@ -1,4 +1,5 @@
-"""Writes of the Milvus store: upsert records and chunks, store vectors and status, delete.
+"""Writes of the Milvus store: upsert records and chunks, store vectors and status, delete
+(the rows themselves are built by :mod:`semsearch.stores.milvus.rows`).
 
 Order of every write (Milvus has no transactions): chunk rows, then vector rows, then stale
 rows deleted (vectors before chunks, so no vector outlives its chunk), then the record row
@@ -19,22 +20,21 @@ segments that every later read visits), so the time to insert n records grows li
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from semsearch.errors import InvalidRecord
-from semsearch.stores.base import ChunkWrite, PendingChunk, RecordWrite, WriteResult
+from semsearch.stores.base import RecordWrite, WriteResult
 from semsearch.stores.milvus import layout as lay
 from semsearch.stores.milvus import lookup
+from semsearch.stores.milvus import rows as milvus_rows
 from semsearch.stores.milvus.columns import write_rows
 from semsearch.stores.milvus.conn import translated
-from semsearch.stores.milvus.expr import column, literal
+from semsearch.stores.milvus.expr import literal
 from semsearch.stores.milvus.records import record_hashes
-from semsearch.stores.milvus.terms import keyword_terms
+from semsearch.stores.milvus.rows import NewChunk
 
 if TYPE_CHECKING:
     from semsearch.stores.milvus.access import MilvusAccess
@@ -57,57 +57,6 @@ def _fields(meta: dict[str, Any]) -> list[dict[str, Any]]:
     return lay.declared_fields(meta["schema"])
 
 
-def _attrs(fields: list[dict[str, Any]], values: dict[str, Any]) -> dict[str, Any]:
-    return {column(f["name"]): values.get(f["name"]) for f in fields}
-
-
-def _check_sizes(records: Sequence[RecordWrite]) -> None:
-    """Refuse values larger than a Milvus VARCHAR before anything is written."""
-    for r in records:
-        too_big = len(r.id.encode()) > lay.VARCHAR_MAX - 16 or any(
-            len(c.chunk.text.encode()) > lay.VARCHAR_MAX for c in r.chunks
-        )
-        too_big = too_big or any(
-            isinstance(v, str) and len(v.encode()) > lay.VARCHAR_MAX for v in r.attrs.values()
-        )
-        if too_big:
-            raise InvalidRecord(
-                f"record {r.id[:60]!r} has an id, a declared string field or a chunk over "
-                f"{lay.VARCHAR_MAX} bytes, Milvus' VARCHAR limit",
-                hint="shorten it, or split the text with spaces so the chunker can cut it; "
-                "nothing was written",
-            )
-
-
-def _record_rows(
-    fields: list[dict[str, Any]], r: RecordWrite, chunk_ids: list[int]
-) -> list[dict[str, Any]]:
-    doc = {"fields": r.fields, "text": r.text, "chunks": chunk_ids}
-    body = json.dumps(doc, ensure_ascii=False, sort_keys=True)
-    size = lay.BODY_PART_CHARS
-    pieces = [body[i : i + size] for i in range(0, len(body), size)] or [""]
-    rows = []
-    for part, piece in enumerate(pieces):
-        attrs = _attrs(fields, r.attrs if part == 0 else {})
-        rows.append(
-            {
-                "pk": lay.record_pk(part, r.id),
-                "record_id": r.id,
-                "part": part,
-                "nparts": len(pieces),
-                "content_hash": r.content_hash,
-                "body": piece,
-                "_v": lay.DUMMY_VECTOR,
-                **attrs,
-            }
-        )
-    return rows
-
-
-#: A chunk of a changed record: (its Milvus chunk id, the record, the chunk).
-_NewChunk = tuple[int, RecordWrite, ChunkWrite]
-
-
 def write_records(
     store: MilvusAccess, collection: str, records: Sequence[RecordWrite]
 ) -> WriteResult:
@@ -115,7 +64,7 @@ def write_records(
     result = WriteResult()
     meta = store.meta(collection)
     fields = _fields(meta)
-    _check_sizes(records)
+    milvus_rows.check_sizes(records)
     known = record_hashes(store, collection, [r.id for r in records])
     changed = [r for r in records if known.get(r.id) != r.content_hash]
     result.unchanged = len(records) - len(changed)
@@ -124,19 +73,11 @@ def write_records(
     store.state.pending_rows.pop(collection, None)
     _begin(store, collection, meta)
     old = lookup.old_chunks(store, collection, changed, known)
-    new_chunks: list[_NewChunk] = [
-        (
-            lay.chunk_id(
-                r.id, c.chunk.ordinal, c.chunk.char_start, c.chunk.char_end, c.content_hash
-            ),
-            r,
-            c,
-        )
-        for r in changed
-        for c in r.chunks
-    ]
+    new_chunks = milvus_rows.new_chunks(changed)
     vectors, own = lookup.reusable(store, collection, new_chunks, old)
-    chunk_rows, vector_rows, waiting = _chunk_rows_of(fields, new_chunks, vectors, own, result)
+    chunk_rows, vector_rows, waiting = milvus_rows.chunk_rows(
+        fields, new_chunks, vectors, own, result
+    )
     stale = list(set(old) - {cid for cid, _, _ in new_chunks})
     _upsert(store, collection, "chunks", chunk_rows)
     _upsert(store, collection, "vectors", vector_rows)
@@ -151,55 +92,12 @@ def write_records(
     return result
 
 
-def _chunk_rows_of(
-    fields: list[dict[str, Any]],
-    new_chunks: list[_NewChunk],
-    vectors: dict[int, list[float]],
-    own: set[int],
-    result: WriteResult,
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[int, dict[str, Any]]]:
-    """``(chunk rows, vector rows, waiting)`` of the new chunks: a ``*_chunks`` row each; a
-    ``*_vectors`` row for each with a vector in ``vectors`` (counted in ``result.reused``
-    unless it kept its own, ``own``); for the others, the columns of their future vector row
-    by chunk id (``set_vectors`` needs no read for them), each added to ``result.pending``."""
-    chunk_rows: list[dict[str, Any]] = []
-    vector_rows: list[dict[str, Any]] = []
-    waiting: dict[int, dict[str, Any]] = {}
-    for cid, r, c in new_chunks:
-        ch = c.chunk
-        vec = vectors.get(cid)
-        loc = lay.loc_json(ch.char_start, ch.char_end, ch.heading_path, ch.line_start, ch.line_end)
-        attrs = _attrs(fields, r.attrs)
-        chunk_rows.append(
-            {
-                "chunk_id": cid,
-                "record_id": r.id,
-                "ordinal": ch.ordinal,
-                "text": ch.text,
-                "terms": keyword_terms(ch.text),
-                "content_hash": c.content_hash,
-                "status": "embedded" if vec is not None else "pending",
-                "error": "",
-                "loc": loc,
-                **attrs,
-            }
-        )
-        base = {"chunk_id": cid, "record_id": r.id, "content_hash": c.content_hash, **attrs}
-        if vec is None:
-            result.pending.append(PendingChunk(cid, c.embed_text, r.id))
-            waiting[cid] = {**base, "status": "pending"}
-        else:
-            result.reused += cid not in own
-            vector_rows.append({**base, "vector": vec})
-    return chunk_rows, vector_rows, waiting
-
-
 def _write_record_rows(
     store: MilvusAccess,
     collection: str,
     fields: list[dict[str, Any]],
     changed: list[RecordWrite],
-    new_chunks: list[_NewChunk],
+    new_chunks: list[NewChunk],
     known: dict[str, str],
 ) -> None:
     """Write the changed records' rows, each listing its new chunks (last: the record row is
@@ -207,7 +105,7 @@ def _write_record_rows(
     ids: dict[str, list[int]] = {r.id: [] for r in changed}
     for cid, r, _ in new_chunks:
         ids[r.id].append(cid)
-    rows = [row for r in changed for row in _record_rows(fields, r, ids[r.id])]
+    rows = [row for r in changed for row in milvus_rows.record_rows(fields, r, ids[r.id])]
     _upsert(store, collection, "records", rows)
     _trim_parts(store, collection, [row for row in rows if row["record_id"] in known])
 
