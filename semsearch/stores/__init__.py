@@ -1,9 +1,12 @@
 """Storage backends behind one protocol.
 
 What lives here: ``base.py`` (the :class:`~semsearch.stores.base.Store` protocol and the plain
-values that cross it), ``window_blobs.py`` (the sentence-window byte layout that several backends
-share), and one package per backend: ``sqlite/`` (the default, one ``.embed.db`` file),
-``postgres/`` (PostgreSQL + pgvector) and ``milvus/`` (Milvus Lite or a Milvus server).
+values that cross it); the logic the backends share, written once: ``query_rules.py`` (hit
+order, the query vector's dimension check, the keyword leg's substring fallback),
+``write_rules.py`` (new vectors' dimension check, the chunk identity that keeps chunk rows) and
+``window_blobs.py`` (the sentence-window byte layout); and one package per backend: ``sqlite/``
+(the default, one ``.embed.db`` file), ``postgres/`` (PostgreSQL + pgvector) and ``milvus/``
+(Milvus Lite or a Milvus server).
 
 Who may import it: the engine (``semsearch.search``, ``semsearch.ingest``, ``semsearch.collection``)
 and ``semsearch.database``, which picks a backend from a location string. A backend package never

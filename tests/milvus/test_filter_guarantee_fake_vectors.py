@@ -20,7 +20,8 @@ from semsearch.filters import parse_filter
 from semsearch.results import Chunk
 from semsearch.schema import Schema
 from semsearch.stores.base import ChunkWrite, CollectionInfo, RecordWrite
-from semsearch.stores.milvus.store import EXACT_MAX, MilvusStore
+from semsearch.stores.milvus.state import EXACT_MAX
+from semsearch.stores.milvus.store import MilvusStore
 
 N, DIM, NAME = 5000, 64, "guarantee"
 SCHEMA = Schema.from_types({"bucket": "int"})

@@ -16,7 +16,8 @@ from semsearch.embedders.fake import FakeEmbedder
 from semsearch.errors import DimensionMismatch, IndexNotFound, ModelMismatch
 from semsearch.schema import Schema
 from semsearch.stores.milvus import layout as lay
-from semsearch.stores.milvus.store import EXACT_MAX, MilvusStore
+from semsearch.stores.milvus.state import EXACT_MAX
+from semsearch.stores.milvus.store import MilvusStore
 
 SCHEMA = Schema.from_types({"level": "int", "school": "str", "tags": "list[str]"})
 

@@ -1,12 +1,22 @@
 """The Milvus store: Milvus Lite (a local data folder) or any Milvus server, through pymilvus.
 
-What lives here, by job: ``store.py`` (:class:`MilvusStore`, the Store protocol), ``conn.py``
-(opening Milvus and translating its errors), ``layout.py`` (collection names, schemas, index
-parameters), ``expr.py`` (the ``where`` AST compiled to a Milvus expression, values escaped),
-``access.py`` and ``state.py`` (the client, loaded collections and what one process shares),
-``query.py`` (vector search with an exact fallback, BM25, find), ``writes.py``, ``columns.py``
-and ``lookup.py`` (the write path), ``pending.py``, ``terms.py`` (keyword terms) and
-``windows.py`` (sentence windows).
+What lives here, by job, from the top down (a module imports only modules of its own line or
+of the lines below it):
+
+- ``store.py``: :class:`MilvusStore`, the Store protocol; imported by nothing here.
+- ``writes.py`` (upsert records and chunks, store vectors and status, delete), ``lookup.py``
+  (what a write replaces and reuses, by primary key), ``rows.py`` (the rows a write stores,
+  built without a Milvus call), ``columns.py`` (column-wise row writes) and ``rebuild.py``
+  (added fields: the Milvus collections rebuilt).
+- ``query.py`` (vector search with an exact fallback, BM25, find), ``pending.py`` (chunks
+  waiting for a vector, status counts), ``records.py`` (record bodies and content hashes) and
+  ``windows.py`` (sentence windows).
+- ``access.py``: :class:`MilvusAccess`, the client, loaded collections, metadata rows and
+  batched queries; the modules above take it, never the store.
+- ``state.py`` (what one process's stores on a location share), ``layout.py`` (collection names,
+  schemas, index parameters, Milvus limits), ``expr.py`` (the ``where`` AST compiled to a Milvus
+  expression, values escaped), ``conn.py`` (opening Milvus, translating its errors) and
+  ``terms.py`` (keyword terms).
 
 Who may import it: ``semsearch.database``. Nothing here imports another backend or the engine.
 """

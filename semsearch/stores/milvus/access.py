@@ -1,6 +1,7 @@
 """Low-level access to Milvus for the Milvus store: the client, loaded collections, the
 metadata rows, and batched queries. :class:`semsearch.stores.milvus.store.MilvusStore` builds the
-Store protocol on top of it; the write and query modules use these helpers.
+Store protocol on top of it; the read and write modules take a :class:`MilvusAccess` and use
+these helpers.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from semsearch.errors import DimensionMismatch, IndexNotFound, SemsearchError
+from semsearch.errors import IndexNotFound, SemsearchError
 from semsearch.filters import Filter, IdMatch
 from semsearch.stores.milvus import layout as lay
 from semsearch.stores.milvus.conn import (
@@ -27,6 +28,7 @@ from semsearch.stores.milvus.conn import (
 )
 from semsearch.stores.milvus.expr import column, compile_filter, compiles_id_match, literal
 from semsearch.stores.milvus.state import FLUSH_ROWS, META_TTL, LocationState, acquire, release
+from semsearch.stores.write_rules import check_vectors_dim
 
 __all__ = ["MilvusAccess"]
 
@@ -45,18 +47,9 @@ PRIMARY_KEYS = {
 
 
 class MilvusAccess:
-    """The connection and query helpers under :class:`MilvusStore` (same arguments).
-
-    Args:
-        location: ``milvus-lite:///path.db`` or ``http(s)://[user:pass@]host:port``, with
-            optional ``?token=``, ``?db=`` and ``?index=HNSW|IVF_FLAT|AUTOINDEX|FLAT`` (the
-            vector index of new collections; default HNSW).
-        index: overrides ``?index=``.
-    Raises:
-        BackendUnavailable: bad location, pymilvus/milvus-lite missing, server unreachable,
-            or the Lite folder is open in another process.
-        StoreCorrupted / NotAnIndex: the Lite path is unreadable or not a Milvus Lite folder.
-    """
+    """The connection, shared state and query helpers under :class:`MilvusStore`, opened with
+    the same arguments (``location``, ``index``) and raising the same errors (see there). The
+    modules of the read and write paths take it, never the store."""
 
     def __init__(self, location: str, *, index: str | None = None) -> None:
         target = parse_location(location)
@@ -116,11 +109,9 @@ class MilvusAccess:
 
     def _clear_marks(self) -> None:
         """Clear the ``writing`` marks this process set (every write it made finished)."""
-        from semsearch.stores.milvus.lookup import WRITING
-
         for name in sorted(self.state.marked):
             meta = self.meta_cached(name)
-            if meta is not None and meta.pop(WRITING, None):
+            if meta is not None and meta.pop(lay.WRITING, None):
                 self.put_meta(meta)
         self.state.marked.clear()
 
@@ -325,11 +316,7 @@ class MilvusAccess:
     def check_dim(self, collection: str, dim: int) -> int | None:
         """The stored dim; raises DimensionMismatch when it differs from ``dim``."""
         stored = self.meta(collection).get("dim")
-        if stored is not None and int(stored) != dim:
-            raise DimensionMismatch(
-                f"collection {collection!r} holds {stored}-d vectors; got {dim}-d",
-                hint="use the model the collection was built with",
-            )
+        check_vectors_dim(collection, stored, dim)
         return stored
 
     @staticmethod

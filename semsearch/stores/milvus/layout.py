@@ -27,7 +27,8 @@ replaces by primary key. Collections written before either existed fall back to 
 ``record_id`` and ``content_hash``.
 
 A store-wide ``semsearch_meta`` collection holds one row per semsearch collection: its name
-and a JSON document with schema, model id, dim, options, prefix and timestamps.
+and a JSON document with schema, model id, dim, options, prefix and timestamps (and, on Milvus
+Lite while a process writes, the :data:`WRITING` mark of :mod:`semsearch.stores.milvus.lookup`).
 
 Scalar INVERTED indexes (:data:`SCALAR_INDEXES`) cover the columns writes look rows up by.
 Collections created before they existed have none and work the same, only slower to write.
@@ -41,21 +42,26 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from datetime import UTC, datetime
 from typing import Any
 
 from semsearch.stores.milvus.expr import column
 
 __all__ = [
     "BODY_PART_CHARS",
+    "MAX_TOPK",
     "META",
     "VARCHAR_MAX",
+    "WRITING",
     "chunk_id",
     "chunks_schema",
     "create",
+    "declared_fields",
     "hashes_schema",
     "index_params",
     "meta_schema",
     "names",
+    "now",
     "part_name",
     "record_pk",
     "records_schema",
@@ -63,6 +69,10 @@ __all__ = [
 ]
 
 META = "semsearch_meta"
+#: The metadata key of the mark a Milvus Lite write sets while it runs.
+WRITING = "writing"
+#: Milvus' largest ``limit`` (topk) per search or query page.
+MAX_TOPK = 16384
 #: Milvus' VARCHAR limit in bytes; a body slice of this many characters always fits (<= 4 B/char).
 VARCHAR_MAX = 65535
 BODY_PART_CHARS = VARCHAR_MAX // 4
@@ -89,6 +99,16 @@ def part_name(collection: str, kind: str) -> str:
     if kind == "hashes":
         return names(collection)["records"].removesuffix("_records") + "_hashes"
     return names(collection)[kind]
+
+
+def declared_fields(schema_json: str) -> list[dict[str, Any]]:
+    """The declared fields (``{"name", "type", ...}`` each) of a stored schema's JSON."""
+    return list(json.loads(schema_json)["fields"])
+
+
+def now() -> str:
+    """The metadata's write time: UTC, ISO 8601, to the second."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def record_pk(part: int, record_id: str) -> str:

@@ -11,11 +11,12 @@ size. Here a write finds:
 
 Collections written by earlier versions (no chunk list, no ``*_hashes``) fall back to the
 filters. A new record has no chunks to replace, unless a write stopped half-way: on Milvus Lite
-the first write of a process sets a ``writing`` mark in the collection's metadata, cleared when
-the process's last store closes; a write that finds the mark left by a process that died, or
-that follows a write that raised, first sweeps away chunks that no stored record lists
-(:func:`stale_chunks`). On a server, where other processes write at the same time, a write still
-looks a record's chunks up by ``record_id`` (servers index scalar fields).
+the first write of a process sets a ``writing`` mark in the collection's metadata
+(:data:`semsearch.stores.milvus.layout.WRITING`), cleared when the process's last store closes;
+a write that finds the mark left by a process that died, or that follows a write that raised,
+first sweeps away chunks that no stored record lists (:func:`stale_chunks`). On a server, where
+other processes write at the same time, a write still looks a record's chunks up by
+``record_id`` (servers index scalar fields).
 """
 
 from __future__ import annotations
@@ -23,27 +24,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from semsearch.stores.base import RecordWrite
+from semsearch.stores.base import ChunkWrite, RecordWrite
 from semsearch.stores.milvus import layout as lay
+from semsearch.stores.milvus.records import record_docs
 
 if TYPE_CHECKING:
-    from semsearch.stores.milvus.store import MilvusStore
+    from semsearch.stores.milvus.access import MilvusAccess
 
-__all__ = ["WRITING", "hash_rows", "old_chunks", "reusable", "stale_chunks"]
-
-#: The metadata key of the mark a Milvus Lite write sets while it runs.
-WRITING = "writing"
+__all__ = ["hash_rows", "old_chunks", "reusable", "stale_chunks"]
 
 
 def old_chunks(
-    store: MilvusStore, collection: str, changed: Sequence[RecordWrite], known: dict[str, str]
+    store: MilvusAccess, collection: str, changed: Sequence[RecordWrite], known: dict[str, str]
 ) -> dict[int, str]:
     """``{chunk_id: status}`` of the chunks stored for the ``changed`` records."""
     fields = ["chunk_id", "status"]
     if not store.state.lite:
         ids = [r.id for r in changed]
         return _status(store.rows_by(collection, "chunks", "record_id", ids, fields))
-    docs = store.record_docs(collection, [r.id for r in changed if r.id in known])
+    docs = record_docs(store, collection, [r.id for r in changed if r.id in known])
     listed: list[int] = []
     legacy: list[str] = []
     for r in changed:
@@ -62,9 +61,9 @@ def _status(rows: list[dict[str, Any]]) -> dict[int, str]:
 
 
 def reusable(
-    store: MilvusStore,
+    store: MilvusAccess,
     collection: str,
-    new_chunks: list[tuple[int, RecordWrite, Any]],
+    new_chunks: Sequence[tuple[int, RecordWrite, ChunkWrite]],
     old: dict[int, str],
 ) -> tuple[dict[int, list[float]], set[int]]:
     """Vectors for new chunks: the chunk's own (kept) vector, or any vector with its hash;
@@ -86,7 +85,7 @@ def reusable(
     return out, set(by_id)
 
 
-def _by_hash(store: MilvusStore, collection: str, hashes: list[str]) -> list[dict[str, Any]]:
+def _by_hash(store: MilvusAccess, collection: str, hashes: list[str]) -> list[dict[str, Any]]:
     """Vector rows (chunk_id, content_hash, vector) holding these contents, one per hash."""
     fields = ["chunk_id", "content_hash", "vector"]
     if not hashes:
@@ -110,7 +109,7 @@ def hash_rows(vector_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(rows.values())
 
 
-def stale_chunks(store: MilvusStore, collection: str) -> list[int]:
+def stale_chunks(store: MilvusAccess, collection: str) -> list[int]:
     """Chunk ids that no stored record lists: left by a write that stopped half-way.
 
     Reads every chunk's id and record id and the bodies of their records (a full scan, run
@@ -118,7 +117,7 @@ def stale_chunks(store: MilvusStore, collection: str) -> list[int]:
     chunks are kept.
     """
     rows = list(store.scan(collection, "chunks", "chunk_id >= 0", ["chunk_id", "record_id"]))
-    docs = store.record_docs(collection, sorted({r["record_id"] for r in rows}))
+    docs = record_docs(store, collection, sorted({r["record_id"] for r in rows}))
     listed = {rid: set(doc["chunks"]) for rid, doc in docs.items() if "chunks" in doc}
     return [
         int(r["chunk_id"])

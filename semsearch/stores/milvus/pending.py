@@ -20,18 +20,20 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from semsearch.chunking import embedding_text
 from semsearch.filters import Filter
 from semsearch.stores.base import PendingChunk
 from semsearch.stores.milvus.conn import translated
 from semsearch.stores.milvus.expr import compile_filter
+from semsearch.stores.milvus.layout import MAX_TOPK
 
 if TYPE_CHECKING:
-    from semsearch.stores.milvus.store import MilvusStore
+    from semsearch.stores.milvus.access import MilvusAccess
 
 __all__ = ["pending_chunks", "status_counts"]
 
 
-def status_counts(store: MilvusStore, collection: str, extra: str) -> tuple[int, int, int]:
+def status_counts(store: MilvusAccess, collection: str, extra: str) -> tuple[int, int, int]:
     """(chunks, embedded, failed) of records matching ``extra`` (``" and <expr>"`` or ``""``);
     vector rows carry the filter columns, so the same expression counts them."""
     chunks = store.count_where(collection, "chunks", f"chunk_id >= 0{extra}")
@@ -41,12 +43,10 @@ def status_counts(store: MilvusStore, collection: str, extra: str) -> tuple[int,
 
 
 def pending_chunks(
-    store: MilvusStore, collection: str, limit: int, where: Filter | None
+    store: MilvusAccess, collection: str, limit: int, where: Filter | None
 ) -> list[PendingChunk]:
     """See :meth:`MilvusStore.pending_chunks`: the counts first (nothing more when none is
     pending), then the ids of chunks not failed, less those with a vector."""
-    from semsearch.stores.milvus.store import MAX_TOPK
-
     extra = f" and {compile_filter(where)}" if where is not None else ""
     found = store._coll(collection, "chunks")
     if found is None or limit <= 0:
@@ -68,12 +68,10 @@ def _chunk_ids(found: tuple[Any, str], expr: str, limit: int) -> list[int]:
 
 
 def _unembedded(
-    store: MilvusStore, found: tuple[Any, str], collection: str, extra: str, wanted: int
+    store: MilvusAccess, found: tuple[Any, str], collection: str, extra: str, wanted: int
 ) -> list[int]:
     """Ids of up to ``wanted`` chunks not failed and without a vector: the first in Milvus'
     order, sorted by id."""
-    from semsearch.stores.milvus.store import MAX_TOPK
-
     if wanted <= 0:
         return []
     expr = f'status != "failed"{extra}'
@@ -87,10 +85,8 @@ def _unembedded(
     return sorted([c for c in ids if c not in done][:wanted])
 
 
-def _pending_rows(store: MilvusStore, collection: str, ids: list[int]) -> list[PendingChunk]:
+def _pending_rows(store: MilvusAccess, collection: str, ids: list[int]) -> list[PendingChunk]:
     """PendingChunks of ``ids``, in that order (their embedding text rebuilt)."""
-    from semsearch.chunking import embedding_text
-
     cols = ["chunk_id", "text", "loc", "record_id"]
     rows = {
         int(r["chunk_id"]): r for r in store.rows_by(collection, "chunks", "chunk_id", ids, cols)

@@ -10,27 +10,26 @@ import numpy as np
 from numpy.typing import NDArray
 
 from semsearch.ann.exact import top_k
-from semsearch.errors import DimensionMismatch
 from semsearch.filters import Filter
 from semsearch.results import Record
 from semsearch.stores.base import ScoredChunk
 from semsearch.stores.milvus import layout as lay
 from semsearch.stores.milvus.conn import translated
 from semsearch.stores.milvus.expr import column
-from semsearch.stores.milvus.state import SmallSet
+from semsearch.stores.milvus.layout import MAX_TOPK
+from semsearch.stores.milvus.records import get_records
+from semsearch.stores.milvus.state import EXACT_MAX, SmallSet
+from semsearch.stores.milvus.terms import keyword_terms
+from semsearch.stores.query_rules import best_first, check_query_dim, keyword_or_substring
 
 if TYPE_CHECKING:
-    from semsearch.stores.milvus.store import MilvusStore
+    from semsearch.stores.milvus.access import MilvusAccess
 
 __all__ = ["find", "keyword_search", "vector_search"]
 
 
-def _ordered(hits: list[ScoredChunk]) -> list[ScoredChunk]:
-    return sorted(hits, key=lambda h: (-h.score, h.record_id, h.chunk_id))
-
-
 def vector_search(
-    store: MilvusStore,
+    store: MilvusAccess,
     collection: str,
     vector: NDArray[np.float32],
     k: int,
@@ -47,8 +46,6 @@ def vector_search(
     answered by filtered ANN. An ANN answer shorter than ``k`` is replaced by an exact scan of
     the matches, so a search returns min(k, matches) hits without counting them first.
     """
-    from semsearch.stores.milvus.store import EXACT_MAX, MAX_TOPK
-
     found = store._coll(collection, "vectors")
     if found is None or k <= 0:
         return []
@@ -56,36 +53,43 @@ def vector_search(
     if meta is None:  # dropped meanwhile: the collection layer says so (an empty answer)
         return []
     dim = meta.get("dim")
-    if dim is not None and int(dim) != vector.shape[0]:
-        raise DimensionMismatch(
-            f"query vector is {vector.shape[0]}-d; collection {collection!r} is {dim}-d",
-            hint="query with the model the collection was built with",
-        )
+    check_query_dim(collection, dim, vector)
     expr = store.filter_expr(where)
     if exact or k > MAX_TOPK:
         return _exact(store, collection, vector, k, expr)
-    state = store.state
-    if expr and not state.known_large(collection, expr):
-        small = state.small_set(collection, expr)
-        if small is None:
-            generation = state.generation
-            rows = _matches(found, expr, EXACT_MAX + 1)
-            if len(rows) > EXACT_MAX:
-                state.mark_large(collection, expr)
-            else:
-                small = SmallSet(
-                    generation,
-                    [int(r["chunk_id"]) for r in rows],
-                    [r["record_id"] for r in rows],
-                    _unit_rows(rows, int(dim or vector.shape[0])),
-                )
-                state.keep_small_set(collection, expr, small)
+    if expr and not store.state.known_large(collection, expr):
+        small = _small_set(store, found, collection, expr, int(dim or vector.shape[0]))
         if small is not None:
             return _ranked(small.matrix, small.chunk_ids, small.record_ids, vector, k)
     hits = ann(found, meta.get("index", "HNSW"), vector, k, expr, store.search_params)
     if len(hits) < k:  # fewer vectors than k match, or the graph starved: rank them all
         return _exact(store, collection, vector, k, expr)
-    return _ordered(hits)
+    return best_first(hits)
+
+
+def _small_set(
+    store: MilvusAccess, found: tuple[Any, str], collection: str, expr: str, dim: int
+) -> SmallSet | None:
+    """Every vector matching ``expr`` (float32[m, dim] unit rows) when at most ``EXACT_MAX``
+    do, from the location's cache or one query (kept on Milvus Lite until the next write);
+    None when more do, and ``expr`` is then remembered as large until the next write."""
+    state = store.state
+    small = state.small_set(collection, expr)
+    if small is not None:
+        return small
+    generation = state.generation
+    rows = _matches(found, expr, EXACT_MAX + 1)
+    if len(rows) > EXACT_MAX:
+        state.mark_large(collection, expr)
+        return None
+    small = SmallSet(
+        generation,
+        [int(r["chunk_id"]) for r in rows],
+        [r["record_id"] for r in rows],
+        _unit_rows(rows, dim),
+    )
+    state.keep_small_set(collection, expr, small)
+    return small
 
 
 #: Fields read for an exact ranking: ``vector`` arrives as float32 numpy (``strict_float32``).
@@ -133,7 +137,7 @@ def ann(
 
 
 def _exact(
-    store: MilvusStore, collection: str, vector: NDArray[np.float32], k: int, expr: str
+    store: MilvusAccess, collection: str, vector: NDArray[np.float32], k: int, expr: str
 ) -> list[ScoredChunk]:
     rows = store.scan(collection, "vectors", store.all_expr(expr), _EXACT_FIELDS)
     return _top(list(rows), vector, k)
@@ -170,7 +174,7 @@ def _ranked(
     if not chunk_ids:
         return []
     picked, scores = top_k(matrix, vector.astype(np.float32), k)
-    return _ordered(
+    return best_first(
         [
             ScoredChunk(chunk_ids[r], record_ids[r], float(s))
             for r, s in zip(picked, scores, strict=True)
@@ -179,7 +183,7 @@ def _ranked(
 
 
 def keyword_search(
-    store: MilvusStore, collection: str, text: str, k: int, where: Filter | None
+    store: MilvusAccess, collection: str, text: str, k: int, where: Filter | None
 ) -> list[ScoredChunk]:
     """See :meth:`MilvusStore.keyword_search`.
 
@@ -187,29 +191,26 @@ def keyword_search(
     (smaller is better) where the Milvus server reports the positive score; the absolute value
     is the BM25 score in both cases.
     """
-    from semsearch.keyword_text import has_cjk, substring_pieces
-    from semsearch.stores.milvus.terms import keyword_terms
-
     found = store._coll(collection, "chunks")
     terms = keyword_terms(text)
     if found is None or not terms or k <= 0:
         return []
-    hits = [] if has_cjk(text) else _bm25(store, found, terms, k, where)
-    if hits:
-        return hits
-    pieces = [p for p in (keyword_terms(p) for p in substring_pieces(text)) if p]
-    return _substring_scan(store, found, pieces, k, where)
+    return keyword_or_substring(
+        text,
+        lambda: _bm25(store, found, terms, k, where),
+        lambda pieces: _substring_scan(
+            store, found, [t for t in map(keyword_terms, pieces) if t], k, where
+        ),
+    )
 
 
 def _substring_scan(
-    store: MilvusStore, found: tuple[Any, str], pieces: list[str], k: int, where: Filter | None
+    store: MilvusAccess, found: tuple[Any, str], pieces: list[str], k: int, where: Filter | None
 ) -> list[ScoredChunk]:
     """Chunks whose analysed terms contain a piece (``LIKE "%piece%"``), scored by occurrences.
 
     Reads at most ``MAX_TOPK`` matching chunks (Milvus' query limit) before ranking them.
     """
-    from semsearch.stores.milvus.store import MAX_TOPK
-
     if not pieces:
         return []
     client, name = found
@@ -226,7 +227,7 @@ def _substring_scan(
         )
         for r in rows
     ]
-    return _ordered([h for h in hits if h.score > 0])[:k]
+    return best_first([h for h in hits if h.score > 0])[:k]
 
 
 def _like_literal(piece: str) -> str:
@@ -236,10 +237,8 @@ def _like_literal(piece: str) -> str:
 
 
 def _bm25(
-    store: MilvusStore, found: tuple[Any, str], terms: str, k: int, where: Filter | None
+    store: MilvusAccess, found: tuple[Any, str], terms: str, k: int, where: Filter | None
 ) -> list[ScoredChunk]:
-    from semsearch.stores.milvus.store import MAX_TOPK
-
     client, name = found
     with translated("searching keywords"):
         res = client.search(
@@ -255,11 +254,11 @@ def _bm25(
         ScoredChunk(int(h["chunk_id"]), h["entity"]["record_id"], abs(float(h["distance"])))
         for h in res[0]
     ]
-    return _ordered([h for h in hits if h.score > 0])
+    return best_first([h for h in hits if h.score > 0])
 
 
 def find(
-    store: MilvusStore,
+    store: MilvusAccess,
     collection: str,
     where: Filter | None,
     limit: int,
@@ -277,7 +276,7 @@ def find(
     for (_, desc), col in reversed(list(zip(order_by, cols, strict=True))):
         rows.sort(key=lambda r: _sort_key(r.get(col)), reverse=desc)
     page = [r["record_id"] for r in rows[offset : offset + limit]]
-    return store.get_records(collection, page)
+    return get_records(store, collection, page)
 
 
 def _sort_key(value: Any) -> tuple[int, Any]:

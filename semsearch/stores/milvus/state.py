@@ -6,12 +6,12 @@ that spare searches and writes round trips to Milvus.
   server, where other processes may change them.
 - **a write generation**, bumped by every write; the filter caches below hold for one
   generation only.
-- **large filters**: filters found to match more than ``EXACT_MAX`` vectors, so the next search
-  with them goes straight to filtered ANN (on a server another process's deletes may shrink
+- **large filters**: filters found to match more than :data:`EXACT_MAX` vectors, so the next
+  search with them goes straight to filtered ANN (on a server another process's deletes may shrink
   such a set unseen; the search is then ANN where it could be exact, and still returns
   min(limit, matches) hits).
 - **small match sets** (Milvus Lite only): every vector matching a filter of at most
-  ``EXACT_MAX`` matches, so the same filter again is ranked with no round trip.
+  :data:`EXACT_MAX` matches, so the same filter again is ranked with no round trip.
 - **unflushed rows** per Milvus collection (see :data:`FLUSH_ROWS`).
 - **writes in flight** (Milvus Lite only): the collections whose ``writing`` mark this process
   set (:mod:`semsearch.stores.milvus.lookup`; it stays set until the last store closes, so a
@@ -32,6 +32,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 __all__ = [
+    "EXACT_MAX",
     "FLUSH_ROWS",
     "META_TTL",
     "SMALL_SETS",
@@ -43,6 +44,9 @@ __all__ = [
 
 #: Seconds a Milvus server's metadata row is served from this process's cache.
 META_TTL = 2.0
+#: A filtered vector search whose filter matches at most this many chunks is answered by an
+#: exact scan of exactly those chunks (filtered ANN loses recall on selective filters).
+EXACT_MAX = 256
 #: A Milvus collection is flushed once this many rows were written to it since its last flush,
 #: before the next read after any write (but a primary-key lookup), and on close. Milvus Lite answers reads of unflushed
 #: rows (its memtable) by brute force in Python and indexes only flushed segments, and every

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -37,22 +38,17 @@ from semsearch.stores.base import (
     WriteResult,
 )
 from semsearch.stores.milvus import layout as lay
+from semsearch.stores.milvus import pending as milvus_pending
+from semsearch.stores.milvus import query as milvus_query
+from semsearch.stores.milvus import rebuild as milvus_rebuild
+from semsearch.stores.milvus import records as milvus_records
 from semsearch.stores.milvus import windows as milvus_windows
+from semsearch.stores.milvus import writes as milvus_writes
 from semsearch.stores.milvus.access import MilvusAccess
 from semsearch.stores.milvus.conn import translated
 from semsearch.stores.milvus.expr import compile_filter, literal
 
-__all__ = ["EXACT_MAX", "MAX_TOPK", "MilvusStore"]
-
-#: Milvus' largest ``limit`` (topk) per search or query page.
-MAX_TOPK = 16384
-#: A filtered vector search whose filter matches at most this many chunks is answered by an
-#: exact scan of exactly those chunks (filtered ANN loses recall on selective filters).
-EXACT_MAX = 256
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+__all__ = ["MilvusStore"]
 
 
 class MilvusStore(MilvusAccess):
@@ -107,12 +103,12 @@ class MilvusStore(MilvusAccess):
                 f"the Milvus backend has no {tokenizer!r} keyword tokenizer",
                 hint="use the default (porter) on Milvus, or the SQLite store for trigram search",
             )
-        fields = json.loads(info.schema_json)["fields"]
+        fields = lay.declared_fields(info.schema_json)
         for kind in ("records", "chunks", "hashes"):
             self.create_part(info.name, kind, fields)
         if info.dim:
             self.create_part(info.name, "vectors", fields, info.dim)
-        now = _now()
+        now = lay.now()
         self.put_meta(
             {
                 "name": info.name,
@@ -129,13 +125,11 @@ class MilvusStore(MilvusAccess):
 
     def update_collection(self, info: CollectionInfo) -> None:
         """Store a changed schema (added fields, by rebuilding the Milvus collections) or dim."""
-        from semsearch.stores.milvus.writes import add_fields
-
         meta = self.meta(info.name)
         if info.schema_json != meta["schema"]:
             self.state.wrote()
             self.state.pending_rows.pop(info.name, None)
-            add_fields(self, meta, info.schema_json)
+            milvus_rebuild.add_fields(self, meta, info.schema_json)
         meta.update(schema=info.schema_json, dim=info.dim or meta.get("dim"), options=info.options)
         self.put_meta(meta)
 
@@ -159,60 +153,45 @@ class MilvusStore(MilvusAccess):
         return True
 
     def record_hashes(self, collection: str, ids: Sequence[str]) -> dict[str, str]:
-        """``{id: content_hash}`` for the ids that exist (a primary-key lookup of part 0; on
-        Milvus Lite the same ids again with no write between are answered from memory, as
-        when ingestion asks and then ``write_records`` asks)."""
-        state = self.state
-        seen = state.hashes
-        fresh = seen is not None and seen[:2] == (state.generation, collection)
-        if seen is not None and fresh and all(i in seen[2] for i in ids):
-            return {i: h for i in ids if (h := seen[2][i]) is not None}
-        pks = [lay.record_pk(0, i) for i in ids]
-        rows = self.rows_by(collection, "records", "pk", pks, ["record_id", "content_hash"])
-        found = {r["record_id"]: r["content_hash"] for r in rows}
-        if state.lite:
-            state.hashes = (state.generation, collection, {i: found.get(i) for i in ids})
-        return found
+        """``{id: content_hash}`` for the ids that exist (see
+        :func:`semsearch.stores.milvus.records.record_hashes`)."""
+        return milvus_records.record_hashes(self, collection, ids)
+
+    @contextmanager
+    def _pruning_windows(self, collection: str, ids: Sequence[str]) -> Iterator[None]:
+        """A block of writes to records ``ids`` (see :meth:`writing`); when it ends without an
+        error, the windows of the content their old chunks held and no chunk holds any more
+        are deleted."""
+        with self.writing():
+            old = milvus_windows.hashes_of(self, collection, ids)
+            yield
+            milvus_windows.prune(self, collection, old)
 
     def write_records(self, collection: str, records: Sequence[RecordWrite]) -> WriteResult:
         """Upsert records and their chunks, reusing vectors by content hash (milvus_writes)."""
-        from semsearch.stores.milvus.writes import write_records
-
         ids = [r.id for r in records]
         if self.state.lite:  # answered from memory after ingestion's own ask: only stored
             known = self.record_hashes(collection, ids)  # records have windows to prune
             ids = [r.id for r in records if r.id in known and known[r.id] != r.content_hash]
-        with self.writing():
-            old = milvus_windows.hashes_of(self, collection, ids)
-            result = write_records(self, collection, records)
-            milvus_windows.prune(self, collection, old)
-            return result
+        with self._pruning_windows(collection, ids):
+            return milvus_writes.write_records(self, collection, records)
 
     def set_vectors(
         self, collection: str, chunk_ids: Sequence[int], vectors: NDArray[np.float32]
     ) -> None:
         """Store float32[n, dim] unit vectors; the first vectors fix the collection's dim."""
-        from semsearch.stores.milvus.writes import set_vectors
-
         with self.writing():
-            set_vectors(self, collection, chunk_ids, vectors)
+            milvus_writes.set_vectors(self, collection, chunk_ids, vectors)
 
     def mark_failed(self, collection: str, chunk_ids: Sequence[int], error: str) -> None:
         """Record that embedding these chunks failed (they stay keyword-searchable)."""
-        from semsearch.stores.milvus.writes import set_status
-
         with self.writing():
-            set_status(self, collection, chunk_ids, "failed", error[:1000])
+            milvus_writes.set_status(self, collection, chunk_ids, "failed", error[:1000])
 
     def delete_records(self, collection: str, ids: Sequence[str]) -> int:
         """Delete records with their chunks and vectors. Returns how many existed."""
-        from semsearch.stores.milvus.writes import delete_records
-
-        with self.writing():
-            old = milvus_windows.hashes_of(self, collection, ids)
-            deleted = delete_records(self, collection, ids)
-            milvus_windows.prune(self, collection, old)
-            return deleted
+        with self._pruning_windows(collection, ids):
+            return milvus_writes.delete_records(self, collection, ids)
 
     def set_windows(self, collection: str, windows: Mapping[int, WindowSet]) -> None:
         """Store chunks' sentence windows (see SentenceWindows and stores/milvus/windows.py)."""
@@ -230,33 +209,16 @@ class MilvusStore(MilvusAccess):
         all): pending before failed; within each, the first in Milvus' order (insertion order
         on Milvus Lite: the oldest; chunk ids are hashes), sorted by chunk id. See
         :mod:`semsearch.stores.milvus.pending`."""
-        from semsearch.stores.milvus.pending import pending_chunks
-
-        return pending_chunks(self, collection, limit, where)
+        return milvus_pending.pending_chunks(self, collection, limit, where)
 
     def get_records(self, collection: str, ids: Sequence[str]) -> list[Record]:
         """The records that exist among ``ids``, in the order asked."""
-        docs = self.record_docs(collection, ids)
-        return [
-            Record(i, docs[i]["fields"], docs[i]["text"]) for i in dict.fromkeys(ids) if i in docs
-        ]
+        return milvus_records.get_records(self, collection, ids)
 
     def record_docs(self, collection: str, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """``{id: body}`` of the records that exist: the JSON document ``{"fields", "text"}``
-        (and ``"chunks"``, its chunk ids, when written by this version), rejoined from its
-        parts; a record missing a part is left out."""
-        cols = ["record_id", "part", "nparts", "body"]
-        rows = self.rows_by(collection, "records", "pk", [lay.record_pk(0, i) for i in ids], cols)
-        more = [lay.record_pk(p, r["record_id"]) for r in rows for p in range(1, r["nparts"])]
-        rows += self.rows_by(collection, "records", "pk", more, cols)
-        parts: dict[str, dict[int, str]] = {}
-        for r in rows:
-            parts.setdefault(r["record_id"], {})[r["part"]] = r["body"]
-        return {
-            rid: json.loads("".join(by_part[i] for i in sorted(by_part)))
-            for rid, by_part in parts.items()
-            if 0 in by_part and len(by_part) == max(by_part) + 1
-        }
+        """``{id: body}`` of the records that exist (see
+        :func:`semsearch.stores.milvus.records.record_docs`)."""
+        return milvus_records.record_docs(self, collection, ids)
 
     def record_fields(self, collection: str, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """``{id: fields}`` for the ids that exist."""
@@ -292,10 +254,8 @@ class MilvusStore(MilvusAccess):
     def stats(self, collection: str, where: Filter | None = None) -> StoreStats:
         """Record and chunk counts by embedding status (of records matching ``where``), and the
         last write time."""
-        from semsearch.stores.milvus.pending import status_counts
-
         extra = f" and {compile_filter(where)}" if where is not None else ""
-        chunks, embedded, failed = status_counts(self, collection, extra)
+        chunks, embedded, failed = milvus_pending.status_counts(self, collection, extra)
         rows = self._meta_rows([collection])
         return StoreStats(
             records=self.count_where(collection, "records", f"part == 0{extra}"),
@@ -341,23 +301,20 @@ class MilvusStore(MilvusAccess):
     ) -> list[ScoredChunk]:
         """Top-k chunks by cosine similarity in [-1, 1], best first, ties by record id.
 
-        Filters that match at most :data:`EXACT_MAX` chunks, ``exact=True``, ``k`` above
-        Milvus' topk limit, and any ANN answer shorter than ``k`` are answered by an exact scan
-        of the matching vectors, so a search returns min(k, matches) hits. Round trips: one
+        Filters that match at most :data:`~semsearch.stores.milvus.state.EXACT_MAX` chunks,
+        ``exact=True``, ``k`` above Milvus' topk limit, and any ANN answer shorter than ``k``
+        are answered by an exact scan of the matching vectors, so a search returns
+        min(k, matches) hits. Round trips: one
         ANN search, or one query for a small match set (none when Milvus Lite has it cached);
         see :func:`semsearch.stores.milvus.query.vector_search`.
         """
-        from semsearch.stores.milvus.query import vector_search
-
-        return vector_search(self, collection, vector, k, where, exact)
+        return milvus_query.vector_search(self, collection, vector, k, where, exact)
 
     def keyword_search(
         self, collection: str, text: str, k: int, where: Filter | None
     ) -> list[ScoredChunk]:
         """Top-k chunks by Milvus' BM25 (>= 0, higher is better), ties by record id."""
-        from semsearch.stores.milvus.query import keyword_search
-
-        return keyword_search(self, collection, text, k, where)
+        return milvus_query.keyword_search(self, collection, text, k, where)
 
     def find(
         self,
@@ -368,6 +325,4 @@ class MilvusStore(MilvusAccess):
         order_by: Sequence[tuple[str, bool]],
     ) -> list[Record]:
         """Records matching ``where``, ordered by ``order_by`` then id (sorted client-side)."""
-        from semsearch.stores.milvus.query import find
-
-        return find(self, collection, where, limit, offset, order_by)
+        return milvus_query.find(self, collection, where, limit, offset, order_by)

@@ -1,4 +1,5 @@
-"""Writes of the Milvus store: upsert records and chunks, store vectors, delete, add fields.
+"""Writes of the Milvus store: upsert records and chunks, store vectors and status, delete
+(the rows themselves are built by :mod:`semsearch.stores.milvus.rows`).
 
 Order of every write (Milvus has no transactions): chunk rows, then vector rows, then stale
 rows deleted (vectors before chunks, so no vector outlives its chunk), then the record row
@@ -19,29 +20,27 @@ segments that every later read visits), so the time to insert n records grows li
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from semsearch.errors import InvalidRecord
-from semsearch.stores.base import PendingChunk, RecordWrite, WriteResult
+from semsearch.stores.base import RecordWrite, WriteResult
 from semsearch.stores.milvus import layout as lay
 from semsearch.stores.milvus import lookup
+from semsearch.stores.milvus import rows as milvus_rows
 from semsearch.stores.milvus.columns import write_rows
 from semsearch.stores.milvus.conn import translated
-from semsearch.stores.milvus.expr import column, literal
-from semsearch.stores.milvus.terms import keyword_terms
+from semsearch.stores.milvus.expr import literal
+from semsearch.stores.milvus.records import record_hashes
+from semsearch.stores.milvus.rows import NewChunk
 
 if TYPE_CHECKING:
-    from semsearch.stores.milvus.store import MilvusStore
+    from semsearch.stores.milvus.access import MilvusAccess
 
 __all__ = [
     "ROWS_PER_CALL",
-    "add_fields",
     "delete_records",
     "set_status",
     "set_vectors",
@@ -55,65 +54,18 @@ ROWS_PER_CALL = 2000
 
 
 def _fields(meta: dict[str, Any]) -> list[dict[str, Any]]:
-    return list(json.loads(meta["schema"])["fields"])
-
-
-def _attrs(fields: list[dict[str, Any]], values: dict[str, Any]) -> dict[str, Any]:
-    return {column(f["name"]): values.get(f["name"]) for f in fields}
-
-
-def _check_sizes(records: Sequence[RecordWrite]) -> None:
-    """Refuse values larger than a Milvus VARCHAR before anything is written."""
-    for r in records:
-        too_big = len(r.id.encode()) > lay.VARCHAR_MAX - 16 or any(
-            len(c.chunk.text.encode()) > lay.VARCHAR_MAX for c in r.chunks
-        )
-        too_big = too_big or any(
-            isinstance(v, str) and len(v.encode()) > lay.VARCHAR_MAX for v in r.attrs.values()
-        )
-        if too_big:
-            raise InvalidRecord(
-                f"record {r.id[:60]!r} has an id, a declared string field or a chunk over "
-                f"{lay.VARCHAR_MAX} bytes, Milvus' VARCHAR limit",
-                hint="shorten it, or split the text with spaces so the chunker can cut it; "
-                "nothing was written",
-            )
-
-
-def _record_rows(
-    fields: list[dict[str, Any]], r: RecordWrite, chunk_ids: list[int]
-) -> list[dict[str, Any]]:
-    doc = {"fields": r.fields, "text": r.text, "chunks": chunk_ids}
-    body = json.dumps(doc, ensure_ascii=False, sort_keys=True)
-    size = lay.BODY_PART_CHARS
-    pieces = [body[i : i + size] for i in range(0, len(body), size)] or [""]
-    rows = []
-    for part, piece in enumerate(pieces):
-        attrs = _attrs(fields, r.attrs if part == 0 else {})
-        rows.append(
-            {
-                "pk": lay.record_pk(part, r.id),
-                "record_id": r.id,
-                "part": part,
-                "nparts": len(pieces),
-                "content_hash": r.content_hash,
-                "body": piece,
-                "_v": lay.DUMMY_VECTOR,
-                **attrs,
-            }
-        )
-    return rows
+    return lay.declared_fields(meta["schema"])
 
 
 def write_records(
-    store: MilvusStore, collection: str, records: Sequence[RecordWrite]
+    store: MilvusAccess, collection: str, records: Sequence[RecordWrite]
 ) -> WriteResult:
     """See :meth:`MilvusStore.write_records`."""
     result = WriteResult()
     meta = store.meta(collection)
     fields = _fields(meta)
-    _check_sizes(records)
-    known = store.record_hashes(collection, [r.id for r in records])
+    milvus_rows.check_sizes(records)
+    known = record_hashes(store, collection, [r.id for r in records])
     changed = [r for r in records if known.get(r.id) != r.content_hash]
     result.unchanged = len(records) - len(changed)
     if not changed:
@@ -121,58 +73,17 @@ def write_records(
     store.state.pending_rows.pop(collection, None)
     _begin(store, collection, meta)
     old = lookup.old_chunks(store, collection, changed, known)
-    new_chunks = [
-        (
-            lay.chunk_id(
-                r.id, c.chunk.ordinal, c.chunk.char_start, c.chunk.char_end, c.content_hash
-            ),
-            r,
-            c,
-        )
-        for r in changed
-        for c in r.chunks
-    ]
+    new_chunks = milvus_rows.new_chunks(changed)
     vectors, own = lookup.reusable(store, collection, new_chunks, old)
-    chunk_rows: list[dict[str, Any]] = []
-    vector_rows: list[dict[str, Any]] = []
-    waiting: dict[int, dict[str, Any]] = {}
-    for cid, r, c in new_chunks:
-        ch = c.chunk
-        vec = vectors.get(cid)
-        loc = lay.loc_json(ch.char_start, ch.char_end, ch.heading_path, ch.line_start, ch.line_end)
-        attrs = _attrs(fields, r.attrs)
-        chunk_rows.append(
-            {
-                "chunk_id": cid,
-                "record_id": r.id,
-                "ordinal": ch.ordinal,
-                "text": ch.text,
-                "terms": keyword_terms(ch.text),
-                "content_hash": c.content_hash,
-                "status": "embedded" if vec is not None else "pending",
-                "error": "",
-                "loc": loc,
-                **attrs,
-            }
-        )
-        base = {"chunk_id": cid, "record_id": r.id, "content_hash": c.content_hash, **attrs}
-        if vec is None:
-            result.pending.append(PendingChunk(cid, c.embed_text, r.id))
-            waiting[cid] = {**base, "status": "pending"}
-        else:
-            result.reused += cid not in own
-            vector_rows.append({**base, "vector": vec})
+    chunk_rows, vector_rows, waiting = milvus_rows.chunk_rows(
+        fields, new_chunks, vectors, own, result
+    )
     stale = list(set(old) - {cid for cid, _, _ in new_chunks})
     _upsert(store, collection, "chunks", chunk_rows)
     _upsert(store, collection, "vectors", vector_rows)
     _upsert(store, collection, "hashes", lookup.hash_rows(vector_rows))
     _delete_ids(store, collection, ("vectors", "chunks"), stale)  # no vector without its chunk
-    ids: dict[str, list[int]] = {r.id: [] for r in changed}
-    for cid, r, _ in new_chunks:
-        ids[r.id].append(cid)
-    rows = [row for r in changed for row in _record_rows(fields, r, ids[r.id])]
-    _upsert(store, collection, "records", rows)
-    _trim_parts(store, collection, [row for row in rows if row["record_id"] in known])
+    _write_record_rows(store, collection, fields, changed, new_chunks, known)
     result.added = sum(1 for r in changed if r.id not in known)
     result.updated = len(changed) - result.added
     if store.state.lite and waiting:  # set_vectors writes their vector rows without a read
@@ -181,7 +92,25 @@ def write_records(
     return result
 
 
-def _begin(store: MilvusStore, collection: str, meta: dict[str, Any]) -> None:
+def _write_record_rows(
+    store: MilvusAccess,
+    collection: str,
+    fields: list[dict[str, Any]],
+    changed: list[RecordWrite],
+    new_chunks: list[NewChunk],
+    known: dict[str, str],
+) -> None:
+    """Write the changed records' rows, each listing its new chunks (last: the record row is
+    the commit marker), then delete body parts left over from longer previous versions."""
+    ids: dict[str, list[int]] = {r.id: [] for r in changed}
+    for cid, r, _ in new_chunks:
+        ids[r.id].append(cid)
+    rows = [row for r in changed for row in milvus_rows.record_rows(fields, r, ids[r.id])]
+    _upsert(store, collection, "records", rows)
+    _trim_parts(store, collection, [row for row in rows if row["record_id"] in known])
+
+
+def _begin(store: MilvusAccess, collection: str, meta: dict[str, Any]) -> None:
     """On Milvus Lite, once per process and collection (again after a write that raised):
     sweep what a write that stopped half-way left (its mark is still set), then set the mark,
     which stays set until this process's last store closes (see
@@ -189,17 +118,17 @@ def _begin(store: MilvusStore, collection: str, meta: dict[str, Any]) -> None:
     state = store.state
     if not state.lite or collection in state.marked:
         return
-    if meta.get(lookup.WRITING):
+    if meta.get(lay.WRITING):
         stale = lookup.stale_chunks(store, collection)
         _delete_ids(store, collection, ("vectors", "chunks"), stale)
-    if not meta.get(lookup.WRITING):
-        meta[lookup.WRITING] = True
+    if not meta.get(lay.WRITING):
+        meta[lay.WRITING] = True
         store.put_meta(meta)
     state.marked.add(collection)
 
 
 def _upsert(
-    store: MilvusStore,
+    store: MilvusAccess,
     collection: str,
     kind: str,
     rows: list[dict[str, Any]],
@@ -217,7 +146,7 @@ def _upsert(
     store.written(name, len(rows))
 
 
-def _delete_ids(store: MilvusStore, collection: str, kinds: Sequence[str], ids: list[int]) -> None:
+def _delete_ids(store: MilvusAccess, collection: str, kinds: Sequence[str], ids: list[int]) -> None:
     if not ids:
         return
     for kind in kinds:
@@ -231,7 +160,7 @@ def _delete_ids(store: MilvusStore, collection: str, kinds: Sequence[str], ids: 
         store.written(name, len(ids))
 
 
-def _trim_parts(store: MilvusStore, collection: str, rows: list[dict[str, Any]]) -> None:
+def _trim_parts(store: MilvusAccess, collection: str, rows: list[dict[str, Any]]) -> None:
     """Delete body parts left over from a longer previous version of a record."""
     by_n: dict[int, list[str]] = {}
     for row in rows:
@@ -241,7 +170,7 @@ def _trim_parts(store: MilvusStore, collection: str, rows: list[dict[str, Any]])
 
 
 def _delete_where(
-    store: MilvusStore,
+    store: MilvusAccess,
     collection: str,
     kinds: list[str],
     key: str,
@@ -263,18 +192,18 @@ def _delete_where(
 
 
 def _touch(
-    store: MilvusStore, collection: str, meta: dict[str, Any], changed: bool = False
+    store: MilvusAccess, collection: str, meta: dict[str, Any], changed: bool = False
 ) -> None:
     """Store the write time (to the second: one metadata write per second of writing, not per
     batch) and, when ``changed``, other changes the caller made to ``meta``."""
-    now = datetime.now(UTC).isoformat(timespec="seconds")
+    now = lay.now()
     if changed or meta.get("updated_at") != now:
         meta["updated_at"] = now
         store.put_meta(meta)
 
 
 def set_vectors(
-    store: MilvusStore, collection: str, chunk_ids: Sequence[int], vectors: NDArray[np.float32]
+    store: MilvusAccess, collection: str, chunk_ids: Sequence[int], vectors: NDArray[np.float32]
 ) -> None:
     """See :meth:`MilvusStore.set_vectors`."""
     if len(chunk_ids) == 0:
@@ -302,7 +231,7 @@ def set_vectors(
 
 
 def _chunk_rows(
-    store: MilvusStore, collection: str, fields: list[dict[str, Any]], ids: list[int]
+    store: MilvusAccess, collection: str, fields: list[dict[str, Any]], ids: list[int]
 ) -> dict[int, dict[str, Any]]:
     """``{chunk id: columns of its vector row, and its status}`` of the chunks that exist:
     those the last write left pending from the Lite cache (consumed), the others read."""
@@ -316,7 +245,7 @@ def _chunk_rows(
 
 
 def set_status(
-    store: MilvusStore, collection: str, chunk_ids: Sequence[int], status: str, error: str
+    store: MilvusAccess, collection: str, chunk_ids: Sequence[int], status: str, error: str
 ) -> None:
     """Set chunks' embedding status (partial update: text and BM25 rows stay as they are)."""
     cached = store.state.pending_rows.get(collection, {})
@@ -326,78 +255,12 @@ def set_status(
     _upsert(store, collection, "chunks", rows, partial=True)
 
 
-def delete_records(store: MilvusStore, collection: str, ids: Sequence[str]) -> int:
+def delete_records(store: MilvusAccess, collection: str, ids: Sequence[str]) -> int:
     """See :meth:`MilvusStore.delete_records`."""
-    existing = list(store.record_hashes(collection, ids))
+    existing = list(record_hashes(store, collection, ids))
     if not existing:
         return 0
     store.state.pending_rows.pop(collection, None)
     _delete_where(store, collection, ["vectors", "chunks", "records"], "record_id", {0: existing})
     _touch(store, collection, store.meta(collection))
     return len(existing)
-
-
-def add_fields(store: MilvusStore, meta: dict[str, Any], schema_json: str) -> None:
-    """Rebuild a collection's Milvus collections with newly declared fields.
-
-    Milvus Lite cannot alter a schema, so each part is copied into a new collection whose
-    extra ``f_*`` columns are null for the records already stored (as on SQLite, where a new
-    field is filled when a record is next written), then swapped in by rename.
-    """
-    fields = list(json.loads(schema_json)["fields"])
-    names = lay.names(meta["name"])
-    client = store.client()
-    for kind, name in names.items():
-        if not client.has_collection(name):
-            continue
-        tmp = name + "_tmp"
-        with translated(f"rebuilding {kind}"):
-            if client.has_collection(tmp):
-                client.drop_collection(tmp)
-        _copy(store, meta, kind, tmp, fields)
-        with translated(f"rebuilding {kind}"):
-            client.drop_collection(name)
-            store._loaded.discard(name)
-            client.rename_collection(tmp, name)
-            store._loaded.discard(tmp)
-
-
-def _copy(
-    store: MilvusStore, meta: dict[str, Any], kind: str, tmp: str, fields: list[dict[str, Any]]
-) -> None:
-    client = store.client()
-    schema = {
-        "records": lambda: lay.records_schema(fields),
-        "chunks": lambda: lay.chunks_schema(fields),
-        "vectors": lambda: lay.vectors_schema(fields, int(meta.get("dim") or 0)),
-    }[kind]()
-    params = lay.index_params(client, kind, meta.get("index", "HNSW"))
-    old_cols = store.attr_columns(_fields(meta))
-    base = {
-        "records": ["pk", "record_id", "part", "nparts", "content_hash", "body", "_v"],
-        "chunks": [
-            "chunk_id",
-            "record_id",
-            "ordinal",
-            "text",
-            "terms",
-            "content_hash",
-            "status",
-            "error",
-            "loc",
-        ],
-        "vectors": ["chunk_id", "record_id", "content_hash", "vector"],
-    }[kind]
-    expr = "part >= 0" if kind == "records" else "chunk_id >= 0"
-    new_cols = [c for c in store.attr_columns(fields) if c not in old_cols]
-    with translated(f"rebuilding {kind}"):
-        lay.create(client, tmp, schema, params)
-        batch: list[dict[str, Any]] = []
-        for row in store.scan(meta["name"], kind, expr, base + old_cols):
-            batch.append({**row, **dict.fromkeys(new_cols)})
-            if len(batch) == 500:
-                client.insert(tmp, batch)
-                batch = []
-        if batch:
-            client.insert(tmp, batch)
-        client.flush(tmp)

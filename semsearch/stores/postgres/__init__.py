@@ -1,9 +1,19 @@
 """PostgreSQL + pgvector store: ``semsearch.connect("postgresql://user:pass@host/db")``.
 
-What lives here, by job: ``store.py`` (:class:`PostgresStore`, the Store protocol), ``conn.py``
-(a checked psycopg pool, error mapping, redaction), ``schema.py`` (numbered migrations and
-per-collection DDL), ``sql.py`` (pure SQL builders), ``search.py`` (HNSW with iterative scans,
-exact scans), ``reads.py``, ``writes.py`` and ``windows.py``.
+What lives here, by job, from the top down (a module imports only modules of its own line or
+of the lines below it):
+
+- ``store.py``: :class:`PostgresStore`, the Store protocol (collections, writes, searches);
+  imported by nothing here but this ``__init__``.
+- ``reads.py``: records, chunks, counts and structured find.
+- ``access.py``: :class:`PostgresAccess`, the pool, write transactions and read queries on a
+  collection's tables.
+- ``writes.py`` (a batch of records in one transaction, vectors reused by hash) and
+  ``search.py`` (HNSW with iterative scans, exact scans, keyword and substring scans).
+- ``schema.py``: numbered migrations and per-collection DDL.
+- ``windows.py``: sentence windows.
+- ``sql.py`` (pure SQL builders) and ``conn.py`` (a checked psycopg pool, error mapping,
+  redaction).
 
 Who may import it: ``semsearch.database``. Nothing here imports another backend or the engine.
 ``from semsearch.stores.postgres import PostgresStore`` keeps working (docs/postgres.md).

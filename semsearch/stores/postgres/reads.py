@@ -1,8 +1,9 @@
 """Read paths of the PostgreSQL store: records, chunks, counts and structured find.
 
-A mixin over one primitive, ``_on(collection, sql, params)``, which runs a read query with
-``{R}``/``{K}`` replaced by the collection's records and chunks tables (and returns [] when
-the collection does not exist). Read paths never run DDL.
+Built on one primitive of :class:`~semsearch.stores.postgres.access.PostgresAccess`,
+``_on(collection, sql, params)``, which runs a read query with ``{R}``/``{K}`` replaced by the
+collection's records and chunks tables (and returns [] when the collection does not exist).
+Read paths never run DDL.
 """
 
 from __future__ import annotations
@@ -13,23 +14,18 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from semsearch.chunking import embedding_text
 from semsearch.filters import Filter
 from semsearch.results import Chunk, Record
 from semsearch.stores.base import PendingChunk, StoreStats
-from semsearch.stores.postgres.sql import compile_filter, order_by_sql
+from semsearch.stores.postgres.access import PostgresAccess
+from semsearch.stores.postgres.sql import order_by_sql, where_sql
 
 __all__ = ["PostgresReads"]
 
 
-def _where(where: Filter | None) -> tuple[str, list[Any]]:
-    return compile_filter(where) if where is not None else ("true", [])
-
-
-class PostgresReads:
-    """Store read methods; the class that mixes this in provides ``_on``."""
-
-    def _on(self, collection: str | None, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        raise NotImplementedError
+class PostgresReads(PostgresAccess):
+    """The Store protocol's read methods over :meth:`PostgresAccess._on`."""
 
     def collection_version(self, name: str) -> int | None:
         """The collection's change counter (bumped by every write), or None if it does not exist."""
@@ -48,9 +44,7 @@ class PostgresReads:
     ) -> list[PendingChunk]:
         """Up to ``limit`` chunks without a vector, pending before failed, oldest first within
         each; ``where`` limits them to chunks of matching records."""
-        from semsearch.chunking import embedding_text
-
-        sql, params = _where(where)
+        sql, params = where_sql(where)
         rows = self._on(
             collection,
             "SELECT k.id, k.text, k.heading_path, r.id FROM {K} k JOIN {R} r "
@@ -92,7 +86,7 @@ class PostgresReads:
     def stats(self, collection: str, where: Filter | None = None) -> StoreStats:
         """Record and chunk counts by embedding status, and the last write time (ISO 8601);
         ``where`` counts only matching records and their chunks."""
-        sql, params = _where(where)
+        sql, params = where_sql(where)
         rows = self._on(
             collection,
             "SELECT k.status, count(*) FROM {K} k JOIN {R} r ON r.rid = k.record_rid "
@@ -136,7 +130,7 @@ class PostgresReads:
         order_by: Sequence[tuple[str, bool]],
     ) -> list[Record]:
         """Records matching ``where``, ordered by ``order_by`` then id."""
-        sql, params = _where(where)
+        sql, params = where_sql(where)
         rows = self._on(
             collection,
             f"SELECT r.id, r.fields, r.text FROM {{R}} r WHERE ({sql}) "

@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from semsearch.filters import Filter
 from semsearch.stores.base import ScoredChunk
-from semsearch.stores.postgres.sql import TS_CONFIG, Tables, compile_filter
+from semsearch.stores.postgres.sql import TS_CONFIG, Tables, where_sql
 
 __all__ = [
     "ann_scan",
@@ -30,10 +30,6 @@ __all__ = [
     "substring_scan",
     "vector_scan",
 ]
-
-
-def _filter(where: Filter | None) -> tuple[str, list[Any]]:
-    return compile_filter(where) if where is not None else ("true", [])
 
 
 def vector_scan(
@@ -64,12 +60,8 @@ def vector_scan(
 
 def count_records(conn: Any, t: Tables, where: Filter, cap: int) -> int:
     """How many records pass ``where``, counting at most ``cap`` (an index scan when it can)."""
-    sql, params = _filter(where)
-    row = conn.execute(
-        f"SELECT count(*) FROM (SELECT 1 FROM {t.records} r WHERE {sql} LIMIT %s) AS s",
-        (*params, int(cap)),
-    ).fetchone()
-    return int(row[0])
+    sql, params = where_sql(where)
+    return _count_at_most(conn, f"SELECT 1 FROM {t.records} r WHERE {sql}", params, cap)
 
 
 def ann_sql(t: Tables, filter_sql: str) -> str:
@@ -100,7 +92,7 @@ def ann_scan(
     conn: Any, t: Tables, vector: NDArray[np.float32], k: int, where: Filter | None, ef: int
 ) -> list[ScoredChunk]:
     """Top-k by the HNSW index with an iterative scan; scores are cosine similarity in [-1, 1]."""
-    sql, params = _filter(where)
+    sql, params = where_sql(where)
     with conn.transaction():
         set_ann_options(conn, ef)
         rows = conn.execute(ann_sql(t, sql), (vector, *params, vector, k)).fetchall()
@@ -111,7 +103,7 @@ def exact_scan(
     conn: Any, t: Tables, vector: NDArray[np.float32], k: int, where: Filter | None
 ) -> list[ScoredChunk]:
     """Exact top-k over every embedded chunk that passes ``where`` (the index is not used)."""
-    sql, params = _filter(where)
+    sql, params = where_sql(where)
     rows = conn.execute(
         f"SELECT k.id, r.id, 1 - (k.embedding <=> %s) AS score FROM {t.chunks} k "
         f"JOIN {t.records} r ON r.rid = k.record_rid "
@@ -124,12 +116,19 @@ def exact_scan(
 
 def count_matches(conn: Any, t: Tables, where: Filter | None, cap: int) -> int:
     """How many embedded chunks pass ``where``, counting at most ``cap`` (cheap for big sets)."""
-    sql, params = _filter(where)
+    sql, params = where_sql(where)
+    rows = (
+        f"SELECT 1 FROM {t.chunks} k JOIN {t.records} r ON r.rid = k.record_rid "
+        f"WHERE k.embedding IS NOT NULL AND ({sql})"
+    )
+    return _count_at_most(conn, rows, params, cap)
+
+
+def _count_at_most(conn: Any, rows_sql: str, params: list[Any], cap: int) -> int:
+    """How many rows the query ``rows_sql`` (with ``params``) returns, counting at most ``cap``
+    (``LIMIT`` inside the count, so a large set costs ``cap`` rows, not all of them)."""
     row = conn.execute(
-        f"SELECT count(*) FROM (SELECT 1 FROM {t.chunks} k "
-        f"JOIN {t.records} r ON r.rid = k.record_rid "
-        f"WHERE k.embedding IS NOT NULL AND ({sql}) LIMIT %s) AS s",
-        (*params, int(cap)),
+        f"SELECT count(*) FROM ({rows_sql} LIMIT %s) AS s", (*params, int(cap))
     ).fetchone()
     return int(row[0])
 
@@ -140,7 +139,7 @@ def substring_scan(
     """Top-k chunks containing any of ``pieces`` (casefolded), scored by occurrences (>= 1)."""
     if not pieces:
         return []
-    sql, params = _filter(where)
+    sql, params = where_sql(where)
     text = "lower(k.text)"
     count = " + ".join(
         f"(length({text}) - length(replace({text}, %s, ''))) / length(%s)" for _ in pieces
@@ -163,7 +162,7 @@ def keyword_scan(
 
     ``query`` is the output of :func:`semsearch.stores.postgres.sql.websearch_text`.
     """
-    sql, params = _filter(where)
+    sql, params = where_sql(where)
     rows = conn.execute(
         f"SELECT k.id, r.id, ts_rank_cd(k.tsv, q.q) AS score FROM {t.chunks} k "
         f"JOIN {t.records} r ON r.rid = k.record_rid, "

@@ -32,6 +32,7 @@ __all__ = [
     "glob_regex",
     "order_by_sql",
     "websearch_text",
+    "where_sql",
 ]
 
 #: PostgreSQL column type of each declared field type.
@@ -110,6 +111,11 @@ def compile_filter(f: Filter, alias: str = "r") -> tuple[str, list[Any]]:
     if isinstance(f, IdMatch):
         return compile_id_match(f, f"{alias}.id")
     return _compile_compare(f, alias)
+
+
+def where_sql(where: Filter | None, alias: str = "r") -> tuple[str, list[Any]]:
+    """:func:`compile_filter` of ``where``, or ``("true", [])`` for no filter."""
+    return compile_filter(where, alias) if where is not None else ("true", [])
 
 
 def compile_id_match(m: IdMatch, col: str) -> tuple[str, list[Any]]:

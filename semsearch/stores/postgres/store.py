@@ -16,15 +16,12 @@ connections are checked before use, so the store survives a server restart betwe
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
-from psycopg.errors import UndefinedTable
 
-from semsearch.errors import DimensionMismatch, InvalidRecord, StoreCorrupted
+from semsearch.errors import InvalidRecord
 from semsearch.filters import Filter
 from semsearch.stores.base import (
     CollectionInfo,
@@ -35,15 +32,12 @@ from semsearch.stores.base import (
 )
 from semsearch.stores.postgres import schema as ddl
 from semsearch.stores.postgres import windows as pg_windows
-from semsearch.stores.postgres.conn import PgPool
 from semsearch.stores.postgres.reads import PostgresReads
 from semsearch.stores.postgres.search import keyword_scan, substring_scan, vector_scan
-from semsearch.stores.postgres.sql import (
-    Tables,
-    ef_search_for,
-    websearch_text,
-)
+from semsearch.stores.postgres.sql import Tables, ef_search_for, websearch_text
 from semsearch.stores.postgres.writes import write_batch
+from semsearch.stores.query_rules import best_first, check_query_dim, keyword_or_substring
+from semsearch.stores.write_rules import check_vectors_dim
 
 __all__ = ["PostgresStore"]
 
@@ -74,97 +68,10 @@ class PostgresStore(PostgresReads):
         pool_size: int = 4,
         timeout: float = 10.0,
     ) -> None:
-        self._db = PgPool(url, pool_size, timeout)
-        self.location = self._db.location
+        super().__init__(url, pool_size=pool_size, timeout=timeout)
         self.hnsw = {"m": hnsw_m, "ef_construction": hnsw_ef_construction}
         self.ef_search = ef_search
         self.exact_below = exact_below
-        self._migrated = False
-        self._readable = False
-
-    # -- connections --------------------------------------------------------------------------
-
-    def _conn(self) -> AbstractContextManager[Any]:
-        return self._db.connection()
-
-    @contextmanager
-    def _write(self, collection: str | None = None) -> Iterator[Any]:
-        """One write transaction (migrating first if needed); bumps the change counter."""
-        with self._conn() as conn:
-            if not self._migrated:
-                ddl.migrate(conn)
-                self._db.register_vector(conn)
-                self._migrated = True
-            with conn.transaction():
-                yield conn
-                if collection is not None:
-                    conn.execute(
-                        "UPDATE semsearch_collections SET version = version + 1, "
-                        "updated_at = now() WHERE name = %s",
-                        (collection,),
-                    )
-
-    def _on(self, collection: str | None, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        """Run a read query with ``{R}``/``{K}`` set to the collection's records/chunks tables.
-
-        Returns [] when semsearch never wrote to this database or the collection does not exist.
-        """
-        with self._conn() as conn:
-            if not self._ready(conn):
-                return []
-            if collection is not None:
-                row = conn.execute(
-                    "SELECT id FROM semsearch_collections WHERE name = %s", (collection,)
-                ).fetchone()
-                if row is None:
-                    return []
-                t = Tables(int(row[0]))
-                sql = sql.format(R=t.records, K=t.chunks)
-            try:
-                rows: list[Any] = conn.execute(sql, params).fetchall()
-            except UndefinedTable:  # dropped or swapped (reembed) since the lookup
-                return []
-            return rows
-
-    def _ready(self, conn: Any) -> bool:
-        """True once semsearch's tables exist (checked once, then cached); never runs DDL."""
-        if self._migrated or self._readable:
-            return True
-        version = ddl.schema_version(conn)
-        if version > ddl.SCHEMA_VERSION:
-            raise StoreCorrupted(
-                f"this database uses semsearch format {version}; this semsearch reads up to "
-                f"{ddl.SCHEMA_VERSION}",
-                hint="upgrade semsearch (pip install -U semsearch)",
-            )
-        self._readable = version > 0
-        return self._readable
-
-    def exists(self) -> bool:
-        """True when the server is reachable and semsearch has written to this database."""
-        with self._conn() as conn:
-            return self._ready(conn)
-
-    def close(self) -> None:
-        """Close the pool; the store cannot be used afterwards."""
-        self._db.close()
-
-    def _tables(self, collection: str) -> tuple[Tables, int | None] | None:
-        sql = "SELECT id, dim FROM semsearch_collections WHERE name = %s"
-        rows = self._on(None, sql, (collection,))
-        return (Tables(int(rows[0][0])), rows[0][1]) if rows else None
-
-    def _need_tables(self, conn: Any, collection: str) -> tuple[Tables, list[str], int | None]:
-        row = conn.execute(
-            "SELECT id, schema, dim FROM semsearch_collections WHERE name = %s FOR UPDATE",
-            (collection,),
-        ).fetchone()
-        if row is None:
-            raise StoreCorrupted(
-                f"collection {collection!r} vanished", hint="reopen the collection"
-            )
-        fields = [f["name"] for f in json.loads(row[1])["fields"]]
-        return Tables(int(row[0])), fields, row[2]
 
     # -- collections --------------------------------------------------------------------------
 
@@ -293,16 +200,12 @@ class PostgresStore(PostgresReads):
         dim = int(vectors.shape[1])
         with self._write(collection) as conn:
             t, _, stored = self._need_tables(conn, collection)
+            check_vectors_dim(collection, stored, dim)
             if stored is None:
                 conn.execute(
                     "UPDATE semsearch_collections SET dim = %s WHERE name = %s", (dim, collection)
                 )
                 ddl.set_dimension(conn, t, dim, self.hnsw)
-            elif stored != dim:
-                raise DimensionMismatch(
-                    f"collection {collection!r} holds {stored}-d vectors; got {dim}-d",
-                    hint="use the model the collection was built with",
-                )
             rows = np.ascontiguousarray(vectors, dtype=np.float32)
             with conn.cursor() as cur:
                 cur.executemany(
@@ -366,17 +269,13 @@ class PostgresStore(PostgresReads):
         if found is None or found[1] is None or k <= 0:
             return []
         t, dim = found
-        if vector.shape[0] != dim:
-            raise DimensionMismatch(
-                f"query vector is {vector.shape[0]}-d; collection {collection!r} is {dim}-d",
-                hint="query with the model the collection was built with",
-            )
+        check_query_dim(collection, dim, vector)
         with self._conn() as conn:
             rows = vector_scan(
                 conn, t, np.ascontiguousarray(vector, dtype=np.float32), k, where,
                 ef=ef_search_for(k, self.ef_search), exact=exact, exact_below=self.exact_below,
             )  # fmt: skip
-        return sorted(rows, key=lambda h: (-h.score, h.record_id, h.chunk_id))
+        return best_first(rows)
 
     def keyword_search(
         self, collection: str, text: str, k: int, where: Filter | None
@@ -386,18 +285,14 @@ class PostgresStore(PostgresReads):
         A query holding CJK characters, or whose words match nothing, is answered by a
         substring scan scored by occurrences (see :mod:`semsearch.keyword_text`).
         """
-        from semsearch.keyword_text import has_cjk, substring_pieces
-
         query = websearch_text(text)
         found = self._tables(collection)
         if found is None:
             return []
+        t = found[0]
         with self._conn() as conn:
-            hits = (
-                []
-                if query is None or has_cjk(text)
-                else keyword_scan(conn, found[0], query, k, where)
+            return keyword_or_substring(
+                text,
+                lambda: [] if query is None else keyword_scan(conn, t, query, k, where),
+                lambda pieces: substring_scan(conn, t, pieces, k, where),
             )
-            if hits:
-                return hits
-            return substring_scan(conn, found[0], substring_pieces(text), k, where)

@@ -15,9 +15,11 @@ from typing import Any
 
 from semsearch.stores.base import PendingChunk, RecordWrite, WriteResult
 from semsearch.stores.postgres.sql import Tables, column
+from semsearch.stores.write_rules import chunk_key
 
 __all__ = ["write_batch"]
 
+#: The columns of :func:`~semsearch.stores.write_rules.chunk_key`, in its order.
 _CHUNK_KEY = "content_hash, ordinal, char_start, char_end, line_start, line_end"
 
 
@@ -78,14 +80,6 @@ def _upsert_rows(
     return rids
 
 
-def _chunk_key(record: RecordWrite) -> list[tuple[Any, ...]]:
-    return [
-        (c.content_hash, c.chunk.ordinal, c.chunk.char_start, c.chunk.char_end,
-         c.chunk.line_start, c.chunk.line_end)
-        for c in record.chunks
-    ]  # fmt: skip
-
-
 def _same_chunks(cur: Any, t: Tables, updated: dict[int, RecordWrite]) -> set[int]:
     """Row ids of updated records whose chunks are unchanged (only non-text fields changed)."""
     if not updated:
@@ -98,7 +92,7 @@ def _same_chunks(cur: Any, t: Tables, updated: dict[int, RecordWrite]) -> set[in
     stored: dict[int, list[tuple[Any, ...]]] = {rid: [] for rid in updated}
     for row in cur.fetchall():
         stored[int(row[0])].append(tuple(row[1:]))
-    return {rid for rid, rec in updated.items() if stored[rid] == _chunk_key(rec)}
+    return {rid for rid, rec in updated.items() if stored[rid] == chunk_key(rec)}
 
 
 def _replace_chunks(

@@ -1,0 +1,82 @@
+"""Schema changes of the Milvus store: a collection's Milvus collections rebuilt with newly
+declared fields as ``f_*`` columns (:func:`add_fields`), copied row by row and swapped in by
+rename, because Milvus Lite cannot alter a schema.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from semsearch.stores.milvus import layout as lay
+from semsearch.stores.milvus.conn import translated
+
+if TYPE_CHECKING:
+    from semsearch.stores.milvus.access import MilvusAccess
+
+__all__ = ["add_fields"]
+
+
+def add_fields(store: MilvusAccess, meta: dict[str, Any], schema_json: str) -> None:
+    """Rebuild a collection's Milvus collections with newly declared fields.
+
+    Milvus Lite cannot alter a schema, so each part is copied into a new collection whose
+    extra ``f_*`` columns are null for the records already stored (as on SQLite, where a new
+    field is filled when a record is next written), then swapped in by rename.
+    """
+    fields = lay.declared_fields(schema_json)
+    names = lay.names(meta["name"])
+    client = store.client()
+    for kind, name in names.items():
+        if not client.has_collection(name):
+            continue
+        tmp = name + "_tmp"
+        with translated(f"rebuilding {kind}"):
+            if client.has_collection(tmp):
+                client.drop_collection(tmp)
+        _copy(store, meta, kind, tmp, fields)
+        with translated(f"rebuilding {kind}"):
+            client.drop_collection(name)
+            store._loaded.discard(name)
+            client.rename_collection(tmp, name)
+            store._loaded.discard(tmp)
+
+
+def _copy(
+    store: MilvusAccess, meta: dict[str, Any], kind: str, tmp: str, fields: list[dict[str, Any]]
+) -> None:
+    client = store.client()
+    schema = {
+        "records": lambda: lay.records_schema(fields),
+        "chunks": lambda: lay.chunks_schema(fields),
+        "vectors": lambda: lay.vectors_schema(fields, int(meta.get("dim") or 0)),
+    }[kind]()
+    params = lay.index_params(client, kind, meta.get("index", "HNSW"))
+    old_cols = store.attr_columns(lay.declared_fields(meta["schema"]))
+    base = {
+        "records": ["pk", "record_id", "part", "nparts", "content_hash", "body", "_v"],
+        "chunks": [
+            "chunk_id",
+            "record_id",
+            "ordinal",
+            "text",
+            "terms",
+            "content_hash",
+            "status",
+            "error",
+            "loc",
+        ],
+        "vectors": ["chunk_id", "record_id", "content_hash", "vector"],
+    }[kind]
+    expr = "part >= 0" if kind == "records" else "chunk_id >= 0"
+    new_cols = [c for c in store.attr_columns(fields) if c not in old_cols]
+    with translated(f"rebuilding {kind}"):
+        lay.create(client, tmp, schema, params)
+        batch: list[dict[str, Any]] = []
+        for row in store.scan(meta["name"], kind, expr, base + old_cols):
+            batch.append({**row, **dict.fromkeys(new_cols)})
+            if len(batch) == 500:
+                client.insert(tmp, batch)
+                batch = []
+        if batch:
+            client.insert(tmp, batch)
+        client.flush(tmp)

@@ -1,0 +1,63 @@
+"""Reading records of the Milvus store: bodies rejoined from their parts, and content hashes.
+
+A record is one row of ``*_records`` per body part (see :mod:`semsearch.stores.milvus.layout`);
+part 0 carries the content hash that marks the record as written. Every read here is a
+primary-key lookup, so Milvus Lite answers it without a filter pass and without a flush.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from semsearch.results import Record
+from semsearch.stores.milvus import layout as lay
+
+if TYPE_CHECKING:
+    from semsearch.stores.milvus.access import MilvusAccess
+
+__all__ = ["get_records", "record_docs", "record_hashes"]
+
+
+def record_hashes(store: MilvusAccess, collection: str, ids: Sequence[str]) -> dict[str, str]:
+    """``{id: content_hash}`` for the ids that exist (a primary-key lookup of part 0; on
+    Milvus Lite the same ids again with no write between are answered from memory, as
+    when ingestion asks and then ``write_records`` asks)."""
+    state = store.state
+    seen = state.hashes
+    fresh = seen is not None and seen[:2] == (state.generation, collection)
+    if seen is not None and fresh and all(i in seen[2] for i in ids):
+        return {i: h for i in ids if (h := seen[2][i]) is not None}
+    pks = [lay.record_pk(0, i) for i in ids]
+    rows = store.rows_by(collection, "records", "pk", pks, ["record_id", "content_hash"])
+    found = {r["record_id"]: r["content_hash"] for r in rows}
+    if state.lite:
+        state.hashes = (state.generation, collection, {i: found.get(i) for i in ids})
+    return found
+
+
+def record_docs(
+    store: MilvusAccess, collection: str, ids: Sequence[str]
+) -> dict[str, dict[str, Any]]:
+    """``{id: body}`` of the records that exist: the JSON document ``{"fields", "text"}``
+    (and ``"chunks"``, its chunk ids, when written by this version), rejoined from its
+    parts; a record missing a part is left out."""
+    cols = ["record_id", "part", "nparts", "body"]
+    rows = store.rows_by(collection, "records", "pk", [lay.record_pk(0, i) for i in ids], cols)
+    more = [lay.record_pk(p, r["record_id"]) for r in rows for p in range(1, r["nparts"])]
+    rows += store.rows_by(collection, "records", "pk", more, cols)
+    parts: dict[str, dict[int, str]] = {}
+    for r in rows:
+        parts.setdefault(r["record_id"], {})[r["part"]] = r["body"]
+    return {
+        rid: json.loads("".join(by_part[i] for i in sorted(by_part)))
+        for rid, by_part in parts.items()
+        if 0 in by_part and len(by_part) == max(by_part) + 1
+    }
+
+
+def get_records(store: MilvusAccess, collection: str, ids: Sequence[str]) -> list[Record]:
+    """The records that exist among ``ids``, in the order asked."""
+    docs = record_docs(store, collection, ids)
+    return [Record(i, docs[i]["fields"], docs[i]["text"]) for i in dict.fromkeys(ids) if i in docs]
