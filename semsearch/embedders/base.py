@@ -218,5 +218,5 @@ def __getattr__(name: str) -> object:
     module above it (tests/unit/test_import_rules.py).
     """
     if name in ("resolve_embedder", "register_provider"):
-        return getattr(import_module("semsearch.embedders.registry"), name)
+        return getattr(import_module(f"{__package__}.registry"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
