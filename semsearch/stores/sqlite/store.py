@@ -24,7 +24,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from semsearch.ann.cache import AnnIndex, AnnState
+from semsearch.ann.horizon import changes_horizon
 from semsearch.bm25.chunks import best_chunks_from_text
+from semsearch.bm25.file import record_log_horizon
 from semsearch.bm25.sidecar import (
     KeywordSidecar,
     forget_sidecar,
@@ -323,7 +325,7 @@ class SQLiteStore:
             for record in records:
                 write_record(conn, cid, record, result)
             sqlite_windows.prune(conn, cid, old)
-            record_changes.maybe_prune(conn, self.location, cid)
+            record_changes.maybe_prune(conn, cid, partial(record_log_horizon, self.location))
         self._written += len(records)
         if self._written >= max(ANALYZE_AFTER, 2 * self._analyzed_at):
             self.analyze()
@@ -387,7 +389,7 @@ class SQLiteStore:
                 "INSERT INTO changes (collection_id, chunk_id, op) VALUES (?, ?, 'add')",
                 [(cid, int(c)) for c in chunk_ids],
             )
-            sqlite_changes.maybe_prune(conn, self.location, cid)
+            sqlite_changes.maybe_prune(conn, cid, partial(changes_horizon, conn, self.location))
 
     def set_windows(self, collection: str, windows: Mapping[int, WindowSet]) -> None:
         """Store chunks' sentence windows (see SentenceWindows); not a change of the index."""
@@ -417,8 +419,8 @@ class SQLiteStore:
             old = sqlite_windows.hashes_of(conn, cid, ids)
             deleted = sum(delete_record_rows(conn, cid, batch) for batch in batches(list(ids)))
             sqlite_windows.prune(conn, cid, old)
-            sqlite_changes.maybe_prune(conn, self.location, cid)
-            record_changes.maybe_prune(conn, self.location, cid)
+            sqlite_changes.maybe_prune(conn, cid, partial(changes_horizon, conn, self.location))
+            record_changes.maybe_prune(conn, cid, partial(record_log_horizon, self.location))
             return deleted
 
     def compact(self) -> tuple[int, int]:
@@ -439,8 +441,8 @@ class SQLiteStore:
         if self._read() is None:
             return before, before
         with self._write() as conn:
-            sqlite_changes.prune_all(conn, self.location)
-            record_changes.prune_all(conn, self.location)
+            sqlite_changes.prune_all(conn, partial(changes_horizon, conn, self.location))
+            record_changes.prune_all(conn, partial(record_log_horizon, self.location))
             ddl.optimize_keyword_indexes(conn)
         with self._lock, sqlite_file.unwritable(self.location):
             writer = self._conn
