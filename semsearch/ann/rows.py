@@ -11,7 +11,7 @@ import os
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -19,13 +19,11 @@ from numpy.typing import NDArray
 from semsearch.ann import file as ann_file
 from semsearch.ann import graph as ann_graph
 from semsearch.ann.policy import AnnOptions
+from semsearch.stores.base import CollectionInfo, Store
 from semsearch.stores.sqlite.changes import high_water, pruned_to
 from semsearch.stores.sqlite.vector_blobs import decode_blobs, decode_blobs_half, stored_precision
 
-if TYPE_CHECKING:
-    from semsearch.collection import Collection
-
-__all__ = ["AnnState", "LogPruned", "configure_ann"]
+__all__ = ["AnnState", "Configurable", "LogPruned", "configure_ann"]
 
 _FETCH = 4096
 
@@ -337,7 +335,20 @@ def _fill_codes(
         found[rows] = True
 
 
-def configure_ann(collection: Collection, **options: Any) -> AnnOptions:
+class Configurable(Protocol):
+    """What :func:`configure_ann` needs of a collection (a ``Collection`` is one): its name, its
+    store, and its stored info, which it replaces with the updated one."""
+
+    info: CollectionInfo
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def store(self) -> Store: ...
+
+
+def configure_ann(collection: Configurable, **options: Any) -> AnnOptions:
     """Set a collection's HNSW options (stored with the collection, seen by every process).
 
     Args:
