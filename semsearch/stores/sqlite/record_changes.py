@@ -20,14 +20,14 @@ position is the sidecar's to read (bm25/file.py): the store passes it in as a
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
 from semsearch.stores.sqlite import changes as sqlite_changes
 from semsearch.stores.sqlite.changes import Horizon
+from semsearch.stores.sqlite.sql import Rows
 
 __all__ = [
     "LOG",
@@ -40,7 +40,6 @@ __all__ = [
     "prune_all",
 ]
 
-Rows = Callable[[str, Sequence[Any]], list[Any]]
 LOG = "record_changes"
 #: Log rows written for a collection since its last prune before it is pruned again.
 PRUNE_AFTER = 4096
