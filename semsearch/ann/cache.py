@@ -43,13 +43,12 @@ from semsearch.ann import scan as ann_scan
 from semsearch.ann import upkeep as ann_upkeep
 from semsearch.ann.exact import clamp_cosine
 from semsearch.ann.filter import FilterCache, rowid_mask
-from semsearch.ann.policy import AnnOptions, plan_search
+from semsearch.ann.policy import AnnOptions, configure_ann, plan_search
 from semsearch.ann.rows import (
     AnnState,
     LogPruned,
     catch_up,
     collection_meta,
-    configure_ann,
     load_rows,
     open_sidecar,
 )

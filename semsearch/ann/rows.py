@@ -11,7 +11,7 @@ import os
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -19,11 +19,10 @@ from numpy.typing import NDArray
 from semsearch.ann import file as ann_file
 from semsearch.ann import graph as ann_graph
 from semsearch.ann.policy import AnnOptions
-from semsearch.stores.base import CollectionInfo, Store
 from semsearch.stores.sqlite.changes import high_water, pruned_to
 from semsearch.stores.sqlite.vector_blobs import decode_blobs, decode_blobs_half, stored_precision
 
-__all__ = ["AnnState", "Configurable", "LogPruned", "configure_ann"]
+__all__ = ["AnnState", "LogPruned"]
 
 _FETCH = 4096
 
@@ -333,41 +332,3 @@ def _fill_codes(
         rows = (np.arange(lo, hi) if order is None else order[lo:hi])[hit]
         out[rows] = values[at[hit]]
         found[rows] = True
-
-
-class Configurable(Protocol):
-    """What :func:`configure_ann` needs of a collection (a ``Collection`` is one): its name, its
-    store, and its stored info, which it replaces with the updated one."""
-
-    info: CollectionInfo
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def store(self) -> Store: ...
-
-
-def configure_ann(collection: Configurable, **options: Any) -> AnnOptions:
-    """Set a collection's HNSW options (stored with the collection, seen by every process).
-
-    Args:
-        collection: an open collection (SQLite store; other backends ignore these options).
-        **options: any of :class:`~semsearch.ann.policy.AnnOptions`' fields, e.g.
-            ``M=32, ef_construction=80, ef_search=128, storage="float16", threshold=20000``.
-            ``None`` resets an option to its default. A change of ``M``,
-            ``ef_construction`` or ``storage`` rebuilds the graph on the next search.
-    Returns:
-        The options now in force.
-    Raises:
-        InvalidQuery: unknown option or value out of range (nothing is stored).
-    """
-
-    info = collection.store.get_collection(collection.name) or collection.info
-    merged = {**(info.options.get("ann") or {}), **options}
-    merged = {k: v for k, v in merged.items() if v is not None}
-    opts = AnnOptions.from_options({"ann": merged})
-    updated = replace(info, options={**info.options, "ann": merged})
-    collection.store.update_collection(updated)
-    collection.info = updated
-    return opts
