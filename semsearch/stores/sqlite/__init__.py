@@ -5,9 +5,10 @@ What lives here, by job, top down:
 - ``store.py``: :class:`SQLiteStore`, the Store protocol over the file, the top of the SQLite
   side; it hands each method to the module doing that job;
 - the legs it queries, which sit above :mod:`semsearch.ann` and :mod:`semsearch.bm25`:
-  ``vectors.py`` (vector search over the ANN cache), ``keyword_leg.py``
-  (the keyword caches per collection: FTS5 term counts and keyword sidecars, and who answers),
-  ``keyword.py`` (BM25 over FTS5) and ``allowed.py`` (a filter as both caches take it);
+  ``vectors.py`` (vector search over the ANN cache) and ``keyword_leg.py`` (the keyword caches
+  per collection: FTS5 term counts and keyword sidecars, and who answers);
+- search below the caches: ``keyword.py`` (BM25 over FTS5, the keyword sidecar's fallback) and
+  ``allowed.py`` (a filter as both caches take it);
 - reads and writes: ``connection.py`` (the writer and reader connections, their locks and
   transactions; the base of the store and what the legs take), ``catalog.py`` (the
   ``collections`` table), ``reads.py`` (records, chunks, counts, find), ``writes.py`` (record,
