@@ -8,7 +8,8 @@ collection and checks it against the collection's change counter before every se
   rows* (added since the graph was built; scanned exactly);
 - tombstones: rows whose chunk was deleted or re-embedded are marked dead and never returned;
   when dead rows pass ``compact_fraction`` of the graph it is rebuilt from the live rows, and
-  fresh rows are merged into the graph once they pass ``merge_fraction`` of it;
+  fresh rows are merged into the graph once they pass ``merge_fraction`` of it
+  (:mod:`~semsearch.ann.upkeep`);
 - catch-up: when the counter moved (this or another process wrote), the ``changes`` log since
   the cache's last sequence number names the touched chunks: their old rows are tombstoned and
   their current vectors appended, all read in one SQLite read transaction;
@@ -21,7 +22,7 @@ collection and checks it against the collection's change counter before every se
 Searches follow :func:`~semsearch.ann.policy.plan_search`: an exact scan when the
 collection (or the filtered set) is small or ``exact=True``; otherwise a graph search that
 evaluates the filter inside the graph, widens ``ef`` when it runs dry and finally falls back to
-an exact scan, so a search returns min(k, matching chunks) rows.
+an exact scan, so a search returns min(k, matching chunks) rows (:mod:`~semsearch.ann.scan`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Protocol, TypeVar
 
@@ -38,19 +39,21 @@ from numpy.typing import NDArray
 
 from semsearch.ann import file as ann_file
 from semsearch.ann import graph as ann_graph
-from semsearch.ann.exact import clamp_cosine, dot_rows
-from semsearch.ann.filter import AllowedSet, FilterCache, vector_budget
-from semsearch.ann.policy import AnnOptions, graph_ef, plan_search
+from semsearch.ann import scan as ann_scan
+from semsearch.ann import upkeep as ann_upkeep
+from semsearch.ann.exact import clamp_cosine
+from semsearch.ann.filter import FilterCache, rowid_mask
+from semsearch.ann.policy import AnnOptions, configure_ann, plan_search
 from semsearch.ann.rows import (
     AnnState,
     LogPruned,
     catch_up,
     collection_meta,
-    configure_ann,
     load_rows,
     open_sidecar,
 )
 from semsearch.errors import BackendUnavailable
+from semsearch.stores.sqlite.allowed import Allowed
 
 __all__ = ["AnnIndex", "AnnState", "configure_ann"]
 
@@ -65,24 +68,16 @@ class Reader(Protocol):
     def __call__(self, fn: Callable[[sqlite3.Connection], T], /) -> T: ...
 
 
-_MAX_EF = 4096
-
-#: Reads the stored vectors of chunks from the SQLite file: ``fetch(chunk_ids int64[m], dim)``
-#: -> float32[m, dim] (the float16 values upcast; zeros for chunks gone since). An int8 graph
-#: keeps no vectors beside its codes, so its rescoring and exact scans read them through this.
-Fetch = Callable[[NDArray[np.int64], int], NDArray[np.float32]]
-
-
 class AnnIndex:
     """The cache of one collection of one SQLite file.
 
     Args:
         db_path: the SQLite file (``":memory:"`` keeps the cache in memory only).
         collection_id: the collection's row id in ``collections``.
-        fetch: reads chunks' stored vectors from the file (see :data:`Fetch`).
+        fetch: reads chunks' stored vectors from the file (see :data:`~semsearch.ann.scan.Fetch`).
     """
 
-    def __init__(self, db_path: str, collection_id: int, fetch: Fetch) -> None:
+    def __init__(self, db_path: str, collection_id: int, fetch: ann_scan.Fetch) -> None:
         self.db_path = db_path
         self.collection_id = collection_id
         self._fetch = fetch
@@ -113,7 +108,7 @@ class AnnIndex:
             identity, version, options = meta
             opts = AnnOptions.from_options(options)
             state = self.state
-            if state is None or state.identity != identity or _rebuild_for(state, opts):
+            if state is None or state.identity != identity or ann_upkeep.rebuild_for(state, opts):
                 state = self._open(read, identity, opts, upkeep)
             elif state.version != version:
                 current = state
@@ -170,7 +165,7 @@ class AnnIndex:
     def _upkeep(self, state: AnnState) -> AnnState:
         """Build, merge or compact the graph when due; stay exact if faiss is unavailable."""
         if self._graph_unavailable:
-            return self._drop_graph(state) if state.graph is not None else state
+            return ann_upkeep.drop_graph(state, self._fetch) if state.graph is not None else state
         try:
             return self._maintain(state)
         except BackendUnavailable as exc:
@@ -183,12 +178,12 @@ class AnnIndex:
         live = state.live()
         if state.graph is None:
             if live < opts.threshold:
-                return _compact_fresh(state) if state.rows > 2 * live + 1024 else state
+                return ann_upkeep.compact_fresh(state) if state.rows > 2 * live + 1024 else state
             return self._rebuild(state, "built")
         dead = state.graph_rows - int(np.count_nonzero(state.alive[: state.graph_rows]))
         if dead > opts.compact_fraction * state.graph_rows:
             if live < opts.threshold:
-                return _compact_fresh(self._drop_graph(state))
+                return ann_upkeep.compact_fresh(ann_upkeep.drop_graph(state, self._fetch))
             return self._rebuild(state, "compacted")
         fresh = state.rows - state.graph_rows
         if fresh > max(1024, opts.merge_fraction * state.graph_rows):
@@ -196,58 +191,15 @@ class AnnIndex:
         return state
 
     def _rebuild(self, state: AnnState, why: str) -> AnnState:
-        keep = np.flatnonzero(state.alive)
-        if state.graph_rows == 0 and keep.size == state.rows:
-            vectors = state.fresh  # every row, as they are: no float32 copy of them all
-        else:  # an fp16 graph of float16 values is built from float16 rows, upcast in batches
-            half = state.options.storage == "float16" and state.identity["precision"] == "float16"
-            vectors = self._gather(state, keep, np.float16 if half else np.float32)
-        graph = ann_graph.build_graph(vectors, state.options)
-        log.info("ANN graph %s for %r: %d vectors", why, state.identity["collection"], keep.size)
-        flat = ann_graph.graph_vectors(graph)
-        built = replace(
-            state,
-            chunk_ids=state.chunk_ids[keep].copy(),
-            record_rowids=state.record_rowids[keep].copy(),
-            alive=np.ones(keep.size, dtype=np.bool_),
-            graph=graph,
-            graph_rows=int(keep.size),
-            graph_vectors=flat if flat is not None else _no_values(state.dim),
-            fresh=np.empty((0, state.dim), np.float32),
-            token=None,
+        built = ann_upkeep.rebuilt(state, self._fetch)
+        log.info(
+            "ANN graph %s for %r: %d vectors", why, state.identity["collection"], built.graph_rows
         )
         return self._save(built)
 
     def _merge(self, state: AnnState) -> AnnState:
-        # Never add to the snapshot's own graph: a search may be using it, and an add moves
-        # the vectors its ``graph_vectors`` view points at. Work on a private copy.
-        if state.token is not None and ann_graph.is_mapped(state.graph):  # read-only maps
-            graph = ann_graph.load_graph(
-                ann_file.graph_path(self.db_path, self.collection_id, state.token), mmap=False
-            )
-        else:
-            graph = ann_graph.clone_graph(state.graph)
-        fresh_alive = np.flatnonzero(state.alive[state.graph_rows :])
-        added = state.fresh[fresh_alive]
-        ann_graph.add_to_graph(graph, added)
-        keep = np.concatenate([np.arange(state.graph_rows), state.graph_rows + fresh_alive])
-        flat = ann_graph.graph_vectors(graph)
-        merged = replace(
-            state,
-            chunk_ids=state.chunk_ids[keep].copy(),
-            record_rowids=state.record_rowids[keep].copy(),
-            alive=state.alive[keep].copy(),
-            graph=graph,
-            graph_rows=int(keep.size),
-            graph_vectors=flat if flat is not None else _no_values(state.dim),
-            fresh=np.empty((0, state.dim), np.float32),
-            token=None,
-        )
-        log.info(
-            "ANN graph for %r: merged %d fresh vectors",
-            state.identity["collection"],
-            added.shape[0],
-        )
+        merged, added = ann_upkeep.merged(state, self.db_path, self.collection_id)
+        log.info("ANN graph for %r: merged %d fresh vectors", state.identity["collection"], added)
         return self._save(merged)
 
     def _save(self, state: AnnState) -> AnnState:
@@ -295,7 +247,7 @@ class AnnIndex:
         state: AnnState,
         vector: NDArray[np.float32],
         k: int,
-        where: tuple[Hashable, Callable[[], NDArray[np.int64]]] | None,
+        where: Allowed | None,
         exact: bool,
     ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
         """Top-``k`` live rows by cosine similarity in [-1, 1], best first.
@@ -318,7 +270,7 @@ class AnnIndex:
         else:
             key, rowids = where
             allowed = self._filters.allowed(
-                state, key, lambda: _rowid_mask(state.record_rowids, rowids())
+                state, key, lambda: rowid_mask(state.record_rowids, rowids())
             )
         want = min(k, allowed.count)
         if want == 0:
@@ -326,135 +278,6 @@ class AnnIndex:
         plan = plan_search(
             allowed.count, state.graph_rows, exact, state.graph is not None, state.options
         )
-        if plan == "exact":
-            rows, scores = self._exact(state, vector, want, allowed)
-        else:
-            rows, scores = self._graph_search(state, vector, want, allowed)
+        run = ann_scan.exact if plan == "exact" else ann_scan.graph_search
+        rows, scores = run(state, vector, want, allowed, self._fetch, self._filters)
         return rows, clamp_cosine(scores)  # the one place SQLite's cosine scores are made
-
-    def _graph_search(
-        self, state: AnnState, vector: NDArray[np.float32], want: int, allowed: AllowedSet
-    ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
-        g = state.graph_rows
-        bits = allowed.graph_bits(g)
-        n_graph = allowed.graph_count(g)
-        ef = graph_ef(want, n_graph / max(g, 1), state.options)
-        goal = min(want, n_graph)
-        # int8 codes rank approximately: take more candidates, rescored below
-        pool = want if _has_values(state) else min(max(4 * want, 40), ef)
-        while True:
-            rows, scores = ann_graph.search_graph(state.graph, vector, max(pool, want), ef, bits)
-            if rows.size >= goal:
-                break
-            if ef >= _MAX_EF:
-                log.debug("graph ran dry (%d of %d); exact scan instead", rows.size, goal)
-                return self._exact(state, vector, want, allowed)
-            ef = min(ef * 4, _MAX_EF)
-        if not _has_values(state):  # int8 codes rank approximately: rescore from the file
-            scores = self._fetch(state.chunk_ids[rows], state.dim) @ vector
-        fresh_allowed = np.flatnonzero(allowed.mask[g:])
-        if fresh_allowed.size:
-            fresh_scores = state.fresh[fresh_allowed] @ vector
-            rows = np.concatenate([rows, g + fresh_allowed])
-            scores = np.concatenate([scores, fresh_scores.astype(np.float32)])
-        order = np.argsort(-scores, kind="stable")[:want]
-        return rows[order], scores[order]
-
-    def _gather(
-        self, state: AnnState, rows: NDArray[np.int64], dtype: type = np.float32
-    ) -> NDArray[Any]:
-        """``dtype`` [len(rows), dim] vectors of the given ascending rows (graph rows then fresh
-        rows): float32 by default (float16 graph codes upcast, an int8 graph's read from the
-        SQLite file); float16 for a graph rebuild from float16 values (no float32 copy)."""
-        g = state.graph_rows
-        split = int(np.searchsorted(rows, g))
-        out: NDArray[Any] = np.empty((rows.shape[0], state.dim), dtype)
-        if _has_values(state):
-            out[:split] = state.graph_vectors[rows[:split]]
-        else:
-            out[:split] = self._fetch(state.chunk_ids[rows[:split]], state.dim)
-        out[split:] = state.fresh[rows[split:] - g]
-        return out
-
-    def _drop_graph(self, state: AnnState) -> AnnState:
-        return replace(
-            state,
-            graph=None,
-            graph_rows=0,
-            graph_vectors=np.empty((0, state.dim), np.float32),
-            fresh=self._gather(state, np.arange(state.rows)),
-            token=None,
-        )
-
-    def _exact(
-        self, state: AnnState, vector: NDArray[np.float32], want: int, allowed: AllowedSet
-    ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
-        """Exact top rows among ``allowed``: gather the few (kept for the next query with the
-        same filter), or scan all and mask the rest.
-
-        Float16 graph rows are upcast on the way: about 6x the cost of a float32 product, so
-        any allowed set whose float32 copy fits the filter cache's budget is gathered and kept
-        (the next search with the same filter, or none, pays only the product).
-        """
-        rows: NDArray[np.int64] | None = None
-        half = state.graph_vectors.dtype != np.float32
-        small = allowed.count * state.dim * 4 <= vector_budget(state.rows, state.dim)
-        if allowed.count * 4 < state.rows or (half and small) or not _has_values(state):
-            rows = allowed.rows()
-            sub = allowed.vectors
-            if sub is None:
-                sub = self._gather(state, rows)
-                self._filters.keep_vectors(state, allowed, sub)
-            scores = sub @ vector
-        else:
-            scores = _scan(state, vector)
-            if allowed.count < state.rows:
-                scores[~allowed.mask] = -np.inf
-        m = min(want, scores.shape[0])
-        part = np.argpartition(-scores, m - 1)[:m] if m < scores.shape[0] else np.arange(m)
-        order = part[np.argsort(-scores[part], kind="stable")]
-        picked = order if rows is None else rows[order]
-        return picked.astype(np.int64), scores[order].astype(np.float32)
-
-
-def _scan(state: AnnState, vector: NDArray[np.float32]) -> NDArray[np.float32]:
-    parts = [dot_rows(state.graph_vectors, vector), dot_rows(state.fresh, vector)]
-    return np.concatenate(parts).astype(np.float32, copy=False)
-
-
-def _has_values(state: AnnState) -> bool:
-    """True when the graph rows' stored values are in memory (fp16 or flat graph codes)."""
-    return int(state.graph_vectors.shape[0]) == state.graph_rows
-
-
-def _no_values(dim: int) -> NDArray[np.float16]:
-    """The ``graph_vectors`` of a graph whose codes are not the stored values (int8)."""
-    return np.empty((0, dim), np.float16)
-
-
-def _rowid_mask(
-    record_rowids: NDArray[np.int64], allowed_rowids: NDArray[np.int64]
-) -> NDArray[np.bool_]:
-    """bool[n]: which rows belong to an allowed record (a lookup table, O(n))."""
-    if allowed_rowids.size == 0 or record_rowids.size == 0:
-        return np.zeros(record_rowids.shape[0], dtype=np.bool_)
-    top = int(max(record_rowids.max(), allowed_rowids.max())) + 1
-    table = np.zeros(top, dtype=np.bool_)
-    table[allowed_rowids] = True
-    return table[record_rowids]
-
-
-def _rebuild_for(state: AnnState, opts: AnnOptions) -> bool:
-    return state.graph is not None and state.options.graph_key() != opts.graph_key()
-
-
-def _compact_fresh(state: AnnState) -> AnnState:
-    """Drop tombstoned rows from a cache without a graph."""
-    keep = np.flatnonzero(state.alive)
-    return replace(
-        state,
-        chunk_ids=state.chunk_ids[keep],
-        record_rowids=state.record_rowids[keep],
-        alive=np.ones(keep.size, dtype=np.bool_),
-        fresh=state.fresh[keep],
-    )

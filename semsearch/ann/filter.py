@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["VECTOR_BUDGET", "AllowedSet", "FilterCache", "vector_budget"]
+__all__ = ["VECTOR_BUDGET", "AllowedSet", "FilterCache", "rowid_mask", "vector_budget"]
 
 # Entries kept per collection, and the bytes of gathered vectors kept across them: at most
 # VECTOR_BUDGET, and at most a quarter of the collection's vectors at float32 (half the bytes
@@ -148,3 +148,15 @@ class FilterCache:
                     other.vectors = None  # a search holding them keeps its own reference
             entry.vectors = vectors
             self._vector_bytes += vectors.nbytes
+
+
+def rowid_mask(
+    record_rowids: NDArray[np.int64], allowed_rowids: NDArray[np.int64]
+) -> NDArray[np.bool_]:
+    """bool[n]: which rows belong to an allowed record (a lookup table, O(n))."""
+    if allowed_rowids.size == 0 or record_rowids.size == 0:
+        return np.zeros(record_rowids.shape[0], dtype=np.bool_)
+    top = int(max(record_rowids.max(), allowed_rowids.max())) + 1
+    table = np.zeros(top, dtype=np.bool_)
+    table[allowed_rowids] = True
+    return table[record_rowids]

@@ -1,10 +1,10 @@
 """HNSW parameters and the exact-versus-graph policy of the SQLite store's ANN cache.
 
-The parameters live in a collection's options under the ``"ann"`` key (see
-:func:`semsearch.ann.cache.configure_ann`); every key is optional. The defaults were chosen by
-measurement on this project's 2-core reference machine (``benchmarks/ann.py``, docs/ann.md):
-recall@10 >= 0.95 against an exact scan on clustered 384-d vectors and on real MiniLM
-embeddings.
+The parameters live in a collection's options under the ``"ann"`` key, set with
+:func:`configure_ann` (also importable from ``semsearch.ann.cache``); every key is optional. The
+defaults were chosen by measurement on this project's 2-core reference machine
+(``benchmarks/ann.py``, docs/ann.md): recall@10 >= 0.95 against an exact scan on clustered
+384-d vectors and on real MiniLM embeddings.
 
 HNSW is the graph of Malkov & Yashunin, "Efficient and robust approximate nearest neighbor
 search using Hierarchical Navigable Small World graphs" (IEEE TPAMI 2018); ``M``,
@@ -16,11 +16,20 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields, replace
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from semsearch.errors import InvalidQuery
+from semsearch.stores.base import CollectionInfo, Store
 
-__all__ = ["STORAGES", "AnnOptions", "Plan", "graph_ef", "plan_search"]
+__all__ = [
+    "STORAGES",
+    "AnnOptions",
+    "Configurable",
+    "Plan",
+    "configure_ann",
+    "graph_ef",
+    "plan_search",
+]
 
 Storage = Literal["float32", "float16", "int8"]
 STORAGES: tuple[Storage, ...] = ("float32", "float16", "int8")
@@ -184,3 +193,41 @@ def graph_ef(k: int, selectivity: float, opts: AnnOptions) -> int:
     """
     widened = opts.ef_search * max(selectivity, 1e-6) ** -0.6 if selectivity < 1 else opts.ef_search
     return int(min(max(k, math.ceil(widened)), max(4096, k)))
+
+
+class Configurable(Protocol):
+    """What :func:`configure_ann` needs of a collection (a ``Collection`` is one): its name, its
+    store, and its stored info, which it replaces with the updated one."""
+
+    info: CollectionInfo
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def store(self) -> Store: ...
+
+
+def configure_ann(collection: Configurable, **options: Any) -> AnnOptions:
+    """Set a collection's HNSW options (stored with the collection, seen by every process).
+
+    Args:
+        collection: an open collection (SQLite store; other backends ignore these options).
+        **options: any of :class:`~semsearch.ann.policy.AnnOptions`' fields, e.g.
+            ``M=32, ef_construction=80, ef_search=128, storage="float16", threshold=20000``.
+            ``None`` resets an option to its default. A change of ``M``,
+            ``ef_construction`` or ``storage`` rebuilds the graph on the next search.
+    Returns:
+        The options now in force.
+    Raises:
+        InvalidQuery: unknown option or value out of range (nothing is stored).
+    """
+
+    info = collection.store.get_collection(collection.name) or collection.info
+    merged = {**(info.options.get("ann") or {}), **options}
+    merged = {k: v for k, v in merged.items() if v is not None}
+    opts = AnnOptions.from_options({"ann": merged})
+    updated = replace(info, options={**info.options, "ann": merged})
+    collection.store.update_collection(updated)
+    collection.info = updated
+    return opts

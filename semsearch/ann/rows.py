@@ -11,7 +11,7 @@ import os
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -22,10 +22,7 @@ from semsearch.ann.policy import AnnOptions
 from semsearch.stores.sqlite.changes import high_water, pruned_to
 from semsearch.stores.sqlite.vector_blobs import decode_blobs, decode_blobs_half, stored_precision
 
-if TYPE_CHECKING:
-    from semsearch.collection import Collection
-
-__all__ = ["AnnState", "LogPruned", "configure_ann"]
+__all__ = ["AnnState", "LogPruned"]
 
 _FETCH = 4096
 
@@ -335,28 +332,3 @@ def _fill_codes(
         rows = (np.arange(lo, hi) if order is None else order[lo:hi])[hit]
         out[rows] = values[at[hit]]
         found[rows] = True
-
-
-def configure_ann(collection: Collection, **options: Any) -> AnnOptions:
-    """Set a collection's HNSW options (stored with the collection, seen by every process).
-
-    Args:
-        collection: an open collection (SQLite store; other backends ignore these options).
-        **options: any of :class:`~semsearch.ann.policy.AnnOptions`' fields, e.g.
-            ``M=32, ef_construction=80, ef_search=128, storage="float16", threshold=20000``.
-            ``None`` resets an option to its default. A change of ``M``,
-            ``ef_construction`` or ``storage`` rebuilds the graph on the next search.
-    Returns:
-        The options now in force.
-    Raises:
-        InvalidQuery: unknown option or value out of range (nothing is stored).
-    """
-
-    info = collection.store.get_collection(collection.name) or collection.info
-    merged = {**(info.options.get("ann") or {}), **options}
-    merged = {k: v for k, v in merged.items() if v is not None}
-    opts = AnnOptions.from_options({"ann": merged})
-    updated = replace(info, options={**info.options, "ann": merged})
-    collection.store.update_collection(updated)
-    collection.info = updated
-    return opts

@@ -18,19 +18,16 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from semsearch.bm25.delta import LivePostings
 from semsearch.bm25.postings import IDF_FLOOR, K1, B
 from semsearch.bm25.tokens import PieceTokenizer
 from semsearch.stores.sqlite.keyword import TermCounts
 from semsearch.stores.sqlite.schema import fts_table
-from semsearch.stores.sqlite.sql import batches, fts_clauses, marks
+from semsearch.stores.sqlite.sql import Rows, batches, fts_clauses, marks
 
 __all__ = ["best_chunks_from_text", "fts_totals"]
-
-Rows = Callable[[str, Sequence[Any]], list[Any]]
 
 
 def fts_totals(rows: Rows, table: str) -> tuple[int, list[int]]:

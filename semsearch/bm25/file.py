@@ -30,7 +30,14 @@ from numpy.typing import NDArray
 from semsearch.atomic_file import write_atomically
 from semsearch.bm25.postings import Postings
 
-__all__ = ["KeywordFileInvalid", "keyword_path", "read_header", "read_postings", "write_postings"]
+__all__ = [
+    "KeywordFileInvalid",
+    "keyword_path",
+    "read_header",
+    "read_postings",
+    "record_log_horizon",
+    "write_postings",
+]
 
 FORMAT = 2  # 2: record ids, first chunks, chunk frequencies
 _ARRAYS = (
@@ -108,6 +115,21 @@ def _header(archive: Any) -> dict[str, Any]:
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise KeywordFileInvalid("another keyword sidecar format")
     return header
+
+
+def record_log_horizon(db_path: str, cid: int, top: int) -> int:
+    """How far the record change log of collection ``cid`` may be pruned, given its last
+    ``seq`` ``top``: the log position its ``.kw`` file was built at (never past ``top``), so any
+    process can load the file and catch up from it; ``top`` when there is no usable file
+    (every reader rebuilds anyway). A :data:`~semsearch.stores.sqlite.changes.Horizon` once
+    ``db_path`` is bound (stores/sqlite/record_changes.py prunes with it)."""
+    if db_path == ":memory:":
+        return top
+    try:
+        seq = read_header(keyword_path(db_path, cid)).get("seq")
+    except KeywordFileInvalid:
+        return top
+    return min(top, int(seq)) if isinstance(seq, int) else top
 
 
 def read_postings(

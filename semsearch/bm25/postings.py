@@ -52,7 +52,7 @@ B = 0.75
 #: FTS5's floor for a non-positive IDF (a term in at least half of the records).
 IDF_FLOOR = 1e-6
 
-#: A phrase clause's part of the score, computed by FTS5 (bm25/sidecar.py): the
+#: A phrase clause's part of the score, computed by FTS5 (bm25/snapshot.py): the
 #: positions of the records holding it, int64[m], and its BM25 term for each, float64[m].
 Phrase = tuple[NDArray[np.int64], NDArray[np.float64]]
 #: One ORed query clause: a term (scored from the postings) or a phrase's scores.

@@ -63,6 +63,28 @@ def top_pruned(
     """As :meth:`Postings.top` (positions, scores, matches; the top ``k`` with ties), with
     MaxScore pruning (see the module docstring). ``matches`` is exact when below ``k`` and
     a lower bound of at least ``k`` otherwise (pruned records are not counted)."""
+    weights, bounds, order = _plan(p, terms)
+    scores = np.zeros(len(p.rowids), dtype=np.float64)
+    done, left, theta = _score_exhaustively(p, terms, order, weights, bounds, scores, k, mask)
+    if done == len(terms):  # nothing pruned
+        return top_of(scores, k, mask)
+    cand = np.flatnonzero(scores)
+    if mask is not None:
+        cand = cand[mask[cand]]
+    cand = cand[scores[cand] + left >= theta]
+    part = scores[cand]
+    for i in order[done:]:
+        term = terms[i]
+        assert isinstance(term, str)  # phrases come first and are never pruned
+        _add_to_candidates(p, term, weights[i], cand, part)
+    found, best, _ = top_of(part, k, None)
+    return cand[found], best, max(k, int(np.count_nonzero(part)))
+
+
+def _plan(p: Postings, terms: list[Clause]) -> tuple[list[float], list[float], list[int]]:
+    """(weights, upper bounds, order): each clause's weight (a term's IDF; 1 for a phrase,
+    whose scores FTS5 gave) and bound on its part of a score, and the order to score them
+    in: phrases first, then terms rarest first."""
     n = len(p.rowids)
     weights: list[float] = []
     bounds: list[float] = []
@@ -77,9 +99,22 @@ def top_pruned(
             weights.append(1.0)
             bounds.append(float(term[1].max()) if len(term[1]) else 0.0)
             sizes.append(-1)  # phrases first: FTS5 gave their few records
-    order = sorted(range(len(terms)), key=lambda i: sizes[i])
+    return weights, bounds, sorted(range(len(terms)), key=lambda i: sizes[i])
+
+
+def _score_exhaustively(
+    p: Postings,
+    terms: list[Clause],
+    order: list[int],
+    weights: list[float],
+    bounds: list[float],
+    scores: NDArray[np.float64],
+    k: int,
+    mask: NDArray[np.bool_] | None,
+) -> tuple[int, float, float]:
+    """Add whole clauses, in ``order``, to ``scores`` until the bounds of the clauses left sum
+    below ``theta``. Returns (clauses scored, their bounds left, theta)."""
     left = float(sum(bounds))
-    scores = np.zeros(n, dtype=np.float64)
     theta = 0.0
     done = 0
     for i in order:
@@ -94,25 +129,25 @@ def top_pruned(
         done += 1
         if left < sum(bounds) - left:  # theta <= the best partial <= the bounds scored
             theta = _kth(scores, k, mask)
-    if done == len(terms):  # nothing pruned
-        return top_of(scores, k, mask)
-    cand = np.flatnonzero(scores)
-    if mask is not None:
-        cand = cand[mask[cand]]
-    cand = cand[scores[cand] + left >= theta]
-    part = scores[cand]
-    for i in order[done:]:
-        term = terms[i]
-        assert isinstance(term, str)  # phrases come first and are never pruned
-        tid = p.term_ids.get(term)
-        if tid is None:
-            continue
-        lo, hi = int(p.offsets[tid]), int(p.offsets[tid + 1])
-        docs = p.docs[lo:hi]
-        at = np.searchsorted(docs, cand)
-        hit = at < len(docs)
-        hit[hit] = docs[at[hit]] == cand[hit]
-        f = p.freqs[lo:hi][at[hit]].astype(np.float64)
-        part[hit] += weights[i] * (f * (K1 + 1.0)) / (f + p.norm[cand[hit]])
-    found, best, _ = top_of(part, k, None)
-    return cand[found], best, max(k, int(np.count_nonzero(part)))
+    return done, left, theta
+
+
+def _add_to_candidates(
+    p: Postings,
+    term: str,
+    weight: float,
+    cand: NDArray[np.int64],
+    part: NDArray[np.float64],
+) -> None:
+    """Add ``term``'s part to the partial scores ``part`` of the records at positions ``cand``
+    (ascending), each found by binary search in the term's record list."""
+    tid = p.term_ids.get(term)
+    if tid is None:
+        return
+    lo, hi = int(p.offsets[tid]), int(p.offsets[tid + 1])
+    docs = p.docs[lo:hi]
+    at = np.searchsorted(docs, cand)
+    hit = at < len(docs)
+    hit[hit] = docs[at[hit]] == cand[hit]
+    f = p.freqs[lo:hi][at[hit]].astype(np.float64)
+    part[hit] += weight * (f * (K1 + 1.0)) / (f + p.norm[cand[hit]])

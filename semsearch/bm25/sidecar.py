@@ -35,18 +35,14 @@ Guarantees, as the HNSW sidecar's (docs/ann.md):
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import logging
-import os
 import sqlite3
 import threading
-from collections import OrderedDict
-from collections.abc import Callable, Hashable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from semsearch.bm25.delta import LivePostings
 from semsearch.bm25.file import (
@@ -55,27 +51,18 @@ from semsearch.bm25.file import (
     read_postings,
     write_postings,
 )
-from semsearch.bm25.postings import Phrase, PostingsBuilder
+from semsearch.bm25.postings import PostingsBuilder
+from semsearch.bm25.snapshot import Snapshot
 from semsearch.bm25.tokens import PieceTokenizer
-from semsearch.filters import Filter
 from semsearch.stores.base import ScoredChunk
 from semsearch.stores.sqlite import record_changes
+from semsearch.stores.sqlite.allowed import Allowed
 from semsearch.stores.sqlite.record_fts import BODY_SQL, TITLE_SQL, TITLE_WEIGHT, record_fts_table
-from semsearch.stores.sqlite.schema import KEYWORD_TOKENIZERS
-from semsearch.stores.sqlite.sql import batches, marks
+from semsearch.stores.sqlite.sql import Rows, batches, marks
 
-if TYPE_CHECKING:
-    from semsearch.stores.sqlite.keyword import SidecarRank
-    from semsearch.stores.sqlite.store import SQLiteStore
-
-__all__ = ["KeywordSidecar", "forget_sidecar", "fts_stamp", "sidecar_rank"]
+__all__ = ["KeywordSidecar", "fts_stamp"]
 
 log = logging.getLogger(__name__)
-Rows = Callable[[str, Sequence[Any]], list[Any]]
-#: A filter's cache name and the function giving the rowids of the records passing it.
-Allowed = tuple[Hashable, Callable[[], NDArray[np.int64]]]
-_MASKS = 16  # filter masks kept per snapshot
-_PHRASES = 1024  # phrase clauses' scores kept per snapshot
 #: An in-memory store (one connection, no background thread) rebuilds inside the search that
 #: finds its sidecar stale, up to this many records (tens of ms); above it FTS5 answers.
 MEMORY_BUILD_MAX = 5000
@@ -91,6 +78,16 @@ _RECORDS_SQL = (
 )
 
 
+def _add_records(
+    builder: PostingsBuilder, page: list[Any], names: list[str], first: list[int]
+) -> None:
+    """Add a page of :data:`_RECORDS_SQL` rows: their text to ``builder``, their ids to
+    ``names`` and their first chunk ids (-1 for none) to ``first``."""
+    builder.add_records([(int(r[0]), r[3], r[4]) for r in page])
+    names.extend(r[1] for r in page)
+    first.extend(-1 if r[2] is None else int(r[2]) for r in page)
+
+
 def fts_stamp(rows: Rows, cid: int) -> str:
     """The record-level FTS5 table's state: a digest of its structure and averages records."""
     found = rows(
@@ -100,79 +97,6 @@ def fts_stamp(rows: Rows, cid: int) -> str:
     for row_id, block in found:
         digest.update(f"{int(row_id)}:".encode() + bytes(block or b""))
     return digest.hexdigest()
-
-
-class _Snapshot:
-    """Posting arrays of one stamp, with the filter masks computed on them.
-
-    ``live`` scores the records as they are at ``stamp``: the base arrays (a ``.kw`` file or a
-    build, with ``names``/``first`` per base record) caught up by the records the log names
-    (``changed``, rowids; their ids and first chunks in ``delta_names``/``delta_first``)."""
-
-    def __init__(
-        self,
-        stamp: str,
-        seq: int | None,
-        live: LivePostings,
-        names: list[str],
-        first: NDArray[np.int64],
-        changed: NDArray[np.int64] | None = None,
-        delta_names: list[str] | None = None,
-        delta_first: NDArray[np.int64] | None = None,
-    ) -> None:
-        self.stamp, self.seq, self.live = stamp, seq, live
-        self.names = names  # base record ids, in base rowid order
-        self.first = first  # each base record's first chunk id, -1 for none
-        self.changed = np.zeros(0, np.int64) if changed is None else changed
-        self.delta_names = delta_names or []
-        self.delta_first = np.zeros(0, np.int64) if delta_first is None else delta_first
-        self.masks: OrderedDict[Hashable, NDArray[np.bool_]] = OrderedDict()
-        self.phrases: dict[str, Phrase] = {}
-
-    def phrase(self, rows: Rows, cid: int, clause: str) -> Phrase:
-        """A phrase clause's BM25 part per record: FTS5's ``-bm25()`` of the phrase alone."""
-        if clause not in self.phrases:
-            table = record_fts_table(cid)
-            found = rows(
-                f"SELECT rowid, -bm25({table}, {TITLE_WEIGHT}, 1.0) FROM {table} "
-                f"WHERE {table} MATCH ?",
-                (clause,),
-            )
-            ids = np.fromiter((r[0] for r in found), np.int64, len(found))
-            scores = np.fromiter((r[1] for r in found), np.float64, len(found))
-            at = self.live.positions(ids)
-            if len(self.phrases) >= _PHRASES:
-                self.phrases.clear()
-            self.phrases[clause] = (at[at >= 0], scores[at >= 0])
-        return self.phrases[clause]
-
-    def _record(self, position: int) -> tuple[str, int]:
-        n_base = len(self.names)
-        if position < n_base:
-            return self.names[position], int(self.first[position])
-        return self.delta_names[position - n_base], int(self.delta_first[position - n_base])
-
-    def hits(
-        self, positions: NDArray[np.int64], scores: NDArray[np.float64], k: int
-    ) -> list[ScoredChunk]:
-        """ScoredChunks of the best ``k`` of (positions, scores), ties by record id."""
-        ranked = sorted(
-            (-float(s), *self._record(int(i))) for i, s in zip(positions, scores, strict=True)
-        )
-        return [ScoredChunk(c, r, -s, provisional=True) for s, r, c in ranked if c >= 0][:k]
-
-    def mask(self, allowed: Allowed) -> NDArray[np.bool_]:
-        key, rowids = allowed
-        if key in self.masks:
-            self.masks.move_to_end(key)
-            return self.masks[key]
-        at = self.live.positions(rowids())
-        mask = np.zeros(self.live.size, dtype=np.bool_)
-        mask[at[at >= 0]] = True
-        self.masks[key] = mask
-        if len(self.masks) > _MASKS:
-            self.masks.popitem(last=False)
-        return mask
 
 
 class KeywordSidecar:
@@ -192,7 +116,7 @@ class KeywordSidecar:
     ) -> None:
         self.db_path, self.cid, self.created_at, self.tokenize = db_path, cid, created_at, tokenize
         self.persist = persist and db_path != ":memory:"
-        self._snapshot: _Snapshot | None = None
+        self._snapshot: Snapshot | None = None
         self._lock = threading.Lock()
         self._building: threading.Thread | None = None
         self.tokenizer = PieceTokenizer(tokenize)  # for searches, under the store's read lock
@@ -210,7 +134,7 @@ class KeywordSidecar:
             "title_weight": TITLE_WEIGHT,
         }
 
-    def current(self, rows: Rows) -> _Snapshot | None:
+    def current(self, rows: Rows) -> Snapshot | None:
         """The snapshot matching the file as ``rows`` sees it, or None (FTS5 must answer).
 
         In turn: the snapshot held, as it is or caught up from the record change log; the
@@ -230,7 +154,7 @@ class KeywordSidecar:
                 header = None
             if header is not None:
                 kept = header.get("seq")
-                loaded = _Snapshot(
+                loaded = Snapshot(
                     header.get("stamp", ""), kept if isinstance(kept, int) else None,
                     LivePostings(postings), names, first,
                 )  # fmt: skip
@@ -240,7 +164,7 @@ class KeywordSidecar:
         if found is None and self.db_path == ":memory:":
             size = rows("SELECT count(*) FROM records WHERE collection_id = ?", (self.cid,))
             if int(size[0][0]) <= MEMORY_BUILD_MAX:  # else too slow inside a search
-                found = _Snapshot(*self._build(rows, self.tokenizer))
+                found = Snapshot(*self._build(rows, self.tokenizer))
         if found is None:
             self._start_build()
             return None
@@ -248,9 +172,7 @@ class KeywordSidecar:
             self._snapshot = found
         return found
 
-    def _catch_up(
-        self, rows: Rows, snap: _Snapshot, stamp: str, seq: int | None
-    ) -> _Snapshot | None:
+    def _catch_up(self, rows: Rows, snap: Snapshot, stamp: str, seq: int | None) -> Snapshot | None:
         """``snap`` brought to ``stamp`` by re-reading the records the log names since its
         position (bm25/delta.py); None when it cannot be (no log, pruned past it,
         or more than :data:`CATCH_UP_MAX` records changed: a rebuild must run). Past
@@ -262,7 +184,7 @@ class KeywordSidecar:
         if new is None:
             return None
         if not len(new):  # FTS5's structure moved (``optimize``), not the text: same arrays
-            return _Snapshot(stamp, seq, snap.live, snap.names, snap.first, snap.changed,
+            return Snapshot(stamp, seq, snap.live, snap.names, snap.first, snap.changed,
                              snap.delta_names, snap.delta_first)  # fmt: skip
         changed = np.union1d(snap.changed, new).astype(np.int64)
         if len(changed) > CATCH_UP_MAX:
@@ -277,13 +199,11 @@ class KeywordSidecar:
         for batch in batches(changed.tolist()):
             page = rows(_RECORDS_SQL + f"AND r.rowid IN ({marks(batch)}) ORDER BY r.rowid",
                         (self.cid, *batch))  # fmt: skip
-            builder.add_records([(int(r[0]), r[3], r[4]) for r in page])
-            names += (r[1] for r in page)
-            first += (-1 if r[2] is None else int(r[2]) for r in page)
+            _add_records(builder, page, names, first)
         live = LivePostings(base, at[ok].astype(np.int64), builder.finish())
         if len(changed) > REBUILD_AFTER:
             self._start_build()
-        return _Snapshot(
+        return Snapshot(
             stamp, seq, live, snap.names, snap.first, changed, names, np.array(first, np.int64)
         )
 
@@ -303,9 +223,7 @@ class KeywordSidecar:
             )
             if not page:
                 break
-            builder.add_records([(int(r[0]), r[3], r[4]) for r in page])
-            names += (r[1] for r in page)
-            first += (-1 if r[2] is None else int(r[2]) for r in page)
+            _add_records(builder, page, names, first)
             after = int(page[-1][0])
         after = -1
         while True:
@@ -347,7 +265,7 @@ class KeywordSidecar:
             conn = sqlite_file.connect(self.db_path, True)
             try:
                 conn.execute("BEGIN")
-                snap = _Snapshot(
+                snap = Snapshot(
                     *self._build(
                         lambda sql, params: conn.execute(sql, params).fetchall(), tokenizer
                     )
@@ -408,66 +326,3 @@ class KeywordSidecar:
         if found is None or found[2] < k:
             found = p.top(terms, k, mask)
         return snap.hits(found[0], found[1], k)
-
-
-def sidecar_rank(
-    store: SQLiteStore, cid: int, created_at: str, tokenizer: str
-) -> SidecarRank | None:
-    """The sidecar ranking of one of ``store``'s collections for
-    :func:`~semsearch.stores.sqlite.keyword.keyword_search`, or None (``trigram``: FTS5 only).
-    Call it inside the search's read transaction (``store._rows`` reads that snapshot)."""
-    from semsearch.stores.sqlite.vectors import filter_key
-
-    if tokenizer != "porter":
-        return None
-    sidecars: dict[int, KeywordSidecar] = store._keyword_sidecars
-    sidecar = sidecars.get(cid)
-    if sidecar is None or sidecar.created_at != created_at:
-        tokenize = KEYWORD_TOKENIZERS[tokenizer]
-        sidecar = sidecars[cid] = KeywordSidecar(store.location, cid, created_at, tokenize)
-
-    def rank(clauses: list[str], k: int, where: Filter | None) -> list[ScoredChunk] | None:
-        allowed = None if where is None else filter_key(store, cid, where)
-        return sidecar.rank(store._rows, clauses, k, allowed)
-
-    return rank
-
-
-def forget_sidecar(store: SQLiteStore, cid: int) -> None:
-    """After a collection is dropped: let go of its sidecar and delete its ``.kw`` file (a
-    build still running may write it again; collection ids are never reused, so such a file
-    is never read)."""
-    store._keyword_sidecars.pop(cid, None)
-    if store.location != ":memory:":
-        with contextlib.suppress(OSError):
-            os.unlink(keyword_path(store.location, cid))
-
-
-def refresh_sidecar(store: SQLiteStore, collection: str, wait: bool) -> None:
-    """Bring ``collection``'s keyword sidecar in step with the file after writes: load the
-    ``.kw`` file if it is current, else build it (waiting for the build when ``wait``).
-
-    A one-shot process (``semsearch index``, ``import``, ``compact``) waits, because a build
-    started by a search runs in a daemon thread that dies with the process; a long-running
-    writer (``semsearch watch``) does not. Nothing happens for ``trigram`` collections, files
-    of format 1 or a store whose sidecar is off.
-    """
-    from semsearch.stores.sqlite.record_fts import has_record_fts
-
-    if not store.keyword_sidecar or store._read() is None:
-        return
-
-    def load(_: sqlite3.Connection) -> KeywordSidecar | None:
-        found = store._keyword_setup(collection)
-        if found is None or not has_record_fts(store._rows, found[0]):
-            return None
-        cid, tokenizer, counts = found
-        if sidecar_rank(store, cid, counts.key[2], tokenizer) is None:
-            return None
-        sidecar: KeywordSidecar = store._keyword_sidecars[cid]
-        sidecar.current(store._rows)
-        return sidecar
-
-    sidecar = store._in_read_txn(load)
-    if sidecar is not None and wait:
-        sidecar.wait()

@@ -66,7 +66,7 @@ def test_sqlite_store_analyzes_so_filtered_ordered_finds_use_the_filter_index(tm
     import sqlite3
 
     import semsearch
-    from semsearch.stores.sqlite.store import ANALYZE_AFTER
+    from semsearch.stores.sqlite.connection import ANALYZE_AFTER
 
     path = tmp_path / "plan.embed.db"
     db = semsearch.connect(path)

@@ -188,7 +188,7 @@ def test_schema_text_as_one_str_is_one_path_and_other_types_are_refused() -> Non
 def test_fake_embedder_ann_option_of_the_wrong_type_is_invalid_query(
     coll: semsearch.Collection, option: str, value: Any, expected: str
 ) -> None:
-    from semsearch.ann.rows import configure_ann
+    from semsearch.ann.policy import configure_ann
 
     before = dict(coll.info.options)
     with pytest.raises(semsearch.InvalidQuery) as info:

@@ -8,7 +8,8 @@ from __future__ import annotations
 import threading
 
 import semsearch
-from semsearch.stores.sqlite.store import ANALYZE_AFTER, SQLiteStore
+from semsearch.stores.sqlite.connection import ANALYZE_AFTER
+from semsearch.stores.sqlite.store import SQLiteStore
 
 
 def test_fake_embedder_search_reads_the_last_commit_while_a_write_is_open(db, fake_embedder):

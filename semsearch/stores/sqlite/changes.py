@@ -11,20 +11,19 @@ sidecar, then the log after it), in the same read transaction that reads the hor
 The horizon never passes the position of the collection's sidecar file, so a process opening
 the sidecar can always catch up from it. A collection with an in-memory graph and no sidecar
 (``persist`` off, or a folder the sidecar cannot be written to) is pruned only below its
-graph threshold: above it, every other process would rebuild its graph.
+graph threshold: above it, every other process would rebuild its graph. Those rules belong to
+the caches (ann/horizon.py, and bm25/file.py for the record log): the store passes them in as a
+:data:`Horizon`, so this module never imports the caches built on it.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import sqlite3
-
-from semsearch.ann import file as ann_file
-from semsearch.ann.policy import AnnOptions
+from collections.abc import Callable
 
 __all__ = [
     "PRUNE_AFTER",
+    "Horizon",
     "high_water",
     "maybe_prune",
     "prune",
@@ -35,6 +34,12 @@ __all__ = [
 
 #: Log rows written (any collection) since a collection's last prune before it is pruned again.
 PRUNE_AFTER = 4096
+
+#: How far the derived cache of a collection lets its log be pruned: called with the collection
+#: id and the log's last ``seq``, it returns a horizon (at most that ``seq``: the position of
+#: the cache's file, or the ``seq`` itself when no reader needs the rows), or None when nothing
+#: may be pruned. The store passes the cache's own rule (ann/horizon.py, bm25/file.py).
+Horizon = Callable[[int, int], int | None]
 
 
 def _key(cid: int, log: str = "changes") -> str:
@@ -67,18 +72,18 @@ def store_horizon(conn: sqlite3.Connection, cid: int, horizon: int, log: str = "
     )
 
 
-def maybe_prune(conn: sqlite3.Connection, db_path: str, cid: int) -> int:
+def maybe_prune(conn: sqlite3.Connection, cid: int, safe: Horizon) -> int:
     """Inside a write transaction: prune the collection's log once ``PRUNE_AFTER`` rows were
     written since its last prune. Returns the rows deleted."""
     if high_water(conn) - pruned_to(conn, cid) < PRUNE_AFTER:
         return 0
-    return prune(conn, db_path, cid)
+    return prune(conn, cid, safe)
 
 
-def prune(conn: sqlite3.Connection, db_path: str, cid: int) -> int:
+def prune(conn: sqlite3.Connection, cid: int, safe: Horizon) -> int:
     """Inside a write transaction: delete the collection's log rows up to its safe horizon
-    (see the module docstring) and store the horizon. Returns the rows deleted."""
-    horizon = _horizon(conn, db_path, cid)
+    (``safe``: see the module docstring) and store the horizon. Returns the rows deleted."""
+    horizon = safe(cid, high_water(conn))
     if horizon is None or horizon <= pruned_to(conn, cid):
         return 0
     deleted = conn.execute(
@@ -88,11 +93,11 @@ def prune(conn: sqlite3.Connection, db_path: str, cid: int) -> int:
     return int(deleted)
 
 
-def prune_all(conn: sqlite3.Connection, db_path: str) -> int:
-    """Inside a write transaction: prune every collection, and drop log rows and horizons of
-    collections that no longer exist. Returns the rows deleted."""
+def prune_all(conn: sqlite3.Connection, safe: Horizon) -> int:
+    """Inside a write transaction: prune every collection as far as ``safe`` allows, and drop
+    log rows and horizons of collections that no longer exist. Returns the rows deleted."""
     ids = [int(r[0]) for r in conn.execute("SELECT id FROM collections")]
-    deleted = sum(prune(conn, db_path, cid) for cid in ids)
+    deleted = sum(prune(conn, cid, safe) for cid in ids)
     deleted += conn.execute(
         "DELETE FROM changes WHERE collection_id NOT IN (SELECT id FROM collections)"
     ).rowcount
@@ -104,24 +109,3 @@ def prune_all(conn: sqlite3.Connection, db_path: str) -> int:
         if key not in live:
             conn.execute("DELETE FROM semsearch_meta WHERE key = ?", (key,))
     return int(deleted)
-
-
-def _horizon(conn: sqlite3.Connection, db_path: str, cid: int) -> int | None:
-    """How far the log may be pruned: the high-water mark, capped at the sidecar's position;
-    None when a graph without a sidecar would have to be rebuilt by every reader."""
-    top = high_water(conn)
-    path = ann_file.ann_path(db_path, cid) if db_path != ":memory:" else None
-    if path is not None and os.path.exists(path):
-        try:
-            header, _, _ = ann_file.read_header(path)
-            return min(top, int(header["last_seq"]))
-        except (ann_file.SidecarInvalid, KeyError, TypeError, ValueError):
-            return top  # unusable: every reader rebuilds it anyway
-    row = conn.execute("SELECT options FROM collections WHERE id = ?", (cid,)).fetchone()
-    if row is None:
-        return top
-    opts = AnnOptions.from_options(json.loads(row[0] or "{}"))
-    embedded = conn.execute(
-        "SELECT COUNT(*) FROM chunks WHERE collection_id = ? AND status = 'embedded'", (cid,)
-    ).fetchone()[0]
-    return top if int(embedded) < opts.threshold else None

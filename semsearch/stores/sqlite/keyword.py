@@ -30,6 +30,7 @@ from semsearch.stores.sqlite.record_fts import TITLE_WEIGHT, record_fts_table
 from semsearch.stores.sqlite.schema import fts_table
 from semsearch.stores.sqlite.sql import (
     CASEFOLD_FUNCTION,
+    Rows,
     batches,
     compile_filter,
     fts_clauses,
@@ -39,7 +40,6 @@ from semsearch.stores.sqlite.sql import (
 
 __all__ = ["TermCounts", "best_chunks", "keyword_search"]
 
-Rows = Callable[[str, Sequence[Any]], list[Any]]
 #: Record-level ranking from the keyword sidecar (bm25/sidecar.py): ``(clauses, k,
 #: where) -> ScoredChunks`` as :func:`_bm25_records` returns them, or None (FTS5 answers).
 SidecarRank = Callable[[list[str], int, Filter | None], list[ScoredChunk] | None]

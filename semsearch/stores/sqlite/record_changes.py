@@ -12,19 +12,22 @@ written since a collection's last prune, its rows up to a *horizon* are deleted 
 is kept in ``semsearch_meta`` (``record_changes_pruned:<C>``). The horizon never passes the
 position of the collection's ``.kw`` file, so any process can load that file and catch up from
 it; a snapshot older than the horizon reloads the file (or rebuilds). Files written before
-format 4 have no log: their sidecar is rebuilt after every write, as before.
+format 4 have no log: their sidecar is rebuilt after every write, as before. The ``.kw`` file's
+position is the sidecar's to read (bm25/file.py): the store passes it in as a
+:data:`~semsearch.stores.sqlite.changes.Horizon`.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
 from semsearch.stores.sqlite import changes as sqlite_changes
+from semsearch.stores.sqlite.changes import Horizon
+from semsearch.stores.sqlite.sql import Rows
 
 __all__ = [
     "LOG",
@@ -37,7 +40,6 @@ __all__ = [
     "prune_all",
 ]
 
-Rows = Callable[[str, Sequence[Any]], list[Any]]
 LOG = "record_changes"
 #: Log rows written for a collection since its last prune before it is pruned again.
 PRUNE_AFTER = 4096
@@ -98,18 +100,19 @@ def changed_since(rows: Rows, cid: int, seq: int) -> NDArray[np.int64] | None:
     return np.fromiter((r[0] for r in found), np.int64, len(found))
 
 
-def maybe_prune(conn: sqlite3.Connection, db_path: str, cid: int) -> int:
+def maybe_prune(conn: sqlite3.Connection, cid: int, safe: Horizon) -> int:
     """Inside a write transaction: prune the collection's rows once :data:`PRUNE_AFTER` were
-    written since its last prune. Returns the rows deleted."""
+    written since its last prune, as far as ``safe`` allows (the ``.kw`` file's position).
+    Returns the rows deleted."""
     top = position(_rows_of(conn), cid) or 0
     if top - sqlite_changes.pruned_to(conn, cid, LOG) < PRUNE_AFTER:
         return 0
-    return _prune(conn, db_path, cid, top)
+    return _prune(conn, cid, top, safe)
 
 
-def _prune(conn: sqlite3.Connection, db_path: str, cid: int, top: int) -> int:
-    horizon = min(top, _file_position(db_path, cid, top))
-    if horizon <= sqlite_changes.pruned_to(conn, cid, LOG):
+def _prune(conn: sqlite3.Connection, cid: int, top: int, safe: Horizon) -> int:
+    horizon = safe(cid, top)
+    if horizon is None or horizon <= sqlite_changes.pruned_to(conn, cid, LOG):
         return 0
     deleted = conn.execute(
         f"DELETE FROM {LOG} WHERE collection_id = ? AND seq <= ?", (cid, horizon)
@@ -118,28 +121,14 @@ def _prune(conn: sqlite3.Connection, db_path: str, cid: int, top: int) -> int:
     return int(deleted)
 
 
-def _file_position(db_path: str, cid: int, top: int) -> int:
-    """The log position the collection's ``.kw`` file was built at; ``top`` when there is no
-    usable file (every reader rebuilds anyway)."""
-    from semsearch.bm25.file import KeywordFileInvalid, keyword_path, read_header
-
-    if db_path == ":memory:":
-        return top
-    try:
-        seq = read_header(keyword_path(db_path, cid)).get("seq")
-    except KeywordFileInvalid:
-        return top
-    return int(seq) if isinstance(seq, int) else top
-
-
-def prune_all(conn: sqlite3.Connection, db_path: str) -> int:
-    """Inside a write transaction (``semsearch compact``): prune every collection as far as its
-    ``.kw`` file allows and drop the rows of collections that no longer exist. Returns the
-    rows deleted; 0 for a file without the log."""
+def prune_all(conn: sqlite3.Connection, safe: Horizon) -> int:
+    """Inside a write transaction (``semsearch compact``): prune every collection as far as
+    ``safe`` (its ``.kw`` file) allows and drop the rows of collections that no longer exist.
+    Returns the rows deleted; 0 for a file without the log."""
     if position(_rows_of(conn), 0) is None:
         return 0
     ids = [int(r[0]) for r in conn.execute("SELECT id FROM collections")]
-    deleted = sum(_prune(conn, db_path, cid, position(_rows_of(conn), cid) or 0) for cid in ids)
+    deleted = sum(_prune(conn, cid, position(_rows_of(conn), cid) or 0, safe) for cid in ids)
     deleted += conn.execute(
         f"DELETE FROM {LOG} WHERE collection_id NOT IN (SELECT id FROM collections)"
     ).rowcount

@@ -30,6 +30,7 @@ __all__ = [
     "keyword_tokenizer",
     "migrate",
     "next_collection_id",
+    "now",
     "optimize_keyword_indexes",
     "schema_version",
 ]
@@ -111,7 +112,8 @@ def _executescript(conn: sqlite3.Connection, script: str) -> None:
             conn.execute(statement)
 
 
-def _now() -> str:
+def now() -> str:
+    """The time stamps the file stores (``updated_at``, migrations): UTC ISO 8601, seconds."""
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
@@ -161,11 +163,11 @@ def migrate(conn: sqlite3.Connection) -> None:
                 conn.execute(
                     "INSERT INTO semsearch_meta (key, value) VALUES ('format', ?), "
                     "('created_at', ?)",
-                    (FORMAT_NAME, _now()),
+                    (FORMAT_NAME, now()),
                 )
             conn.execute(
                 "INSERT INTO semsearch_migrations (version, applied_at) VALUES (?, ?)",
-                (version, _now()),
+                (version, now()),
             )
             conn.execute("COMMIT")
         except BaseException:

@@ -1,14 +1,15 @@
 """Pure SQL builders for the SQLite store: FTS5 query quoting and filter compilation.
 
 Both are pure functions so they can be tested on their own. User text never reaches FTS5 query
-syntax raw, and filter values are always bound parameters.
+syntax raw, and filter values are always bound parameters. :data:`Rows` names how the modules
+that read the file run the SQL built here.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from semsearch.filters import And, Compare, Filter, IdMatch, Not, Or
@@ -17,6 +18,7 @@ from semsearch.globs import CharSet, Lit, Many, One, Token, parse_glob, prefix_e
 __all__ = [
     "CASEFOLD_FUNCTION",
     "FNMATCH_FUNCTION",
+    "Rows",
     "batches",
     "compile_filter",
     "compile_id_match",
@@ -29,6 +31,10 @@ __all__ = [
     "trigram_clauses",
     "trigram_query",
 ]
+
+#: Runs one SELECT with bound parameters and returns its rows: the store's reader (inside the
+#: caller's read transaction when there is one) or a lambda over one connection.
+Rows = Callable[[str, Sequence[Any]], list[Any]]
 
 #: Name of the SQL function ``semsearch_fnmatch(id, pattern)`` (fnmatch.fnmatchcase) that the
 #: SQLite store registers on its connection; see :func:`fnmatch_function`.

@@ -1,43 +1,54 @@
 """Vector search of the SQLite store: the ANN cache's rows turned into chunks of live records.
 
-The cache (ann/cache.py) answers with row numbers of one snapshot; this module names the
-filter for the cache's allowed-set cache, maps rows to record ids, and searches again on a
-fresh snapshot when a record was deleted after the snapshot was taken.
+The cache (ann/cache.py) answers with row numbers of one snapshot; this module keeps one cache
+per collection caught up with the file (:func:`matrix`), gives the cache the filter's allowed
+set (stores/sqlite/allowed.py), maps rows to record ids, and searches again on a fresh snapshot
+when a record was deleted after the snapshot was taken. It takes the store's connections
+(stores/sqlite/connection.py) and its caches, never the store class.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Sequence
-from typing import TYPE_CHECKING
+import time
+from collections.abc import Callable, Sequence
+from functools import partial
 
 import numpy as np
 from numpy.typing import NDArray
 
+from semsearch.ann.cache import AnnIndex, AnnState
 from semsearch.errors import DimensionMismatch
 from semsearch.filters import Filter
 from semsearch.stores.base import ScoredChunk
-from semsearch.stores.sqlite.sql import batches, compile_filter, marks
+from semsearch.stores.sqlite.allowed import filter_key
+from semsearch.stores.sqlite.connection import SQLiteConnections
+from semsearch.stores.sqlite.sql import Rows, batches, marks
 from semsearch.stores.sqlite.vector_blobs import decode_blobs
 
-if TYPE_CHECKING:
-    from semsearch.stores.sqlite.store import SQLiteStore
+__all__ = [
+    "VectorCaches",
+    "matrix",
+    "record_names",
+    "stored_vectors",
+    "vector_search",
+    "vector_search_records",
+]
 
-__all__ = ["filter_key", "record_names", "stored_vectors", "vector_search", "vector_search_records"]
+#: One store's vector caches, by collection id.
+VectorCaches = dict[int, AnnIndex]
 
 
-def record_names(store: SQLiteStore, rowids: Sequence[int]) -> dict[int, str]:
+def record_names(rows: Rows, rowids: Sequence[int]) -> dict[int, str]:
     """``{record rowid: record id}`` for the rowids that still exist."""
     out: dict[int, str] = {}
     for batch in batches(sorted({int(r) for r in rowids})):
-        found = store._rows(f"SELECT rowid, id FROM records WHERE rowid IN ({marks(batch)})", batch)
+        found = rows(f"SELECT rowid, id FROM records WHERE rowid IN ({marks(batch)})", batch)
         out.update({int(r[0]): r[1] for r in found})
     return out
 
 
-def stored_vectors(
-    store: SQLiteStore, chunk_ids: NDArray[np.int64], dim: int
-) -> NDArray[np.float32]:
+def stored_vectors(rows: Rows, chunk_ids: NDArray[np.int64], dim: int) -> NDArray[np.float32]:
     """float32[len(chunk_ids), dim]: the chunks' stored vectors (float16 upcast), in the order
     asked; zeros for chunks that no longer have one (deleted since the caller's snapshot: the
     search drops their records, see :func:`vector_search`). For an int8 graph's rescoring and
@@ -48,44 +59,51 @@ def stored_vectors(
     for i, chunk_id in enumerate(chunk_ids.tolist()):
         where.setdefault(int(chunk_id), []).append(i)
     for batch in batches(sorted(where)):
-        rows = store._rows(
+        found = rows(
             f"SELECT id, vector FROM chunks WHERE id IN ({marks(batch)}) AND vector IS NOT NULL",
             batch,
         )
-        if rows:
-            vectors = decode_blobs([r[1] for r in rows], dim)
-            for k, row in enumerate(rows):
+        if found:
+            vectors = decode_blobs([r[1] for r in found], dim)
+            for k, row in enumerate(found):
                 out[where[int(row[0])]] = vectors[k]
     return out
 
 
-def filter_key(
-    store: SQLiteStore, cid: int, where: Filter
-) -> tuple[Hashable, Callable[[], NDArray[np.int64]]]:
-    """(a hashable name of the filter, a function returning the rowids of passing records).
+def matrix(
+    db: SQLiteConnections, caches: VectorCaches, collection: str, upkeep: bool = True
+) -> tuple[int, AnnIndex, AnnState] | None:
+    """The collection's vector cache, caught up with the file (see ann/cache.py), as
+    (collection id, cache, snapshot); None when the collection does not exist.
 
-    The name is the compiled SQL with its parameters, so equal filters share one cached
-    allowed set per snapshot (ann/filter.py); unhashable parameters get a unique name.
+    ``upkeep=False`` (exact searches) skips building or merging the HNSW graph. The name is
+    looked up again when its collection is gone by the time the cache reads it: a swap
+    (``replace_collection``) gave the name to another collection meanwhile.
     """
-    sql, params = compile_filter(where)
-
-    def rowids() -> NDArray[np.int64]:
-        rows = store._rows(
-            f"SELECT r.rowid FROM records r WHERE r.collection_id = ? AND ({sql})",
-            (cid, *params),
-        )
-        return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-
-    key: Hashable = (sql, tuple(params))
-    try:
-        hash(key)
-    except TypeError:
-        key = object()
-    return key, rowids
+    for attempt in range(40):  # a swap in between each look-up and read: look again
+        rows = db._rows("SELECT id FROM collections WHERE name = ?", (collection,))
+        if not rows:
+            if attempt >= 2:
+                return None
+            time.sleep(0.002 * (attempt + 1))  # a swap's commit may be landing: look again
+            continue
+        cid = int(rows[0][0])
+        index = caches.get(cid)
+        if index is None:
+            fetch = partial(stored_vectors, db._rows)
+            index = caches.setdefault(cid, AnnIndex(db.location, cid, fetch))
+        state = index.refresh(db._in_read_txn, upkeep)
+        if state is not None:
+            return cid, index, state
+        # swapped again before the read (reembed in a loop, a loaded machine): back off a
+        # little so the swaps cannot win every race
+        time.sleep(0.001 * min(attempt, 10))
+    return None
 
 
 def vector_search(
-    store: SQLiteStore,
+    db: SQLiteConnections,
+    caches: VectorCaches,
     collection: str,
     vector: NDArray[np.float32],
     k: int,
@@ -101,11 +119,12 @@ def vector_search(
     Raises:
         DimensionMismatch: the query's dimension differs from the collection's.
     """
-    return _ranked(store, collection, vector, k, where, exact, _all_rows)
+    return _ranked(db, caches, collection, vector, k, where, exact, _all_rows)
 
 
 def vector_search_records(
-    store: SQLiteStore,
+    db: SQLiteConnections,
+    caches: VectorCaches,
     collection: str,
     vector: NDArray[np.float32],
     limit: int,
@@ -125,7 +144,7 @@ def vector_search_records(
     k = CHUNKS_PER_RECORD * limit
     while True:
         seen: list[int] = []  # [distinct records, rows] of the last search
-        hits = _ranked(store, collection, vector, k, where, exact, _records_kept(limit, seen))
+        hits = _ranked(db, caches, collection, vector, k, where, exact, _records_kept(limit, seen))
         records, rows = seen or (limit, 0)
         if records >= limit or rows < k:
             return hits
@@ -161,7 +180,8 @@ def _records_kept(limit: int, seen: list[int]) -> _Pick:
 
 
 def _ranked(
-    store: SQLiteStore,
+    db: SQLiteConnections,
+    caches: VectorCaches,
     collection: str,
     vector: NDArray[np.float32],
     k: int,
@@ -171,7 +191,7 @@ def _ranked(
 ) -> list[ScoredChunk]:
     """The top-``k`` rows that ``pick`` keeps, named and sorted (score, record id, chunk id);
     searched again on a fresh snapshot when a kept record was deleted after the snapshot."""
-    found = store._matrix(collection, upkeep=not exact)
+    found = matrix(db, caches, collection, upkeep=not exact)
     if found is None:
         return []
     cid, index, state = found
@@ -180,21 +200,23 @@ def _ranked(
             f"query vector is {vector.shape[0]}-d; collection {collection!r} is {state.dim}-d",
             hint="query with the model the collection was built with",
         )
-    allowed = None if where is None else filter_key(store, cid, where)
+    allowed = None if where is None else filter_key(db._rows, cid, where)
     query = np.ascontiguousarray(vector, dtype=np.float32)
     for attempt in range(4):  # a record deleted (or swapped out) after the snapshot
         rows, scores = index.search(state, query, k, allowed, exact)
         kept = pick(state.record_rowids[rows])
         rows, scores = rows[kept], scores[kept]
         rowids = state.record_rowids[rows]
-        names = record_names(store, rowids.tolist())
+        names = record_names(db._rows, rowids.tolist())
         if attempt == 3 or all(int(r) in names for r in rowids):
             break
-        found = store._matrix(collection, upkeep=not exact)  # the fresh snapshot, searched next
+        found = matrix(
+            db, caches, collection, upkeep=not exact
+        )  # the fresh snapshot, searched next
         if found is None:
             return []
         cid, index, state = found
-        allowed = None if where is None else filter_key(store, cid, where)
+        allowed = None if where is None else filter_key(db._rows, cid, where)
     hits = [
         ScoredChunk(int(c), names[rid], float(s))
         for c, rid, s in zip(

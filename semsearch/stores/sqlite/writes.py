@@ -3,23 +3,26 @@
 A record whose content hash is unchanged is left alone. A changed record keeps its chunk rows
 when only non-text fields changed; otherwise its chunks are replaced, and every new chunk whose
 content hash already has a vector in the collection reuses it instead of being re-embedded.
+Vectors are written as float16 blobs (vector_blobs.py) and each one is logged in ``changes``
+for the vector caches to catch up from (changes.py).
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from datetime import UTC, datetime
+from collections.abc import Sequence
 
+import numpy as np
+from numpy.typing import NDArray
+
+from semsearch.errors import DimensionMismatch
 from semsearch.stores.base import PendingChunk, RecordWrite, WriteResult
 from semsearch.stores.sqlite.record_fts import delete_record_fts, index_record_fts
-from semsearch.stores.sqlite.schema import fts_table
+from semsearch.stores.sqlite.schema import fts_table, now
+from semsearch.stores.sqlite.vector_blobs import encode_vectors
 
-__all__ = ["delete_record_rows", "write_record"]
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+__all__ = ["delete_record_rows", "write_record", "write_vectors"]
 
 
 def write_record(conn: sqlite3.Connection, cid: int, record: RecordWrite, out: WriteResult) -> None:
@@ -36,7 +39,7 @@ def write_record(conn: sqlite3.Connection, cid: int, record: RecordWrite, out: W
         json.dumps(record.attrs, ensure_ascii=False, sort_keys=True),
         record.text,
         record.content_hash,
-        _now(),
+        now(),
     )
     if row is None:
         cur = conn.execute(
@@ -164,3 +167,38 @@ def delete_record_rows(conn: sqlite3.Connection, cid: int, ids: list[str]) -> in
     delete_record_fts(conn, cid, rowids)
     conn.execute(f"DELETE FROM records WHERE rowid IN ({rmarks})", rowids)
     return len(rowids)
+
+
+def write_vectors(
+    conn: sqlite3.Connection,
+    cid: int,
+    collection: str,
+    chunk_ids: Sequence[int],
+    vectors: NDArray[np.float32],
+) -> None:
+    """Store float32[n, dim] unit vectors of chunks (as float16 blobs) and log them; the first
+    vectors fix the collection's dim.
+
+    Raises:
+        DimensionMismatch: the collection holds vectors of another dim.
+    """
+    dim = int(vectors.shape[1])
+    stored = conn.execute("SELECT dim FROM collections WHERE id = ?", (cid,))
+    stored_dim = stored.fetchone()[0]
+    if stored_dim is None:
+        conn.execute("UPDATE collections SET dim = ? WHERE name = ?", (dim, collection))
+    elif stored_dim != dim:
+        raise DimensionMismatch(
+            f"collection {collection!r} holds {stored_dim}-d vectors; got {dim}-d",
+            hint="use the model the collection was built with",
+        )
+    blobs = encode_vectors(vectors)  # float16 (format 5: sqlite_vector_blobs.py)
+    conn.executemany(
+        "UPDATE chunks SET vector = ?, status = 'embedded', error = NULL "
+        "WHERE id = ? AND collection_id = ?",
+        [(blob, int(c), cid) for blob, c in zip(blobs, chunk_ids, strict=True)],
+    )
+    conn.executemany(
+        "INSERT INTO changes (collection_id, chunk_id, op) VALUES (?, ?, 'add')",
+        [(cid, int(c)) for c in chunk_ids],
+    )

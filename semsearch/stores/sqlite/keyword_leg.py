@@ -1,0 +1,169 @@
+"""The SQLite store's keyword leg: its caches per collection, and who answers each query.
+
+A record-level keyword query of a ``porter`` collection is ranked by the collection's keyword
+sidecar (bm25/sidecar.py) when it is current, else by FTS5 (stores/sqlite/keyword.py), with the
+same ranking; each record hit shows its best chunk, scored from the chunks' own text with the
+sidecar's statistics (bm25/chunks.py) or by FTS5. :class:`KeywordLeg` holds, per collection id,
+the snapshot's FTS5 term counts and the sidecar, and runs each query in one read transaction. It
+takes the store's connections (stores/sqlite/connection.py), never the store class.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+from collections.abc import Sequence
+
+from semsearch.bm25.chunks import best_chunks_from_text
+from semsearch.bm25.file import keyword_path
+from semsearch.bm25.sidecar import KeywordSidecar
+from semsearch.filters import Filter
+from semsearch.stores.base import ScoredChunk
+from semsearch.stores.sqlite import keyword as sqlite_keyword
+from semsearch.stores.sqlite import schema as ddl
+from semsearch.stores.sqlite.allowed import filter_key
+from semsearch.stores.sqlite.connection import SQLiteConnections
+from semsearch.stores.sqlite.record_fts import has_record_fts
+
+__all__ = ["KeywordLeg"]
+
+
+class KeywordLeg:
+    """One store's keyword caches, by collection id, and the keyword queries that use them.
+
+    Args:
+        db: the store's connections (reads, read transactions, the file's location).
+    Attributes:
+        term_counts: each collection's FTS5 clause counts, for its current snapshot.
+        sidecars: each collection's keyword sidecar (``porter`` collections that were searched).
+        use_sidecar: rank record-level queries from the sidecar when it is current (off: FTS5
+            only, the same ranking; benchmarks compare the two).
+    """
+
+    def __init__(self, db: SQLiteConnections) -> None:
+        self.db = db
+        self.term_counts: dict[int, sqlite_keyword.TermCounts] = {}
+        self.sidecars: dict[int, KeywordSidecar] = {}
+        self.use_sidecar = True
+
+    def setup(self, collection: str) -> tuple[int, str, sqlite_keyword.TermCounts] | None:
+        """(collection id, keyword tokenizer, the snapshot's term counts), or None when gone."""
+        rows = self.db._rows(
+            "SELECT id, options, version, created_at FROM collections WHERE name = ?",
+            (collection,),
+        )
+        if not rows:
+            return None
+        cid, options, *stamp = rows[0]
+        counts = self.term_counts.get(cid)
+        if counts is None or counts.key != (cid, *stamp):
+            counts = self.term_counts[cid] = sqlite_keyword.TermCounts((cid, *stamp))
+        return int(cid), ddl.keyword_tokenizer(json.loads(options)), counts
+
+    def search(self, collection: str, text: str, k: int, where: Filter | None) -> list[ScoredChunk]:
+        """Top-k by BM25 (> 0, higher is better), ties by id, in one read transaction (see
+        ``SQLiteStore.keyword_search``); no hits before the file exists."""
+        if self.db._read() is None:
+            return []
+        found: list[ScoredChunk] = self.db._in_read_txn(
+            lambda _: self._search(collection, text, k, where)
+        )
+        return found
+
+    def _search(
+        self, collection: str, text: str, k: int, where: Filter | None
+    ) -> list[ScoredChunk]:
+        found = self.setup(collection)
+        if found is None:
+            return []
+        cid, tokenizer, counts = found
+        rows = self.db._rows
+        # files of format 1 keep ranking chunks until a write migrates them (never on a read)
+        unit: sqlite_keyword.Unit = "record" if has_record_fts(rows, cid) else "chunk"
+        use = unit == "record" and self.use_sidecar
+        fast = self._sidecar_rank(cid, counts.key[2], tokenizer) if use else None
+        return sqlite_keyword.keyword_search(
+            rows, int(cid), tokenizer, text, k, where, counts, unit, fast
+        )
+
+    def best_chunks(self, collection: str, text: str, record_ids: Sequence[str]) -> dict[str, int]:
+        """``{record id: chunk id}``: each record's best chunk by chunk-level BM25 for ``text``,
+        from the sidecar's statistics when it is current, else from FTS5."""
+        if self.db._read() is None:
+            return {}
+
+        def best(_: sqlite3.Connection) -> dict[str, int]:
+            found = self.setup(collection)
+            if found is None:
+                return {}
+            cid, tokenizer, counts = found
+            rows = self.db._rows
+            sidecar = self.sidecars.get(cid) if self.use_sidecar else None
+            snap = sidecar.current(rows) if sidecar is not None else None
+            if sidecar is not None and snap is not None:  # no FTS5 scoring query
+                return best_chunks_from_text(
+                    rows, cid, sidecar.tokenizer, snap.live, text, record_ids, counts
+                )
+            return sqlite_keyword.best_chunks(rows, cid, tokenizer, text, record_ids, counts)
+
+        chunks: dict[str, int] = self.db._in_read_txn(best)
+        return chunks
+
+    def _sidecar_rank(
+        self, cid: int, created_at: str, tokenizer: str
+    ) -> sqlite_keyword.SidecarRank | None:
+        """The sidecar ranking of one collection for
+        :func:`~semsearch.stores.sqlite.keyword.keyword_search`, or None (``trigram``: FTS5
+        only). Call it inside the search's read transaction (``db._rows`` reads that snapshot)."""
+        if tokenizer != "porter":
+            return None
+        sidecar = self.sidecars.get(cid)
+        if sidecar is None or sidecar.created_at != created_at:
+            tokenize = ddl.KEYWORD_TOKENIZERS[tokenizer]
+            sidecar = KeywordSidecar(self.db.location, cid, created_at, tokenize)
+            self.sidecars[cid] = sidecar
+        rows = self.db._rows
+
+        def rank(clauses: list[str], k: int, where: Filter | None) -> list[ScoredChunk] | None:
+            allowed = None if where is None else filter_key(rows, cid, where)
+            return sidecar.rank(rows, clauses, k, allowed)
+
+        return rank
+
+    def forget(self, cid: int) -> None:
+        """After a collection is dropped: let go of its sidecar and delete its ``.kw`` file (a
+        build still running may write it again; collection ids are never reused, so such a file
+        is never read)."""
+        self.sidecars.pop(cid, None)
+        if self.db.location != ":memory:":
+            with contextlib.suppress(OSError):
+                os.unlink(keyword_path(self.db.location, cid))
+
+    def refresh(self, collection: str, wait: bool) -> None:
+        """Bring ``collection``'s keyword sidecar in step with the file after writes: load the
+        ``.kw`` file if it is current, else build it (waiting for the build when ``wait``).
+
+        A one-shot process (``semsearch index``, ``import``, ``compact``) waits, because a build
+        started by a search runs in a daemon thread that dies with the process; a long-running
+        writer (``semsearch watch``) does not. Nothing happens for ``trigram`` collections,
+        files of format 1 or a store whose sidecar is off.
+        """
+        if not self.use_sidecar or self.db._read() is None:
+            return
+
+        def load(_: sqlite3.Connection) -> KeywordSidecar | None:
+            found = self.setup(collection)
+            if found is None or not has_record_fts(self.db._rows, found[0]):
+                return None
+            cid, tokenizer, counts = found
+            if self._sidecar_rank(cid, counts.key[2], tokenizer) is None:
+                return None
+            sidecar = self.sidecars[cid]
+            sidecar.current(self.db._rows)
+            return sidecar
+
+        sidecar: KeywordSidecar | None = self.db._in_read_txn(load)
+        if sidecar is not None and wait:
+            sidecar.wait()
