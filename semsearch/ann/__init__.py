@@ -17,3 +17,7 @@ the stores (``semsearch.stores.sqlite`` builds and queries it; ``semsearch.store
 ``vector_blobs.py``, ``allowed.py``) and never the store class, :mod:`semsearch.bm25` or the
 engine above.
 """
+
+#: The logger of the whole ANN cache. It keeps the name docs/ann.md gives it from before the cache
+#: moved out of ``semsearch/stores/``, so that log filters users set up keep working.
+LOGGER = "semsearch.stores.ann"

@@ -37,6 +37,7 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
+from semsearch.ann import LOGGER
 from semsearch.ann import file as ann_file
 from semsearch.ann import graph as ann_graph
 from semsearch.ann import scan as ann_scan
@@ -57,7 +58,7 @@ from semsearch.stores.sqlite.allowed import Allowed
 
 __all__ = ["AnnIndex", "AnnState", "configure_ann"]
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(LOGGER)
 
 T = TypeVar("T")
 

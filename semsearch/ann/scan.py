@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from semsearch.ann import LOGGER
 from semsearch.ann import graph as ann_graph
 from semsearch.ann.exact import dot_rows
 from semsearch.ann.filter import AllowedSet, FilterCache, vector_budget
@@ -28,7 +29,7 @@ from semsearch.ann.rows import AnnState
 
 __all__ = ["Fetch", "exact", "gather", "graph_search", "has_values"]
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(LOGGER)
 
 _MAX_EF = 4096
 

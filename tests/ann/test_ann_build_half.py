@@ -100,7 +100,7 @@ def test_plumbing_a_compacted_fp16_graph_holds_the_stored_values_of_the_live_row
 
     vectors = written(db_path)
     gone = list(range(0, N, 3))  # 1,000 of 3,000: past compact_fraction (20%)
-    with semsearch.connect(db_path) as db, caplog.at_level(logging.INFO, "semsearch.ann.cache"):
+    with semsearch.connect(db_path) as db, caplog.at_level(logging.INFO, "semsearch.stores.ann"):
         coll = db.collection("vecs")
         coll.store.vector_search("vecs", vectors[0], K, None)  # builds the graph
         syn.write(coll, syn.clustered(50, DIM, seed=8), list(range(N, N + 50)))  # fresh rows

@@ -243,7 +243,7 @@ def test_plumbing_a_damaged_format_4_graph_file_is_rebuilt_never_misread(
         path.unlink()
         name_graph(db_path, head, mine)
     queries = syn.clustered(5, DIM, seed=47)
-    with caplog.at_level(logging.INFO, logger="semsearch.ann.cache"):
+    with caplog.at_level(logging.INFO, logger="semsearch.stores.ann"):
         got = search(db_path, queries)
     assert any("ANN graph built" in r.getMessage() for r in caplog.records)
     check_scores(built, got, queries)

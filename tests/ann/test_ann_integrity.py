@@ -48,7 +48,7 @@ def test_plumbing_random_bytes_inside_the_sidecar_are_caught_and_rebuilt(
     path.write_bytes(bytes(data))
     query = syn.clustered(1, DIM, seed=7)[0]
     buckets = np.arange(N) % 1000
-    with semsearch.connect(db_path) as db, caplog.at_level(logging.INFO, "semsearch.ann.cache"):
+    with semsearch.connect(db_path) as db, caplog.at_level(logging.INFO, "semsearch.stores.ann"):
         coll = db.collection("vecs")
         where_ast = parse_filter({"bucket": {"$lt": 100}}, coll.schema)
         got = [h.record_id for h in coll.store.vector_search("vecs", query, 10, where_ast)]

@@ -118,7 +118,7 @@ def test_plumbing_damaged_sidecar_is_rebuilt_with_a_log_line_and_search_still_an
     queries = syn.clustered(5, DIM, seed=7)
     truth = [syn.exact_top(built, np.ones(N, bool), q, 10) for q in queries]
     damage(db_path)
-    with caplog.at_level(logging.INFO, logger="semsearch.ann.cache"):
+    with caplog.at_level(logging.INFO, logger="semsearch.stores.ann"):
         got = [top_names(db_path, q) for q in queries]
     assert all(len(g) == 10 for g in got)
     recall = np.mean([len(set(g) & set(t)) / 10 for g, t in zip(got, truth, strict=True)])
@@ -126,7 +126,7 @@ def test_plumbing_damaged_sidecar_is_rebuilt_with_a_log_line_and_search_still_an
     assert any("ANN graph built" in r.getMessage() for r in caplog.records)
     # The rebuilt sidecar is complete again: a fresh process loads it without rebuilding.
     caplog.clear()
-    with caplog.at_level(logging.INFO, logger="semsearch.ann.cache"):
+    with caplog.at_level(logging.INFO, logger="semsearch.stores.ann"):
         top_names(db_path, queries[0])
     assert not any("rebuil" in r.getMessage() or "built" in r.getMessage() for r in caplog.records)
 

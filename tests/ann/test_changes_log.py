@@ -88,7 +88,7 @@ def test_plumbing_pruning_never_passes_the_sidecar(
     assert log_rows(db_path) == 100  # the deletes the sidecar has not seen
     with (
         semsearch.connect(db_path) as db,
-        caplog.at_level(logging.INFO, logger="semsearch.ann.cache"),
+        caplog.at_level(logging.INFO, logger="semsearch.stores.ann"),
     ):
         got = [h.record_id for h in db.collection("vecs").store.vector_search(
             "vecs", vectors[0], 10, None, True)]  # fmt: skip

@@ -178,7 +178,7 @@ def test_fake_embedder_a_format_2_sidecar_is_detected_and_rebuilt_never_read(
     path.write_bytes(blob.replace(tag, b'"format": 2'))  # same length: a valid file
     half = vectors.astype(np.float16).astype(np.float32)
     q = syn.clustered(1, DIM, seed=31)[0]
-    with caplog.at_level(logging.INFO, "semsearch.ann.cache"), semsearch.connect(db_path) as db:
+    with caplog.at_level(logging.INFO, "semsearch.stores.ann"), semsearch.connect(db_path) as db:
         coll = db.collection("vecs")
         assert found(coll, q) == top(half, q)
         coll.store.vector_search(coll.name, q, K, None)  # a graph search: rebuilds the graph
