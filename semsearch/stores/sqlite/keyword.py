@@ -24,8 +24,9 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from semsearch.filters import Filter
-from semsearch.keyword_text import has_cjk, needs_unicode_fold, substring_pieces
+from semsearch.keyword_text import needs_unicode_fold
 from semsearch.stores.base import ScoredChunk
+from semsearch.stores.query_rules import keyword_or_substring
 from semsearch.stores.sqlite.record_fts import TITLE_WEIGHT, record_fts_table
 from semsearch.stores.sqlite.schema import fts_table
 from semsearch.stores.sqlite.sql import (
@@ -126,14 +127,16 @@ def keyword_search(
         if not clauses:
             return _substring_scan(rows, cid, short, k, where)
         return _porter(rows, cid, clauses, k, where, counts, unit)
-    if has_cjk(text):  # no porter token holds a CJK word: see semsearch.keyword_text
-        return _substring_scan(rows, cid, substring_pieces(text), k, where)
-    clauses = fts_clauses(text)
-    ranked = sidecar(clauses, k, where) if sidecar is not None and unit == "record" else None
-    found = ranked if ranked is not None else _porter(rows, cid, clauses, k, where, counts, unit)
-    if found:
-        return found
-    return _substring_scan(rows, cid, substring_pieces(text), k, where)  # word parts, prefixes
+
+    def words() -> list[ScoredChunk]:
+        clauses = fts_clauses(text)
+        ranked = sidecar(clauses, k, where) if sidecar is not None and unit == "record" else None
+        return ranked if ranked is not None else _porter(rows, cid, clauses, k, where, counts, unit)
+
+    # CJK text, word parts and prefixes: a substring scan (see semsearch.keyword_text)
+    return keyword_or_substring(
+        text, words, lambda pieces: _substring_scan(rows, cid, pieces, k, where)
+    )
 
 
 def _porter(

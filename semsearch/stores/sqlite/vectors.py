@@ -18,9 +18,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from semsearch.ann.cache import AnnIndex, AnnState
-from semsearch.errors import DimensionMismatch
 from semsearch.filters import Filter
 from semsearch.stores.base import ScoredChunk
+from semsearch.stores.query_rules import best_first, check_query_dim
 from semsearch.stores.sqlite.allowed import filter_key
 from semsearch.stores.sqlite.connection import SQLiteConnections
 from semsearch.stores.sqlite.sql import Rows, batches, marks
@@ -195,11 +195,8 @@ def _ranked(
     if found is None:
         return []
     cid, index, state = found
-    if state.rows and state.dim != vector.shape[0]:
-        raise DimensionMismatch(
-            f"query vector is {vector.shape[0]}-d; collection {collection!r} is {state.dim}-d",
-            hint="query with the model the collection was built with",
-        )
+    if state.rows:
+        check_query_dim(collection, state.dim, vector)
     allowed = None if where is None else filter_key(db._rows, cid, where)
     query = np.ascontiguousarray(vector, dtype=np.float32)
     for attempt in range(4):  # a record deleted (or swapped out) after the snapshot
@@ -224,4 +221,4 @@ def _ranked(
         )
         if rid in names
     ]
-    return sorted(hits, key=lambda h: (-h.score, h.record_id, h.chunk_id))
+    return best_first(hits)

@@ -16,11 +16,11 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from semsearch.errors import DimensionMismatch
 from semsearch.stores.base import PendingChunk, RecordWrite, WriteResult
 from semsearch.stores.sqlite.record_fts import delete_record_fts, index_record_fts
 from semsearch.stores.sqlite.schema import fts_table, now
 from semsearch.stores.sqlite.vector_blobs import encode_vectors
+from semsearch.stores.write_rules import check_vectors_dim, chunk_key
 
 __all__ = ["delete_record_rows", "write_record", "write_vectors"]
 
@@ -63,21 +63,13 @@ def write_record(conn: sqlite3.Connection, cid: int, record: RecordWrite, out: W
         _replace_chunks(conn, cid, rowid, record, out, new=row is None)
 
 
-def _chunk_key(record: RecordWrite) -> list[tuple[object, ...]]:
-    return [
-        (c.content_hash, c.chunk.ordinal, c.chunk.char_start, c.chunk.char_end,
-         c.chunk.line_start, c.chunk.line_end)
-        for c in record.chunks
-    ]  # fmt: skip
-
-
 def _same_chunks(conn: sqlite3.Connection, rowid: int, record: RecordWrite) -> bool:
     rows = conn.execute(
         "SELECT content_hash, ordinal, char_start, char_end, line_start, line_end FROM chunks "
         "WHERE record_rowid = ? ORDER BY ordinal",
         (rowid,),
     ).fetchall()
-    return [tuple(r) for r in rows] == _chunk_key(record)
+    return [tuple(r) for r in rows] == chunk_key(record)
 
 
 def _replace_chunks(
@@ -185,13 +177,9 @@ def write_vectors(
     dim = int(vectors.shape[1])
     stored = conn.execute("SELECT dim FROM collections WHERE id = ?", (cid,))
     stored_dim = stored.fetchone()[0]
+    check_vectors_dim(collection, stored_dim, dim)
     if stored_dim is None:
         conn.execute("UPDATE collections SET dim = ? WHERE name = ?", (dim, collection))
-    elif stored_dim != dim:
-        raise DimensionMismatch(
-            f"collection {collection!r} holds {stored_dim}-d vectors; got {dim}-d",
-            hint="use the model the collection was built with",
-        )
     blobs = encode_vectors(vectors)  # float16 (format 5: sqlite_vector_blobs.py)
     conn.executemany(
         "UPDATE chunks SET vector = ?, status = 'embedded', error = NULL "
