@@ -157,10 +157,10 @@ def serve(
     check_port_free(host, port)
     limits = Limits(rate_per_minute=rate_limit, rate_burst=rate_burst)
     if workers > 1:
-        if rate_limit is not None:  # read by each worker process (http_process.py)
+        if rate_limit is not None:  # read by each worker process (server/http/process.py)
             os.environ[ENV_RATE_LIMIT] = str(rate_limit)
         os.environ[ENV_RATE_BURST] = str(rate_burst)
-        if reranker:  # read by each worker process (http_process.py)
+        if reranker:  # read by each worker process (server/http/process.py)
             os.environ[settings.ENV_RERANKER] = reranker
         if rerank_top_n is not None:
             os.environ[settings.ENV_RERANK_TOP_N] = str(rerank_top_n)
@@ -198,7 +198,7 @@ def _serve_workers(
     workers: int,
     watch: str | None,
 ) -> None:
-    """`--workers N`: N uvicorn processes, each opening the store itself (http_process.py);
+    """`--workers N`: N uvicorn processes, each opening the store itself (server/http/process.py);
     the Host policy reaches them through the environment."""
     import uvicorn
 

@@ -134,6 +134,21 @@ class StoreStats:
     failed: int
     last_updated: str | None
 
+    @classmethod
+    def from_status_counts(
+        cls, records: int, by_status: Mapping[str, int], last_updated: str | None
+    ) -> StoreStats:
+        """Stats from a record count and chunk counts per status (``embedded``, ``pending``,
+        ``failed``; a status with no chunks may be left out), as SQL stores count them."""
+        return cls(
+            records=records,
+            chunks=sum(by_status.values()),
+            embedded=by_status.get("embedded", 0),
+            pending=by_status.get("pending", 0),
+            failed=by_status.get("failed", 0),
+            last_updated=last_updated,
+        )
+
 
 class Store(Protocol):
     """A storage backend. Methods take the collection name first; errors are SemsearchErrors."""

@@ -97,13 +97,10 @@ class PostgresReads(PostgresAccess):
         records = self._on(collection, f"SELECT count(*) FROM {{R}} r WHERE ({sql})", params)
         sql = "SELECT updated_at FROM semsearch_collections WHERE name = %s"
         when = self._on(None, sql, (collection,))
-        return StoreStats(
-            records=int(records[0][0]) if records else 0,
-            chunks=sum(by_status.values()),
-            embedded=by_status.get("embedded", 0),
-            pending=by_status.get("pending", 0),
-            failed=by_status.get("failed", 0),
-            last_updated=when[0][0].isoformat(timespec="seconds") if when and when[0][0] else None,
+        return StoreStats.from_status_counts(
+            int(records[0][0]) if records else 0,
+            by_status,
+            when[0][0].isoformat(timespec="seconds") if when and when[0][0] else None,
         )
 
     def chunk_vectors(

@@ -148,13 +148,8 @@ def stats(rows: Rows, collection: str, where: Filter | None = None) -> StoreStat
         f"WHERE c.name = ? AND ({filter_sql})",
         (collection, *params),
     )
-    return StoreStats(
-        records=int(records[0][0]) if records else 0,
-        chunks=sum(by_status.values()),
-        embedded=by_status.get("embedded", 0),
-        pending=by_status.get("pending", 0),
-        failed=by_status.get("failed", 0),
-        last_updated=updated[0][0] if updated else None,
+    return StoreStats.from_status_counts(
+        int(records[0][0]) if records else 0, by_status, updated[0][0] if updated else None
     )
 
 

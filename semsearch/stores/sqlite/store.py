@@ -165,7 +165,7 @@ class SQLiteStore(SQLiteConnections):
     def set_vectors(
         self, collection: str, chunk_ids: Sequence[int], vectors: NDArray[np.float32]
     ) -> None:
-        """Store float32[n, dim] unit vectors (kept as float16 blobs: sqlite_vector_blobs.py);
+        """Store float32[n, dim] unit vectors (kept as float16 blobs: vector_blobs.py);
         the first vectors fix the collection's dim.
 
         Raises:
@@ -334,7 +334,7 @@ class SQLiteStore(SQLiteConnections):
         """Top-k chunks by BM25 (negated FTS5 ``bm25()``: > 0, higher is better), ties by id.
 
         Any user text is safe (it is quoted, never parsed as FTS5 syntax); the collection's
-        ``keyword_tokenizer`` option picks stemmed words or substrings (see sqlite_keyword.py).
+        ``keyword_tokenizer`` option picks stemmed words or substrings (see keyword.py).
         """
         return self._keywords.search(collection, text, k, where)
 

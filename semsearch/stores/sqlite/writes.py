@@ -180,7 +180,7 @@ def write_vectors(
     check_vectors_dim(collection, stored_dim, dim)
     if stored_dim is None:
         conn.execute("UPDATE collections SET dim = ? WHERE name = ?", (dim, collection))
-    blobs = encode_vectors(vectors)  # float16 (format 5: sqlite_vector_blobs.py)
+    blobs = encode_vectors(vectors)  # float16 (format 5: vector_blobs.py)
     conn.executemany(
         "UPDATE chunks SET vector = ?, status = 'embedded', error = NULL "
         "WHERE id = ? AND collection_id = ?",
