@@ -71,7 +71,7 @@ def best_chunks_from_text(
 ) -> dict[str, int]:
     """``{record id: chunk id}``: each record's chunk with the highest chunk-level BM25 for
     ``text`` (``porter`` collections), ties to the first chunk; records with no chunk matching
-    on its own are left out. Same answer as ``sqlite_keyword.best_chunks``."""
+    on its own are left out. Same answer as ``semsearch.stores.sqlite.keyword.best_chunks``."""
     clauses = fts_clauses(text)
     if not clauses or not record_ids:
         return {}

@@ -12,13 +12,13 @@ from __future__ import annotations
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from importlib import import_module
 from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
 
 from semsearch.errors import BadVectors, DimensionMismatch, EmbedderUnavailable
+from semsearch.moved import forward
 
 __all__ = [
     "BaseEmbedder",
@@ -210,13 +210,11 @@ def check_rows(
     return vectors, bad
 
 
-def __getattr__(name: str) -> object:
-    """``resolve_embedder`` and ``register_provider`` moved to the registry (docs/architecture.md).
-
-    They resolve here on first use, so code written against the old path keeps working. The
-    registry is looked up by name at that moment: this base module imports no provider and no
-    module above it (tests/unit/test_import_rules.py).
-    """
-    if name in ("resolve_embedder", "register_provider"):
-        return getattr(import_module(f"{__package__}.registry"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# resolve_embedder and register_provider moved to the registry, which sits above every provider.
+__getattr__ = forward(
+    __name__,
+    {
+        "resolve_embedder": "semsearch.embedders.registry",
+        "register_provider": "semsearch.embedders.registry",
+    },
+)

@@ -3,6 +3,6 @@
 This path stays so that code written against docs/http.md before the move keeps working.
 """
 
-from semsearch.server.http.state import ServerState
+from semsearch.server.http.state import MEMORY_COLLECTION, Limits, ServerState, describe
 
-__all__ = ["ServerState"]
+__all__ = ["MEMORY_COLLECTION", "Limits", "ServerState", "describe"]

@@ -8,7 +8,9 @@ order, the query vector's dimension check, the keyword leg's substring fallback)
 (the default, one ``.embed.db`` file), ``postgres/`` (PostgreSQL + pgvector) and ``milvus/``
 (Milvus Lite or a Milvus server).
 
-Who may import it: the engine (``semsearch.search``, ``semsearch.ingest``, ``semsearch.collection``)
-and ``semsearch.database``, which picks a backend from a location string. A backend package never
-imports another backend, and nothing in ``stores/`` imports the engine above it.
+Who may import it: every layer above storage may use ``base.py`` (the protocol and its values:
+the engine, the collection, sources, the CLI); only ``semsearch.database``, which picks a
+backend from a location string, imports a backend's store class. A backend package never imports
+another backend, and nothing in ``stores/`` imports the engine above it
+(tests/unit/test_import_rules.py). ``stores/ann.py`` is the old path of :mod:`semsearch.ann`.
 """

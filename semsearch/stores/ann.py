@@ -3,6 +3,6 @@
 This path stays so that code written against docs/ann.md before the move keeps working.
 """
 
-from semsearch.ann.cache import configure_ann
+from semsearch.ann.cache import AnnIndex, AnnState, configure_ann
 
-__all__ = ["configure_ann"]
+__all__ = ["AnnIndex", "AnnState", "configure_ann"]

@@ -9,3 +9,19 @@ paths), ``tools.py`` (the typed tool signatures whose JSON Schemas agents see) a
 Who may import it: ``semsearch.cli.mcp_cmd``. It shares only ``semsearch.server.host_guard`` with
 the HTTP server and never imports ``semsearch.server.http`` (nor the other way round).
 """
+
+from semsearch.moved import forward
+
+# The names of the module this package replaced (server/mcp.py).
+__getattr__ = forward(
+    __name__,
+    {
+        "DEFAULT_PORT": "semsearch.server.mcp.server",
+        "ENV_TOKEN": "semsearch.server.mcp.server",
+        "McpConfig": "semsearch.server.mcp.server",
+        "McpService": "semsearch.server.mcp.server",
+        "build_server": "semsearch.server.mcp.server",
+        "http_app": "semsearch.server.mcp.server",
+        "serve": "semsearch.server.mcp.server",
+    },
+)

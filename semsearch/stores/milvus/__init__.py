@@ -20,3 +20,15 @@ of the lines below it):
 
 Who may import it: ``semsearch.database``. Nothing here imports another backend or the engine.
 """
+
+from semsearch.moved import forward
+
+# The names of the module this package replaced (stores/milvus.py).
+__getattr__ = forward(
+    __name__,
+    {
+        "MilvusStore": "semsearch.stores.milvus.store",
+        "MAX_TOPK": "semsearch.stores.milvus.layout",
+        "EXACT_MAX": "semsearch.stores.milvus.state",
+    },
+)

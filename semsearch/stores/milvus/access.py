@@ -60,12 +60,12 @@ class MilvusAccess:
         self._lock = threading.RLock()
         self._client: Any = None
         self._loaded: set[str] = set()
-        #: The caches this process's stores on the location share (milvus_state).
+        #: The caches this process's stores on the location share (state.py).
         self.state: LocationState = acquire(target.display, target.lite_path is not None)
         self._open = True
         self._writing = False
         #: Query-time index parameters overriding the defaults (e.g. ``{"nprobe": 32}``,
-        #: ``{"ef": 256}``); see ``milvus_layout.INDEXES``.
+        #: ``{"ef": 256}``); see ``layout.INDEXES``.
         self.search_params: dict[str, Any] = {}
         if target.lite_path is None or os.path.exists(target.lite_path):
             self._connect()

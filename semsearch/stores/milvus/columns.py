@@ -10,7 +10,7 @@ same either way (their floats are copied one by one in both).
 On Milvus Lite, rows are inserted rather than upserted: Lite replaces a row whose primary key
 exists on insert too (the newest write wins; its upsert only adds a read of the old row to
 merge fields a partial update leaves out, and semsearch writes whole rows), which
-``tests/milvus/test_columns.py`` checks. A Milvus server keeps both rows on insert, so servers
+``tests/milvus/test_columns_fake_vectors.py`` checks. A Milvus server keeps both rows on insert, so servers
 get upserts. Partial updates (``set_status``) keep pymilvus' row path.
 
 On Milvus Lite the insert is one blocking gRPC call, as ``MilvusClient.insert`` makes it for

@@ -83,7 +83,7 @@ def write(store: MilvusAccess, collection: str, windows: Mapping[int, WindowSet]
     with translated("writing windows"):
         for start in range(0, len(out), 100):
             client.upsert(name, out[start : start + 100])
-    store.written(name, len(out))  # flushed in bulk, as the other parts (milvus_access)
+    store.written(name, len(out))  # flushed in bulk, as the other parts (access.py)
 
 
 def read(store: MilvusAccess, collection: str, chunk_ids: Sequence[int]) -> dict[int, WindowSet]:

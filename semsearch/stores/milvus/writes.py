@@ -14,7 +14,7 @@ cost as much as writing the chunk). See ``MilvusStore.stats`` and ``pending_chun
 Cost: each batch reads only its own rows, by primary key (:mod:`semsearch.stores.milvus.lookup`:
 record rows, the chunks an update replaces, vectors to reuse by chunk id or content hash), and
 writes in calls of up to ``ROWS_PER_CALL`` rows without flushing (a collection is flushed per
-``milvus_state.FLUSH_ROWS`` rows and before the next read; a flush per batch made many small
+``state.FLUSH_ROWS`` rows and before the next read; a flush per batch made many small
 segments that every later read visits), so the time to insert n records grows linearly in n.
 """
 

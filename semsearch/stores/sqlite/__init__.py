@@ -25,3 +25,13 @@ and exact scan) and :mod:`semsearch.bm25` (the keyword sidecar). Who may import 
 file's layout modules (never ``store.py``, ``vectors.py`` or ``keyword_leg.py``). Nothing here
 imports the engine (search, ingest, collection).
 """
+
+from semsearch.moved import forward
+
+# `from semsearch.stores.sqlite import SQLiteStore` (the module this package replaced).
+__getattr__ = forward(
+    __name__,
+    {
+        "SQLiteStore": "semsearch.stores.sqlite.store",
+    },
+)

@@ -107,7 +107,7 @@ def decode_blobs(blobs: Sequence[bytes], dim: int) -> NDArray[np.float32]:
 def migrate_to_float16(conn: sqlite3.Connection) -> None:
     """Format 5: rewrite every float32 chunk vector as float16, :data:`BATCH` chunks a commit.
 
-    Called by ``sqlite_schema.migrate`` inside its ``BEGIN IMMEDIATE`` transaction, which this
+    Called by ``schema.migrate`` inside its ``BEGIN IMMEDIATE`` transaction, which this
     function commits after each batch and opens again, so a 1M-chunk file never needs one
     giant transaction and a kill loses at most one batch of work. Rows are visited by id; an
     interrupted run starts again from the first id and skips the rows already converted. No

@@ -51,7 +51,7 @@ def write_record(conn: sqlite3.Connection, cid: int, record: RecordWrite, out: W
         out.added += 1
     else:
         rowid = int(row[0])
-        delete_record_fts(conn, cid, [rowid])  # before the row changes: see sqlite_record_fts
+        delete_record_fts(conn, cid, [rowid])  # before the row changes: see record_fts.py
         conn.execute(
             "UPDATE records SET fields = ?, attrs = ?, text = ?, content_hash = ?, updated_at = ? "
             "WHERE rowid = ?",
