@@ -8,7 +8,7 @@ import os
 import re
 import traceback
 from collections.abc import Callable
-from typing import Annotated, Any, ParamSpec, TypeVar
+from typing import Annotated, Any, NoReturn, ParamSpec, TypeVar
 
 import click
 import typer
@@ -163,17 +163,48 @@ def cli_errors(func: Callable[P, R]) -> Callable[P, R]:
         try:
             return func(*args, **kwargs)
         except SemsearchError as exc:
-            err_console.print(f"[bold red]error:[/] {escape(cli_wording(exc.message))}")
-            if exc.hint:
-                err_console.print(f"[bold]hint:[/] {escape(cli_wording(exc.hint))}")
-            raise typer.Exit(exit_code(exc)) from None
+            _refuse(exc)
         except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
             raise
         except Exception as exc:
+            extra = missing_extra(exc)
+            if extra is not None:
+                _refuse(extra)
             _internal_error(exc)
             raise typer.Exit(EXIT_INTERNAL) from None
 
     return wrapper
+
+
+def _refuse(exc: SemsearchError) -> NoReturn:
+    """Print a SemsearchError's message and hint on stderr, and exit with its code."""
+    err_console.print(f"[bold red]error:[/] {escape(cli_wording(exc.message))}")
+    if exc.hint:
+        err_console.print(f"[bold]hint:[/] {escape(cli_wording(exc.hint))}")
+    raise typer.Exit(exit_code(exc)) from None
+
+
+#: Optional packages a command may need, and the extra of pyproject.toml that installs each.
+OPTIONAL_PACKAGES = {
+    "fastapi": "server", "uvicorn": "server", "mcp": "server",
+    "psycopg": "postgres", "psycopg_pool": "postgres", "pgvector": "postgres",
+    "pymilvus": "milvus", "milvus_lite": "milvus", "pypdf": "pdf", "pytrec_eval": "eval",
+}  # fmt: skip
+
+
+def missing_extra(exc: BaseException) -> BackendUnavailable | None:
+    """A BackendUnavailable naming the extra to install when ``exc`` is the import of an
+    optional package that is not installed (None for any other exception: a bug)."""
+    if not isinstance(exc, ModuleNotFoundError) or not exc.name:
+        return None
+    package = exc.name.partition(".")[0]
+    extra = OPTIONAL_PACKAGES.get(package)
+    if extra is None:
+        return None
+    return BackendUnavailable(
+        f"this command needs the optional package {package!r}, which is not installed",
+        hint=f"pip install 'semsearch[{extra}]'",
+    )
 
 
 def _internal_error(exc: Exception) -> None:
