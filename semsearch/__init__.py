@@ -6,6 +6,11 @@ notes = db.collection("notes")
 notes.upsert([{"id": "a.md", "text": "How to link notes with [[wikilinks]]"}])
 for hit in notes.search("connect two notes"):
     print(hit.id, hit.score)
+
+This module is the public API: ``connect``/``aconnect``, ``Database``, ``Collection``,
+``ConversationMemory``, ``Schema``, the result types and the error tree, each imported on first
+use. Any code may import it; nothing inside the package imports it except the applications and
+faces on top (docs/architecture.md draws the layers).
 """
 
 from importlib import import_module
