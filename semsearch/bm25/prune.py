@@ -12,7 +12,10 @@ and optimizations") returns the same top k with less work:
    k-th score from below, as every further term only adds. Once the upper bounds of the terms
    left sum below ``theta``, no record without a scored term can reach the top k.
 3. The terms left are looked up only for the *candidates*: records whose partial score plus
-   that sum reaches ``theta``, by binary search in each term's (ascending) record list.
+   that sum reaches ``theta``, by binary search in each term's (ascending) record list. After
+   each such term ``theta`` rises to the candidates' k-th best partial score and the bound
+   left shrinks by that term's, so candidates that can no longer reach ``theta`` are dropped
+   before the next look-up.
 
 Every record that can reach the top k gets every term's part, so the top k and its scores
 equal the exhaustive ones, to float tolerance (the parts are added in another order):
@@ -73,10 +76,16 @@ def top_pruned(
         cand = cand[mask[cand]]
     cand = cand[scores[cand] + left >= theta]
     part = scores[cand]
-    for i in order[done:]:
+    rest = order[done:]
+    for n, i in enumerate(rest):
         term = terms[i]
         assert isinstance(term, str)  # phrases come first and are never pruned
         _add_to_candidates(p, term, weights[i], cand, part)
+        if n + 1 < len(rest) and len(cand) > k:  # drop candidates that can no longer reach
+            left = float(np.sum([bounds[j] for j in rest[n + 1 :]]))
+            theta = max(theta, _kth(part, k, None))
+            keep = part + left >= theta
+            cand, part = cand[keep], part[keep]
     found, best, _ = top_of(part, k, None)
     return cand[found], best, max(k, int(np.count_nonzero(part)))
 

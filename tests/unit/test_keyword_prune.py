@@ -84,3 +84,23 @@ def test_a_phrase_clause_is_scored_first_and_counted(postings: Postings) -> None
     terms: list[str | tuple[np.ndarray, np.ndarray]] = [phrase, "cell", "the"]
     assert_same_top(ranked(top_pruned(postings, terms, 5, None), 5),
                     ranked(postings.top(terms, 5, None), 5))  # fmt: skip
+
+
+def test_candidates_that_can_no_longer_reach_the_top_k_are_dropped_between_terms(
+    postings: Postings, tokenizer: PieceTokenizer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    looked_up: list[int] = []  # candidates looked up, per pruned term, of one query
+    add = keyword_prune._add_to_candidates
+
+    def counting(p, term, weight, cand, part) -> None:  # type: ignore[no-untyped-def]
+        looked_up.append(len(cand))
+        add(p, term, weight, cand, part)
+
+    monkeypatch.setattr(keyword_prune, "_add_to_candidates", counting)
+    shrank = 0
+    for text in queries(150):
+        looked_up.clear()
+        top_pruned(postings, list(tokenizer.terms(text)), 10, None)
+        assert looked_up == sorted(looked_up, reverse=True)  # a candidate never comes back
+        shrank += len(looked_up) > 1 and looked_up[-1] < looked_up[0]
+    assert shrank >= 10  # queries whose later terms looked up fewer records than the first
