@@ -184,9 +184,10 @@ def _semantic_leg(
     limit: int,
     min_score: float | None,
     queries: _QueryVectors,
+    rescore_depth: int = RESCORE_DEPTH,
 ) -> _Leg:
     """Each record's best chunk by cosine; with sentence windows (the store keeps them and the
-    collection has them on), every one of the ``max(limit, RESCORE_DEPTH)`` records fetched is
+    collection has them on), every one of the ``max(limit, rescore_depth)`` records fetched is
     rescored with its windows (:func:`semsearch.windows.rescore`), and ``min_score`` applies to
     the mixed score."""
     text = req.hypothetical_answer if _hyde(req) else req.query
@@ -213,7 +214,7 @@ def _semantic_leg(
     if not (isinstance(store, SentenceWindows) and windows_enabled(coll.info.options)):
         leg = collect(fetch, limit, req.scope, min_score, first)
         return dataclasses.replace(leg, query=query)
-    depth = max(limit, RESCORE_DEPTH)
+    depth = max(limit, rescore_depth)
     leg = collect(fetch, depth, req.scope, first=depth if by_record else None)
     best, spans = rescore(coll.store, coll.name, query.vector, leg.best, depth, fetched)
     kept = [c for c in best if min_score is None or c.score >= min_score][:limit]
@@ -241,12 +242,14 @@ def _keyword_leg(coll: CollectionParts, req: SearchRequest, limit: int) -> _Leg:
     )  # fmt: skip
 
 
-#: Records each leg contributes to hybrid fusion (before the final ``limit``). With
-#: HYBRID_FUSION's ``absent="lowest"``, measured on BEIR SciFact (int8 model, windows, nDCG@10):
-#: depth 30 0.7497, 50 0.7460, 100 0.7490, 200 0.7503; the absent-as-floor fusion needed depth
-#: 200 for 0.7471 (100: 0.7358). 50 halves a hybrid search's cost against 100 (the semantic
-#: leg's window rescoring grows with it): docs/retrieval.md and docs/benchmarks.md.
-HYBRID_DEPTH = 50
+#: Records each leg contributes to hybrid fusion (before the final ``limit``); the semantic leg
+#: rescores just these with their sentence windows. With HYBRID_FUSION's ``absent="lowest"``,
+#: measured on BEIR SciFact (int8 model, windows, nDCG@10, legs D deep, D rescored): 30 0.7465,
+#: 40 0.7442, 50 0.7460; 30 deep with 50 rescored 0.7497, 100 0.7490, 200 0.7503 (rescoring 50
+#: records costs about 0.5 ms more than 30, the keyword leg's top 50 about 0.2 ms more than its
+#: top 30 at 100k records); the absent-as-floor fusion needed depth 200 for 0.7471.
+#: docs/retrieval.md and docs/benchmarks.md.
+HYBRID_DEPTH = 30
 #: The fusion hybrid search uses unless a request names another: a convex combination, 0.75 of
 #: the semantic leg and 0.25 of the keyword leg, each score normalised from its theoretical
 #: minimum (-1 for cosine, 0 for BM25) to the query's best, and a record missing from a leg cut
@@ -295,7 +298,7 @@ def _semantic_or_missing(
 ) -> tuple[_Leg, str | None]:
     """Hybrid's semantic leg, or an empty leg and the reason when the embedder is down."""
     try:
-        return _semantic_leg(coll, req, depth, None, queries), None
+        return _semantic_leg(coll, req, depth, None, queries, rescore_depth=depth), None
     except EmbedderUnavailable as exc:
         return _Leg([], 0), f"semantic leg missing: {exc.message}; keyword results only"
 

@@ -125,3 +125,22 @@ def test_a_record_missing_from_a_cut_leg_gets_its_lowest_score_fake_embedder(
     for hit in result:  # components still say which leg returned the record
         assert (hit.components["keyword"].rank is None) == (hit.id not in kw)
         assert (hit.components["semantic"].rank is None) == (hit.id not in sem)
+
+
+def test_hybrid_semantic_leg_rescores_its_own_depth_of_records_fake_embedder(
+    coll, monkeypatch
+) -> None:
+    depths: list[int] = []
+    rescore = search.rescore
+
+    def spy(store, name, query, ranked, depth, also=()):  # type: ignore[no-untyped-def]
+        depths.append(depth)
+        return rescore(store, name, query, ranked, depth, also)
+
+    monkeypatch.setattr(search, "rescore", spy)
+    coll.search("solar roof", mode="hybrid", limit=5)
+    coll.search("solar roof", mode="hybrid", limit=40)
+    coll.search("solar roof", mode="semantic", limit=5)
+    # hybrid: the leg's records, max(limit, HYBRID_DEPTH); semantic: max(limit, RESCORE_DEPTH)
+    assert depths == [search.HYBRID_DEPTH, 40, search.RESCORE_DEPTH]
+    assert (search.HYBRID_DEPTH, search.RESCORE_DEPTH) == (30, 50)  # the measured defaults
