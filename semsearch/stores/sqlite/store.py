@@ -36,7 +36,7 @@ from semsearch.stores.base import (
     WindowSet,
     WriteResult,
 )
-from semsearch.stores.sqlite import catalog, reads, record_changes
+from semsearch.stores.sqlite import catalog, new_records, reads, record_changes
 from semsearch.stores.sqlite import changes as sqlite_changes
 from semsearch.stores.sqlite import keyword as sqlite_keyword
 from semsearch.stores.sqlite import schema as ddl
@@ -155,8 +155,12 @@ class SQLiteStore(SQLiteConnections):
         with self._write(collection) as conn:
             cid = self._collection_id(conn, collection)
             old = sqlite_windows.hashes_of(conn, cid, [r.id for r in records])
-            for record in records:
-                write_record(conn, cid, record, result)
+            existing = new_records.existing_ids(conn, cid, [r.id for r in records])
+            for new, run in new_records.split_new(records, existing):
+                if new:  # a bulk load: set-based inserts, the same rows (new_records.py)
+                    new_records.insert_new_records(conn, cid, run, result)
+                else:
+                    write_record(conn, cid, run[0], result)
             sqlite_windows.prune(conn, cid, old)
             record_changes.maybe_prune(conn, cid, partial(record_log_horizon, self.location))
         self._count_written(len(records))
