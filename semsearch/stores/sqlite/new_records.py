@@ -31,10 +31,10 @@ from semsearch.stores.sqlite.sql import batches, marks
 
 __all__ = ["existing_ids", "insert_new_records", "split_new"]
 
-#: ``json.dumps(value, ensure_ascii=False, sort_keys=True)`` (what writes.py stores) without
-#: building an encoder per call: a quarter of this module's Python time at 100k records.
 #: FTS5 pages of merge work after each batch (:func:`_merge_segments`).
 MERGE_PAGES = 16
+#: ``json.dumps(value, ensure_ascii=False, sort_keys=True)`` (what writes.py stores) without
+#: building an encoder per call: a quarter of this module's Python time at 100k records.
 _dumps = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
 
 
