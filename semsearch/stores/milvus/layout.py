@@ -238,7 +238,8 @@ def chunks_schema(fields: list[dict[str, Any]], dim: int = 0) -> Any:
 
 
 def hashes_schema() -> Any:
-    """``*_hashes``: ``content_hash`` (pk) -> ``chunk_id`` of a vector with that content."""
+    """Layout 1's ``*_hashes``: ``content_hash`` (pk) -> ``chunk_id`` of a vector with that
+    content (kept for benchmarks/milvus_layouts.py and the tests that build layout 1)."""
     from pymilvus import DataType
 
     s = _schema()
@@ -249,7 +250,7 @@ def hashes_schema() -> Any:
 
 
 def vectors_schema(fields: list[dict[str, Any]], dim: int) -> Any:
-    """``*_vectors`` with a float32[dim] ``vector``."""
+    """Layout 1's ``*_vectors`` with a float32[dim] ``vector`` (kept as ``hashes_schema``)."""
     from pymilvus import DataType
 
     s = _schema()

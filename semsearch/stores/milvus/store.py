@@ -2,13 +2,14 @@
 
 ``connect("milvus-lite:///path/notes.db")`` opens Milvus Lite in-process (one process per
 folder); ``connect("http://host:19530")`` (optionally ``user:pass@`` or ``?token=``, ``?db=``)
-opens a Milvus server or cluster. The layout (three Milvus collections per semsearch
-collection plus ``semsearch_meta``) is documented in :mod:`semsearch.stores.milvus.layout`
+opens a Milvus server or cluster. The layout (two Milvus collections per semsearch collection,
+records and chunks with their vectors, plus ``semsearch_meta``) is documented in
+:mod:`semsearch.stores.milvus.layout`
 and docs/milvus.md. Vector search uses Milvus' index (COSINE); keyword search uses Milvus'
 own BM25 function; hybrid fusion happens above the store, in :mod:`semsearch.search`.
 
-Milvus has no transactions: each write upserts chunks and vectors first and the record row
-last (its content hash is the commit marker, so a re-run repairs a half-done write). Writes are
+Milvus has no transactions: each write upserts chunk rows (with their vectors) first and the
+record row last (its content hash is the commit marker, so a re-run repairs a half-done write). Writes are
 not flushed: inserted rows are searchable at once and Milvus persists them itself (a flush per
 batch would seal a small segment each time, and searches slow down with many segments).
 """
@@ -199,7 +200,14 @@ class MilvusStore(MilvusAccess):
     def set_vectors(
         self, collection: str, chunk_ids: Sequence[int], vectors: NDArray[np.float32]
     ) -> None:
-        """Store float32[n, dim] unit vectors; the first vectors fix the collection's dim."""
+        """Store float32[n, dim] unit vectors; the first vectors fix the collection's dim.
+
+        Raises:
+            DimensionMismatch: before anything changes (rows held back stay held, so the
+                caller can still mark the chunks failed).
+        """
+        if len(chunk_ids):
+            self.check_dim(collection, int(vectors.shape[1]))
         with self.writing():
             milvus_writes.set_vectors(self, collection, chunk_ids, vectors)
 
