@@ -144,9 +144,21 @@ class MilvusAccess:
         return meta.get("chunks")
 
     def vector_filter(self, collection: str) -> str:
-        """The expression that keeps embedded rows of the vectors part ('' in layout 1, where
-        only embedded chunks have vector rows)."""
-        return 'status == "embedded"' if self.layout(collection) >= 2 else ""
+        """The expression that keeps embedded rows of the vectors part: '' in layout 1 (only
+        embedded chunks have vector rows), and on Milvus Lite when every chunk is embedded
+        (counted once per write generation: a filter on every row made an unfiltered ANN
+        search about 10% slower)."""
+        if self.layout(collection) < 2:
+            return ""
+        embedded = 'status == "embedded"'
+        if not self.state.lite:
+            return embedded
+        generation = self.state.generation
+        known = self.state.all_embedded.get(collection)
+        if known is None or known[0] != generation:
+            waiting = self.count_where(collection, "chunks", 'status != "embedded"')
+            known = self.state.all_embedded[collection] = (generation, waiting == 0)
+        return "" if known[1] else embedded
 
     def _coll(self, collection: str, kind: str, flush: bool = True) -> tuple[Any, str] | None:
         """(client, Milvus name) of a loaded collection part, or None if it does not exist;

@@ -20,7 +20,8 @@ that spare searches and writes round trips to Milvus.
   ``set_vectors`` brings their vectors (:mod:`semsearch.stores.milvus.batch`), the
   ``content_hash -> chunk_id`` map of embedded chunks (vector reuse across records, see
   :mod:`semsearch.stores.milvus.lookup`), the collections whose leftovers of an interrupted
-  migration this process cleaned (:mod:`semsearch.stores.milvus.migrate`), and the last
+  migration this process cleaned (:mod:`semsearch.stores.milvus.migrate`), whether every chunk
+  of a collection is embedded (layout 2: vector searches then need no status filter), and the last
   ``record_hashes`` answer (``write_records`` asks again for the ids ingestion just asked for).
 """
 
@@ -90,6 +91,8 @@ class LocationState:
     batches: dict[str, Any] = field(default_factory=dict)
     #: collection -> {content hash: chunk id} of embedded chunks (Lite; checked on use).
     hash_index: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: collection -> (generation, every chunk embedded): no vector search filter needed (Lite).
+    all_embedded: dict[str, tuple[int, bool]] = field(default_factory=dict)
     #: collections whose leftover Milvus collections this process dropped (migrate.py).
     settled: set[str] = field(default_factory=set)
     #: Milvus collections found not to exist (Lite: only this process creates them); the
