@@ -17,7 +17,8 @@ windows, see :mod:`semsearch.stores.milvus.windows`), named from a prefix
   (``embedded``/``pending``/``failed``, exact), ``error``, ``loc`` (JSON: offsets, heading
   path, lines), the ``f_*`` columns, and, once the dimension is known, ``vector``
   (float32[dim], metric COSINE). A row not embedded holds :func:`placeholder` as its vector
-  (Milvus vectors cannot be null), and every vector read filters on ``status == "embedded"``.
+  (Milvus vectors cannot be null), and vector reads filter on ``status == "embedded"`` (on
+  Milvus Lite only while some chunk is not embedded: ``MilvusAccess.vector_filter``).
 
 The write path writes each chunk row once, with its vector: on Milvus Lite the rows of a
 ``write_records`` batch wait in the process (:mod:`semsearch.stores.milvus.batch`) until

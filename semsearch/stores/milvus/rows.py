@@ -1,6 +1,6 @@
 """The rows a write of the Milvus store stores, built from ``RecordWrite`` values (pure: no
-Milvus call): record rows with the body cut into parts, chunk rows with their keyword terms,
-vector rows of reused vectors, and the sizes refused before anything is written. The columns
+Milvus call): record rows with the body cut into parts, chunk rows with their keyword terms
+(and a reused vector where there is one), and the sizes refused before anything is written. The columns
 are documented in :mod:`semsearch.stores.milvus.layout`.
 """
 

@@ -94,13 +94,11 @@ def _begin(store: MilvusAccess, collection: str, meta: dict[str, Any]) -> None:
     state.marked.add(collection)
 
 
-def _touch(
-    store: MilvusAccess, collection: str, meta: dict[str, Any], changed: bool = False
-) -> None:
+def _touch(store: MilvusAccess, collection: str, meta: dict[str, Any]) -> None:
     """Store the write time (to the second: one metadata write per second of writing, not per
-    batch) and, when ``changed``, other changes the caller made to ``meta``."""
+    batch), on the stored metadata (``meta`` is the caller's copy, for its time only)."""
     now = lay.now()
-    if changed or meta.get("updated_at") != now:
+    if meta.get("updated_at") != now:
         meta = store.meta(collection) | {"updated_at": now}
         store.put_meta(meta)
 
