@@ -79,7 +79,7 @@ def test_lite_insert_over_a_stored_primary_key_replaces_the_row_fake_vectors(
 def test_column_writes_store_nulls_for_unset_fields_fake_vectors(store: MilvusStore) -> None:
     _write(store, [_record("a", "alpha", None), _record("b", "beta", "spell")], 0)
     store.flush()
-    for kind, key in (("records", "pk"), ("chunks", "record_id"), ("vectors", "record_id")):
+    for kind, key in (("records", "pk"), ("chunks", "record_id")):
         client, name = store._coll(NAME, kind) or (None, "")
         rows = client.query(name, filter=f"{key} >= ''", output_fields=["record_id", "f_kind"])
         assert {r["record_id"]: r["f_kind"] for r in rows} == {"a": None, "b": "spell"}, kind
@@ -99,7 +99,6 @@ def test_rewriting_a_record_replaces_its_rows_fake_vectors(store: MilvusStore) -
         "b": ("gamma", {"kind": "spell"}),
     }
     assert sorted(r["record_id"] for r in _rows(store, "chunks")) == ["a", "b"]
-    assert sorted(r["record_id"] for r in _rows(store, "vectors")) == ["a", "b"]
     monster = parse_filter({"kind": "monster"}, SCHEMA)
     spell = parse_filter({"kind": "spell"}, SCHEMA)
     eye = np.eye(8, dtype=np.float32)
@@ -119,22 +118,23 @@ def test_a_new_collection_waits_for_no_index_fake_vectors(
     try:
         store.create_collection(CollectionInfo(NAME, SCHEMA.to_json(), "fake:8", 8))
         client = store.client()
+        names = {kind: store.part_name(NAME, kind) or "" for kind in ("records", "chunks")}
         indexed = {
             kind: sorted(
-                client.describe_index(lay.part_name(NAME, kind), i)["field_name"]
-                for i in client.list_indexes(lay.part_name(NAME, kind))
+                client.describe_index(name, i)["field_name"] for i in client.list_indexes(name)
             )
-            for kind in ("records", "chunks", "vectors", "hashes")
+            for kind, name in names.items()
         }
+        parts = sorted(n for n in client.list_collections() if n.startswith(lay.prefix(NAME)))
     finally:
         store.close()
     assert waits == []
     assert indexed == {
         "records": ["_v", "record_id"],
-        "chunks": ["record_id", "sparse"],
-        "vectors": ["content_hash", "record_id", "vector"],
-        "hashes": ["_v"],
+        "chunks": ["content_hash", "record_id", "sparse", "vector"],
     }
+    # layout 2: the vectors live in the chunk rows; no _vectors or _hashes collection
+    assert parts == [f"{lay.prefix(NAME)}_chunks_1", f"{lay.prefix(NAME)}_records"]
 
 
 class _RowClient:

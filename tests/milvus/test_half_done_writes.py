@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from semsearch.stores.milvus import writes as milvus_writes
+from semsearch.stores.milvus import mutate
 from semsearch.stores.milvus.store import MilvusStore
 from tests.milvus.helpers import fake8_store, one_chunk_record
 
@@ -40,14 +40,14 @@ def store(tmp_path: Path) -> Iterator[MilvusStore]:
 
 
 def _dies_before_record_rows(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = milvus_writes._upsert
+    real = mutate.upsert
 
     def upsert(store: MilvusStore, collection: str, kind: str, rows: Any, **kw: Any) -> None:
         if kind == "records":
             raise RuntimeError("process killed")
         real(store, collection, kind, rows, **kw)
 
-    monkeypatch.setattr(milvus_writes, "_upsert", upsert)
+    monkeypatch.setattr(mutate, "upsert", upsert)
 
 
 def test_chunks_of_a_write_that_died_are_swept_by_the_next_write_fake_vectors(

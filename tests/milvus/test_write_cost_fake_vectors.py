@@ -1,5 +1,5 @@
 """The Milvus store's cheaper writes (issue 23): what each write asks of Milvus, and that the
-counts and pending chunks stay right when ``set_vectors`` leaves chunk rows as written.
+counts and pending chunks stay right when vectors come in several calls, fail, or never come.
 
 Real Milvus Lite, fake 8-d vectors (rows of the identity matrix), one chunk per record. The
 client's ``upsert`` and ``query`` are wrapped to record which Milvus collection each call hits.
@@ -8,6 +8,7 @@ client's ``upsert`` and ``query`` are wrapped to record which Milvus collection 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,9 +18,8 @@ import pytest
 
 from semsearch.schema import Schema
 from semsearch.stores.base import CollectionInfo, RecordWrite
-from semsearch.stores.milvus import writes as milvus_writes
+from semsearch.stores.milvus import mutate
 from semsearch.stores.milvus.store import MilvusStore
-from semsearch.stores.milvus.writes import set_status
 from tests.milvus.helpers import fake8_store, one_chunk_record
 
 NAME = "cost"
@@ -27,7 +27,7 @@ NAME = "cost"
 
 def _kinds(calls: list[tuple[str, str]], method: str) -> list[str]:
     """The part kinds (records, chunks, ...) hit by ``method`` calls, in call order."""
-    return [name.rsplit("_", 1)[-1] for m, name in calls if m == method]
+    return [re.sub(r"_\d+$", "", name).rsplit("_", 1)[-1] for m, name in calls if m == method]
 
 
 @pytest.fixture
@@ -52,25 +52,50 @@ def calls(store: MilvusStore, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str
         setattr(client, method, wrapped)
 
     def columns(c: Any, name: str, rows: Any, lite: bool, partial: bool = False,
-                _real: Any = milvus_writes.write_rows) -> None:  # fmt: skip
+                _real: Any = mutate.write_rows) -> None:  # fmt: skip
         if not partial:  # a partial write goes through client.upsert, recorded above
             seen.append(("upsert", name))
         _real(c, name, rows, lite, partial)
 
-    monkeypatch.setattr(milvus_writes, "write_rows", columns)
+    monkeypatch.setattr(mutate, "write_rows", columns)
     return seen
 
 
-def test_set_vectors_of_a_fresh_write_writes_vectors_and_hashes_only_fake_vectors(
+def test_a_fresh_write_writes_each_row_once_with_its_vector_fake_vectors(
     store: MilvusStore, calls: list[tuple[str, str]]
 ) -> None:
     result = store.write_records(NAME, [one_chunk_record(f"r{i}", f"text {i}") for i in range(3)])
+    # the rows wait in the process for their vectors (layout 2: the vector is in the chunk row)
+    assert [k for k in _kinds(calls, "upsert") if k != "meta"] == []
     calls.clear()
     store.set_vectors(NAME, [p.chunk_id for p in result.pending], np.eye(8, dtype=np.float32)[:3])
-    # no read of the chunks just written, no rewrite of them; the write time was stored by
-    # write_records within the same second, or once now
+    # no read, one write of the chunk rows and one of the record rows (the commit marker last)
     assert _kinds(calls, "query") == []
-    assert [k for k in _kinds(calls, "upsert") if k != "meta"] == ["vectors", "hashes"]
+    assert [k for k in _kinds(calls, "upsert") if k != "meta"] == ["chunks", "records"]
+    s = store.stats(NAME)
+    assert (s.records, s.chunks, s.embedded, s.pending, s.failed) == (3, 3, 3, 0, 0)
+
+
+def test_rows_held_back_are_written_with_placeholders_before_a_read_fake_vectors(
+    store: MilvusStore,
+) -> None:
+    """``embed=False``: no vectors come; the next read writes the batch, chunks pending, and
+    vector search finds none of them (the placeholder vector is never returned)."""
+    result = store.write_records(NAME, [one_chunk_record(f"r{i}", f"text {i}") for i in range(3)])
+    assert store.count(NAME) == 3
+    s = store.stats(NAME)
+    assert (s.records, s.chunks, s.embedded, s.pending, s.failed) == (3, 3, 0, 3, 0)
+    query = np.eye(8, dtype=np.float32)[0]
+    assert store.vector_search(NAME, query, 10, None) == []
+    assert store.vector_search(NAME, query, 10, None, exact=True) == []
+    assert [h.record_id for h in store.keyword_search(NAME, "text", 10, None)] != []
+    ids = sorted(p.chunk_id for p in result.pending)
+    assert sorted(p.chunk_id for p in store.pending_chunks(NAME, 10)) == ids
+    store.set_vectors(NAME, ids, np.eye(8, dtype=np.float32)[:3])  # a reindex: rows rewritten
+    assert store.stats(NAME).embedded == 3
+    assert store.vector_search(NAME, np.eye(8, dtype=np.float32)[1], 1, None)[0].score == (
+        pytest.approx(1.0, abs=1e-6)
+    )
 
 
 def test_the_same_ids_asked_twice_without_a_write_are_one_query_fake_vectors(
@@ -123,22 +148,8 @@ def test_pending_chunks_pending_first_then_failed_fake_vectors(
     assert store.pending_chunks(NAME, 1)[0].embed_text in ("text 1", "text 2")
 
 
-def test_chunks_marked_embedded_by_the_previous_version_count_the_same_fake_vectors(
-    store: MilvusStore,
-) -> None:
-    # the previous version set each embedded chunk's status to "embedded" in set_vectors
-    result = store.write_records(NAME, [one_chunk_record(f"r{i}", f"text {i}") for i in range(3)])
-    ids = [p.chunk_id for p in result.pending]
-    store.set_vectors(NAME, ids[:2], np.eye(8, dtype=np.float32)[:2])
-    with store.writing():
-        set_status(store, NAME, ids[:2], "embedded", "")
-    s = store.stats(NAME)
-    assert (s.chunks, s.embedded, s.pending, s.failed) == (3, 2, 1, 0)
-    assert [p.chunk_id for p in store.pending_chunks(NAME, 10)] == [ids[2]]
-
-
 def test_an_update_keeps_its_unchanged_chunks_vector_fake_vectors(store: MilvusStore) -> None:
-    # the chunk row still says "pending" after set_vectors; the update must find its vector
+    # the update finds its chunk through the record's chunk list and keeps the vector
     first = store.write_records(NAME, [one_chunk_record("a", "same text")])
     store.set_vectors(NAME, [first.pending[0].chunk_id], np.eye(8, dtype=np.float32)[:1])
     again = one_chunk_record("a", "same text")

@@ -4,10 +4,13 @@ What lives here, by job, from the top down (a module imports only modules of its
 of the lines below it):
 
 - ``store.py``: :class:`MilvusStore`, the Store protocol; imported by nothing here.
-- ``writes.py`` (upsert records and chunks, store vectors and status, delete), ``lookup.py``
-  (what a write replaces and reuses, by primary key), ``rows.py`` (the rows a write stores,
-  built without a Milvus call), ``columns.py`` (column-wise row writes) and ``rebuild.py``
+- ``writes.py`` (upsert records and chunks, store vectors and status, delete), ``rebuild.py``
   (added fields: the Milvus collections rebuilt).
+- ``batch.py`` (a write's rows held back until their vectors arrive), ``migrate.py`` (layout 1
+  to 2 and chunk-part rebuilds, on the write path, kill-safe), ``lookup.py`` (what a write
+  replaces and reuses, by primary key), ``rows.py`` (the rows a write stores, built without a
+  Milvus call), ``mutate.py`` (row writes and deletes of a part) and ``columns.py``
+  (column-wise row writes).
 - ``query.py`` (vector search with an exact fallback, BM25, find), ``pending.py`` (chunks
   waiting for a vector, status counts), ``records.py`` (record bodies and content hashes) and
   ``windows.py`` (sentence windows).

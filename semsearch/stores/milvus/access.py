@@ -38,12 +38,7 @@ _BATCH = 2000
 
 _PAGE = 1000  # rows per page of a scan
 #: The primary key of each part.
-PRIMARY_KEYS = {
-    "records": "pk",
-    "chunks": "chunk_id",
-    "vectors": "chunk_id",
-    "hashes": "content_hash",
-}
+PRIMARY_KEYS = {"records": "pk", "chunks": "chunk_id", "vectors": "chunk_id"}
 
 
 class MilvusAccess:
@@ -84,6 +79,9 @@ class MilvusAccess:
         """Close the client; for Milvus Lite, stop its server when no other store uses the folder."""
         with self._lock:
             if self._client is not None:
+                for name in list(self.state.batches):  # nothing held back is lost
+                    with contextlib.suppress(SemsearchError):
+                        self._settle(name)
                 if self.state.users <= 1:  # the last store: no write of this process is left
                     with contextlib.suppress(SemsearchError):
                         self._clear_marks()
@@ -126,14 +124,51 @@ class MilvusAccess:
         self._loaded.add(name)
         return True
 
+    def _settle(self, collection: str) -> None:
+        """Write what this process holds back for ``collection`` before anything reads it
+        (the store's batch of chunk rows waiting for vectors; nothing here)."""
+
+    def layout(self, collection: str) -> int:
+        """The stored layout of ``collection`` (1 when its metadata names none or is gone)."""
+        meta = self._meta_entry(collection)
+        return int(meta.get("layout", 1)) if meta is not None else 1
+
+    def part_name(self, collection: str, kind: str) -> str | None:
+        """The Milvus name of a part (records/chunks/vectors/hashes) in the stored layout;
+        None when it has none (layout 2: no chunk part yet, or no vectors before the dim)."""
+        meta = self._meta_entry(collection)
+        if meta is None or int(meta.get("layout", 1)) < 2 or kind == "records":
+            return lay.part_name(collection, kind)
+        if kind == "hashes" or (kind == "vectors" and not meta.get("dim")):
+            return None
+        return meta.get("chunks")
+
+    def vector_filter(self, collection: str) -> str:
+        """The expression that keeps embedded rows of the vectors part: '' in layout 1 (only
+        embedded chunks have vector rows), and on Milvus Lite when every chunk is embedded
+        (counted once per write generation: a filter on every row made an unfiltered ANN
+        search about 10% slower)."""
+        if self.layout(collection) < 2:
+            return ""
+        embedded = 'status == "embedded"'
+        if not self.state.lite:
+            return embedded
+        generation = self.state.generation
+        known = self.state.all_embedded.get(collection)
+        if known is None or known[0] != generation:
+            waiting = self.count_where(collection, "chunks", 'status != "embedded"')
+            known = self.state.all_embedded[collection] = (generation, waiting == 0)
+        return "" if known[1] else embedded
+
     def _coll(self, collection: str, kind: str, flush: bool = True) -> tuple[Any, str] | None:
         """(client, Milvus name) of a loaded collection part, or None if it does not exist;
         flushed first when rows were written to it (outside a write, unless not ``flush``)."""
         client = self._read_client()
         if client is None:
             return None
-        name = lay.part_name(collection, kind)
-        if not self._load(client, name):
+        self._settle(collection)
+        name = self.part_name(collection, kind)
+        if name is None or not self._load(client, name):
             return None
         if flush and not self._writing and self.state.unflushed.get(name):
             self._flush(client, name)
@@ -185,6 +220,11 @@ class MilvusAccess:
         on Milvus Lite, for ``META_TTL`` seconds on a server. Searches read health and dim
         here, so they make no metadata round trip.
         """
+        found = self._meta_entry(name)
+        return copy.deepcopy(found) if found is not None else None
+
+    def _meta_entry(self, name: str) -> dict[str, Any] | None:
+        """The cached metadata row itself (not to be changed), as :meth:`meta_cached`."""
         hit = self.state.meta.get(name)
         lite = self.target.lite_path is not None
         if hit is None or not (lite or time.monotonic() - hit[0] < META_TTL):
@@ -193,7 +233,7 @@ class MilvusAccess:
                 self.state.meta.pop(name, None)
                 return None
             hit = self.state.meta[name] = (time.monotonic(), rows[0])
-        return copy.deepcopy(hit[1])
+        return hit[1]
 
     def forget_meta(self, name: str) -> None:
         """Drop ``name``'s cached metadata row (its collection was dropped)."""
@@ -230,20 +270,25 @@ class MilvusAccess:
             self.state.meta[meta["name"]] = (time.monotonic(), copy.deepcopy(meta))
 
     def create_part(
-        self, collection: str, kind: str, fields: list[dict[str, Any]], dim: int = 0
+        self,
+        collection: str,
+        kind: str,
+        fields: list[dict[str, Any]],
+        dim: int = 0,
+        name: str | None = None,
+        index: str | None = None,
     ) -> None:
-        """Create one Milvus collection (records/chunks/vectors) of a semsearch collection."""
+        """Create one Milvus collection of a semsearch collection: ``records``, or a
+        ``chunks`` part called ``name`` (with a float32[dim] ``vector`` when ``dim``)."""
         client = self._connect()
-        name = lay.part_name(collection, kind)
+        name = name or lay.part_name(collection, kind)
         schema = {
-            "hashes": lambda: lay.hashes_schema(),
             "records": lambda: lay.records_schema(fields),
-            "chunks": lambda: lay.chunks_schema(fields),
-            "vectors": lambda: lay.vectors_schema(fields, dim),
+            "chunks": lambda: lay.chunks_schema(fields, dim),
         }[kind]()
         with self._lock, translated(f"creating {name}"):
             if not client.has_collection(name):
-                params = lay.index_params(client, kind, self.target.index)
+                params = lay.index_params(client, kind, index or self.target.index, dim)
                 lay.create(client, name, schema, params)
             self._load(client, name)
 

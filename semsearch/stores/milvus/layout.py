@@ -1,40 +1,52 @@
 """The Milvus layout of a semsearch store: collection names, schemas and index parameters.
 
-Per semsearch collection ``name`` there are up to three Milvus collections (and a fourth for
-sentence windows, see :mod:`semsearch.stores.milvus.windows`), named from a
-prefix ``ss_<slug>_<hash8>`` (Milvus names allow only letters, digits and ``_``):
+Per semsearch collection ``name`` there are two Milvus collections (and a third for sentence
+windows, see :mod:`semsearch.stores.milvus.windows`), named from a prefix
+``ss_<slug>_<hash8>`` (Milvus names allow only letters, digits and ``_``). This is layout 2
+(:data:`LAYOUT`, stored as ``"layout"`` in the metadata document):
 
 - ``<prefix>_records``: one row per record (more when its JSON body exceeds one VARCHAR):
   ``pk`` = ``"<part>:<id>"``, ``record_id``, ``part``, ``nparts``, ``content_hash``, ``body``
-  (a slice of ``{"fields": ..., "text": ...}`` as JSON), and on part 0 the declared fields as
-  typed nullable ``f_<name>`` columns. The row is written last and acts as the commit marker.
-- ``<prefix>_chunks``: one row per chunk: ``chunk_id`` (int64, a hash of record id, ordinal,
-  offsets and content hash), ``record_id``, ``ordinal``, ``text`` (analysed), ``sparse`` (built
-  by Milvus' BM25 function from ``text``), ``content_hash``, ``status``
-  (pending/embedded/failed as the record write left it; a chunk with a vector row is embedded
-  whatever it says, and only a failed chunk's status is rewritten when it gets one), ``error``, ``loc`` (JSON: offsets, heading path, lines) and the
-  ``f_*`` columns.
-- ``<prefix>_vectors``: one row per embedded chunk: ``chunk_id``, ``record_id``,
-  ``content_hash``, ``vector`` (float32[dim], metric COSINE) and the ``f_*`` columns. It is
-  created when the dimension is known (at creation, or with the first vectors), so a
-  collection whose embedder has not answered yet is still keyword-searchable.
-- ``<prefix>_hashes``: ``content_hash`` (primary key) -> ``chunk_id`` of a stored vector of that
-  content, so a write finds vectors to reuse by point lookups (Milvus Lite evaluates any other
-  filter over every row). An entry whose vector is gone or changed is ignored and overwritten.
+  (a slice of ``{"fields": ..., "text": ..., "chunks": [chunk ids]}`` as JSON), and on part 0
+  the declared fields as typed nullable ``f_*`` columns. The row is written last and acts as
+  the commit marker.
+- the chunk part, named in the metadata (``"chunks"``: ``<prefix>_chunks_<g>``, a new
+  ``g`` each time it is rebuilt): one row per chunk: ``chunk_id`` (int64, a hash of record
+  id, ordinal, offsets and content hash), ``record_id``, ``ordinal``, ``text``, ``terms``
+  (analysed; Milvus' BM25 function fills ``sparse`` from it), ``content_hash``, ``status``
+  (``embedded``/``pending``/``failed``, exact), ``error``, ``loc`` (JSON: offsets, heading
+  path, lines), the ``f_*`` columns, and, once the dimension is known, ``vector``
+  (float32[dim], metric COSINE). A row not embedded holds :func:`placeholder` as its vector
+  (Milvus vectors cannot be null), and vector reads filter on ``status == "embedded"`` (on
+  Milvus Lite only while some chunk is not embedded: ``MilvusAccess.vector_filter``).
 
-Each record's body also lists its chunk ids (``"chunks"``), so an update finds the chunks it
-replaces by primary key. Collections written before either existed fall back to filters on
-``record_id`` and ``content_hash``.
+The write path writes each chunk row once, with its vector: on Milvus Lite the rows of a
+``write_records`` batch wait in the process (:mod:`semsearch.stores.milvus.batch`) until
+``set_vectors`` brings their vectors, and go out with a placeholder only when anything else
+touches the collection first (see there).
+
+Vector reuse by content hash: a record's own previous chunks (found by primary key from the
+chunk list of its stored body) give their vectors to new chunks of the same content. Across
+records, a chunk reuses any embedded chunk of the same content: on a server through a filter on
+the indexed ``content_hash``; on Milvus Lite (one process per folder) through a
+``content_hash -> chunk_id`` map kept in the process, read by one scan of the collection the
+first time a process writes to it (Lite evaluates a ``content_hash`` filter over every
+unflushed row, which made filling a collection quadratic), each hit checked by primary key.
+
+Layout 1 (metadata without ``"layout"``, written before) had ``<prefix>_chunks`` without
+vectors, ``<prefix>_vectors`` (one row per embedded chunk) and ``<prefix>_hashes``
+(``content_hash`` -> ``chunk_id``). Reads serve it as it is; the first write to such a
+collection migrates it (:mod:`semsearch.stores.milvus.migrate`).
 
 A store-wide ``semsearch_meta`` collection holds one row per semsearch collection: its name
-and a JSON document with schema, model id, dim, options, prefix and timestamps (and, on Milvus
-Lite while a process writes, the :data:`WRITING` mark of :mod:`semsearch.stores.milvus.lookup`).
+and a JSON document with schema, model id, dim, options, layout, chunk part name and
+timestamps (and, on Milvus Lite while a process writes, the :data:`WRITING` mark of
+:mod:`semsearch.stores.milvus.lookup`).
 
 Scalar INVERTED indexes (:data:`SCALAR_INDEXES`) cover the columns writes look rows up by.
-Collections created before they existed have none and work the same, only slower to write.
 
 Milvus needs a vector field in every collection: ``semsearch_meta`` and ``*_records`` carry a
-constant 2-d ``_v`` column that is never searched.
+constant 2-d ``_v`` column that is never searched (the chunk part has ``sparse``).
 """
 
 from __future__ import annotations
@@ -49,11 +61,13 @@ from semsearch.stores.milvus.expr import column
 
 __all__ = [
     "BODY_PART_CHARS",
+    "LAYOUT",
     "MAX_TOPK",
     "META",
     "VARCHAR_MAX",
     "WRITING",
     "chunk_id",
+    "chunk_part",
     "chunks_schema",
     "create",
     "declared_fields",
@@ -63,12 +77,16 @@ __all__ = [
     "names",
     "now",
     "part_name",
+    "placeholder",
+    "prefix",
     "record_pk",
     "records_schema",
     "vectors_schema",
 ]
 
 META = "semsearch_meta"
+#: The layout new writes produce (see the module docstring); metadata without one is layout 1.
+LAYOUT = 2
 #: The metadata key of the mark a Milvus Lite write sets while it runs.
 WRITING = "writing"
 #: Milvus' largest ``limit`` (topk) per search or query page.
@@ -86,12 +104,26 @@ INDEXES: dict[str, dict[str, Any]] = {
 _DUMMY = "_v"
 
 
-def names(collection: str) -> dict[str, str]:
-    """Milvus collection names for a semsearch collection: ``records``, ``chunks``, ``vectors``."""
+def prefix(collection: str) -> str:
+    """``ss_<slug>_<hash8>``: the start of every Milvus collection name of ``collection``."""
     slug = re.sub(r"[^A-Za-z0-9_]", "_", collection)[:40]
     digest = hashlib.blake2b(collection.encode(), digest_size=4).hexdigest()
-    prefix = f"ss_{slug}_{digest}"
-    return {kind: f"{prefix}_{kind}" for kind in ("records", "chunks", "vectors")}
+    return f"ss_{slug}_{digest}"
+
+
+def names(collection: str) -> dict[str, str]:
+    """Layout 1's Milvus collection names: ``records``, ``chunks``, ``vectors``."""
+    return {kind: f"{prefix(collection)}_{kind}" for kind in ("records", "chunks", "vectors")}
+
+
+def chunk_part(collection: str, generation: int) -> str:
+    """Layout 2's chunk part of ``collection``, built ``generation`` (rebuilds count up)."""
+    return f"{prefix(collection)}_chunks_{generation}"
+
+
+def placeholder(dim: int) -> list[float]:
+    """The vector of a chunk row not embedded (a unit vector; reads never return it)."""
+    return [1.0] + [0.0] * (dim - 1)
 
 
 def part_name(collection: str, kind: str) -> str:
@@ -176,8 +208,9 @@ def records_schema(fields: list[dict[str, Any]]) -> Any:
     return s
 
 
-def chunks_schema(fields: list[dict[str, Any]]) -> Any:
-    """``*_chunks`` with the BM25 function from ``terms`` (stemmed words of ``text``) to ``sparse``."""
+def chunks_schema(fields: list[dict[str, Any]], dim: int = 0) -> Any:
+    """The chunk part with the BM25 function from ``terms`` (stemmed words of ``text``) to
+    ``sparse``, and with ``dim``, a float32[dim] ``vector`` (layout 2)."""
     from pymilvus import DataType, Function, FunctionType
 
     s = _schema()
@@ -191,6 +224,8 @@ def chunks_schema(fields: list[dict[str, Any]]) -> Any:
     s.add_field("status", DataType.VARCHAR, max_length=16)
     s.add_field("error", DataType.VARCHAR, max_length=1024)
     s.add_field("loc", DataType.VARCHAR, max_length=VARCHAR_MAX)
+    if dim:
+        s.add_field("vector", DataType.FLOAT_VECTOR, dim=dim)
     _add_fields(s, fields)
     s.add_function(
         Function(
@@ -204,7 +239,8 @@ def chunks_schema(fields: list[dict[str, Any]]) -> Any:
 
 
 def hashes_schema() -> Any:
-    """``*_hashes``: ``content_hash`` (pk) -> ``chunk_id`` of a vector with that content."""
+    """Layout 1's ``*_hashes``: ``content_hash`` (pk) -> ``chunk_id`` of a vector with that
+    content (kept for benchmarks/milvus_layouts.py and the tests that build layout 1)."""
     from pymilvus import DataType
 
     s = _schema()
@@ -215,7 +251,7 @@ def hashes_schema() -> Any:
 
 
 def vectors_schema(fields: list[dict[str, Any]], dim: int) -> Any:
-    """``*_vectors`` with a float32[dim] ``vector``."""
+    """Layout 1's ``*_vectors`` with a float32[dim] ``vector`` (kept as ``hashes_schema``)."""
     from pymilvus import DataType
 
     s = _schema()
@@ -232,13 +268,14 @@ def vectors_schema(fields: list[dict[str, Any]], dim: int) -> Any:
 #: of scanning every row (Milvus Lite evaluates unindexed filters row by row).
 SCALAR_INDEXES: dict[str, tuple[str, ...]] = {
     "records": ("record_id",),
-    "chunks": ("record_id",),
+    "chunks": ("record_id", "content_hash"),
     "vectors": ("record_id", "content_hash"),
 }
 
 
-def index_params(client: Any, kind: str, vector_index: str = "HNSW") -> Any:
-    """Index parameters for a collection of ``kind`` (meta/records/chunks/vectors)."""
+def index_params(client: Any, kind: str, vector_index: str = "HNSW", dim: int = 0) -> Any:
+    """Index parameters for a collection of ``kind`` (meta/records/chunks/vectors); a chunk
+    part with ``dim`` also indexes its ``vector``."""
     params = client.prepare_index_params()
     if kind in ("meta", "records", "hashes"):
         params.add_index(field_name=_DUMMY, index_type="FLAT", metric_type="L2")
@@ -246,7 +283,7 @@ def index_params(client: Any, kind: str, vector_index: str = "HNSW") -> Any:
         params.add_index(
             field_name="sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25"
         )
-    else:
+    if kind == "vectors" or (kind == "chunks" and dim):
         params.add_index(
             field_name="vector",
             index_type=vector_index,

@@ -1,22 +1,26 @@
 """What a write of the Milvus store replaces and reuses, found by primary key.
 
-Milvus Lite evaluates every filter other than ``<primary key> in [...]`` over all rows of a
-collection in Python, so a write that looked up its rows by ``record_id`` or ``content_hash``
+Milvus Lite evaluates every filter other than ``<primary key> in [...]`` over all unflushed
+rows of a collection, so a write that looked up its rows by ``record_id`` or ``content_hash``
 cost time proportional to the collection, and filling a collection cost time quadratic in its
-size. Here a write finds:
+size (256 content hashes looked up per batch: 26 s in all for 40,000 rows, against 0.6 s by
+primary key, measured). Here a write finds:
 
-- the chunks an update replaces: from the chunk ids listed in the record's stored body;
-- the vectors it can reuse: its kept chunks' own vectors by chunk id, and other vectors of the
-  same content through ``*_hashes`` (content hash -> chunk id).
+- the chunks an update replaces: from the chunk ids listed in the record's stored body (their
+  vectors are reused by content hash for its new chunks);
+- vectors of the same content in other records: on Milvus Lite through the process's
+  ``content_hash -> chunk_id`` map (``LocationState.hash_index``, read by one scan of the
+  embedded chunks on the process's first write that needs it, kept by its writes; Lite admits
+  one process per folder), each hit checked by primary key; on a server by a filter on the
+  indexed ``content_hash`` (other processes write there too).
 
-Collections written by earlier versions (no chunk list, no ``*_hashes``) fall back to the
-filters. A new record has no chunks to replace, unless a write stopped half-way: on Milvus Lite
-the first write of a process sets a ``writing`` mark in the collection's metadata
+Records written before the chunk list existed fall back to a filter on ``record_id``. A new
+record has no chunks to replace, unless a write stopped half-way: on Milvus Lite the first
+write of a process sets a ``writing`` mark in the collection's metadata
 (:data:`semsearch.stores.milvus.layout.WRITING`), cleared when the process's last store closes;
 a write that finds the mark left by a process that died, or that follows a write that raised,
-first sweeps away chunks that no stored record lists (:func:`stale_chunks`). On a server, where
-other processes write at the same time, a write still looks a record's chunks up by
-``record_id`` (servers index scalar fields).
+first sweeps away chunks that no stored record lists (:func:`stale_chunks`). On a server a
+write looks a record's chunks up by ``record_id`` (servers index scalar fields).
 """
 
 from __future__ import annotations
@@ -25,23 +29,31 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from semsearch.stores.base import ChunkWrite, RecordWrite
-from semsearch.stores.milvus import layout as lay
 from semsearch.stores.milvus.records import record_docs
 
 if TYPE_CHECKING:
     from semsearch.stores.milvus.access import MilvusAccess
 
-__all__ = ["hash_rows", "old_chunks", "reusable", "stale_chunks"]
+__all__ = ["old_chunks", "reusable", "stale_chunks"]
+
+_FIELDS = ["chunk_id", "content_hash", "status"]
+
+
+def _fields(store: MilvusAccess, collection: str) -> list[str]:
+    """Columns read to reuse a chunk's vector (no ``vector`` before the dim is known)."""
+    has_vectors = store.part_name(collection, "vectors") is not None
+    return _FIELDS + ["vector"] * has_vectors
 
 
 def old_chunks(
     store: MilvusAccess, collection: str, changed: Sequence[RecordWrite], known: dict[str, str]
-) -> dict[int, str]:
-    """``{chunk_id: status}`` of the chunks stored for the ``changed`` records."""
-    fields = ["chunk_id", "status"]
+) -> dict[int, dict[str, Any]]:
+    """``{chunk_id: row (chunk_id, content_hash, status, vector once the dim is known)}`` of
+    the chunks stored for the ``changed`` records."""
+    fields = _fields(store, collection)
     if not store.state.lite:
         ids = [r.id for r in changed]
-        return _status(store.rows_by(collection, "chunks", "record_id", ids, fields))
+        return _by_id(store.rows_by(collection, "chunks", "record_id", ids, fields))
     docs = record_docs(store, collection, [r.id for r in changed if r.id in known])
     listed: list[int] = []
     legacy: list[str] = []
@@ -53,60 +65,55 @@ def old_chunks(
             legacy.append(r.id)
     rows = store.rows_by(collection, "chunks", "chunk_id", listed, fields)
     rows += store.rows_by(collection, "chunks", "record_id", legacy, fields)
-    return _status(rows)
+    return _by_id(rows)
 
 
-def _status(rows: list[dict[str, Any]]) -> dict[int, str]:
-    return {int(r["chunk_id"]): r["status"] for r in rows}
+def _by_id(rows: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    return {int(r["chunk_id"]): r for r in rows}
 
 
 def reusable(
     store: MilvusAccess,
     collection: str,
     new_chunks: Sequence[tuple[int, RecordWrite, ChunkWrite]],
-    old: dict[int, str],
+    old: dict[int, dict[str, Any]],
 ) -> tuple[dict[int, list[float]], set[int]]:
-    """Vectors for new chunks: the chunk's own (kept) vector, or any vector with its hash;
-    and the ids of the chunks that kept their own. A kept chunk of any stored status may have
-    its vector (``set_vectors`` leaves ``pending`` as it is)."""
-    kept = [cid for cid, _, _ in new_chunks if cid in old]
-    fields = ["chunk_id", "content_hash", "vector"]
-    by_id = {
-        int(r["chunk_id"]): r["vector"]
-        for r in store.rows_by(collection, "vectors", "chunk_id", kept, fields)
-    }
-    hashes = list(dict.fromkeys(c.content_hash for cid, _, c in new_chunks if cid not in by_id))
-    by_hash = {r["content_hash"]: r["vector"] for r in _by_hash(store, collection, hashes)}
+    """Vectors (float lists) for new chunks by content hash: from the record's own old chunks
+    first, then from any embedded chunk; and the ids of the chunks that kept their own
+    (same chunk id: not counted as reused)."""
+    if store.part_name(collection, "vectors") is None:
+        return {}, set()
+    found = {r["content_hash"]: r["vector"] for r in old.values() if r["status"] == "embedded"}
+    own = {cid for cid, _, c in new_chunks if cid in old and c.content_hash in found}
+    wanted = list(dict.fromkeys(c.content_hash for _, _, c in new_chunks))
+    for r in _by_hash(store, collection, [h for h in wanted if h not in found]):
+        found.setdefault(r["content_hash"], r["vector"])
     out = {}
     for cid, _, c in new_chunks:
-        vec = by_id.get(cid) or by_hash.get(c.content_hash)
+        vec = found.get(c.content_hash)
         if vec is not None:
-            out[cid] = list(vec)
-    return out, set(by_id)
+            out[cid] = [float(x) for x in vec]
+    return out, own
 
 
 def _by_hash(store: MilvusAccess, collection: str, hashes: list[str]) -> list[dict[str, Any]]:
-    """Vector rows (chunk_id, content_hash, vector) holding these contents, one per hash."""
-    fields = ["chunk_id", "content_hash", "vector"]
+    """Embedded chunk rows (chunk_id, content_hash, status, vector) holding these contents."""
     if not hashes:
         return []
-    if store._coll(collection, "hashes") is None:  # written by an earlier version
-        return store.rows_by(collection, "vectors", "content_hash", hashes, fields)
-    pointers = store.rows_by(collection, "hashes", "content_hash", hashes, fields[:2])
-    ids = [int(p["chunk_id"]) for p in pointers]
-    rows = store.rows_by(collection, "vectors", "chunk_id", ids, fields)
-    wanted = set(hashes)
-    return [r for r in rows if r["content_hash"] in wanted]  # a pointer may be out of date
-
-
-def hash_rows(vector_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``*_hashes`` rows pointing each written vector's content hash at its chunk."""
-    rows = {
-        r["content_hash"]: {"content_hash": r["content_hash"], "chunk_id": int(r["chunk_id"]),
-                            "_v": lay.DUMMY_VECTOR}
-        for r in vector_rows
-    }  # fmt: skip
-    return list(rows.values())
+    fields = _fields(store, collection)
+    if not store.state.lite:
+        extra = 'status == "embedded"'
+        return store.rows_by(collection, "chunks", "content_hash", hashes, fields, extra)
+    index = store.state.hash_index.get(collection)
+    if index is None:
+        expr = 'status == "embedded"'
+        scan = store.scan(collection, "chunks", expr, ["chunk_id", "content_hash"])
+        index = {r["content_hash"]: int(r["chunk_id"]) for r in scan}
+        store.state.hash_index[collection] = index
+    ids = [index[h] for h in hashes if h in index]
+    rows = store.rows_by(collection, "chunks", "chunk_id", ids, fields)
+    wanted = set(hashes)  # an entry may be out of date: its chunk gone or changed
+    return [r for r in rows if r["content_hash"] in wanted and r["status"] == "embedded"]
 
 
 def stale_chunks(store: MilvusAccess, collection: str) -> list[int]:

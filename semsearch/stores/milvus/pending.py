@@ -1,7 +1,9 @@
-"""Which chunks of a Milvus collection wait for a vector, and how many, without a status
-write per vector.
+"""Which chunks of a Milvus collection wait for a vector, and how many.
 
-A chunk is embedded when it has a row in ``*_vectors``: ``set_vectors`` writes vector rows and
+Layout 2 (:mod:`semsearch.stores.milvus.layout`): a chunk row's ``status`` is exact (its
+vector is in the same row), so the counts and the pending chunks are filters on it.
+
+Layout 1 (read as it is until the first write migrates it): a chunk is embedded when it has a row in ``*_vectors``: ``set_vectors`` writes vector rows and
 leaves the chunk rows as the record write stored them (``pending``, or ``embedded`` when a
 vector was reused), because a Milvus upsert rewrites the whole row, BM25 terms included, and
 setting ``status`` per vector cost as much as writing the chunk again. Only a ``failed`` chunk's
@@ -37,7 +39,10 @@ def status_counts(store: MilvusAccess, collection: str, extra: str) -> tuple[int
     """(chunks, embedded, failed) of records matching ``extra`` (``" and <expr>"`` or ``""``);
     vector rows carry the filter columns, so the same expression counts them."""
     chunks = store.count_where(collection, "chunks", f"chunk_id >= 0{extra}")
-    embedded = store.count_where(collection, "vectors", f"chunk_id >= 0{extra}")
+    if store.layout(collection) >= 2:
+        embedded = store.count_where(collection, "chunks", f'status == "embedded"{extra}')
+    else:
+        embedded = store.count_where(collection, "vectors", f"chunk_id >= 0{extra}")
     failed = store.count_where(collection, "chunks", f'status == "failed"{extra}')
     return chunks, min(embedded, chunks - failed), failed
 
@@ -74,6 +79,8 @@ def _unembedded(
     order, sorted by id."""
     if wanted <= 0:
         return []
+    if store.layout(collection) >= 2:
+        return sorted(_chunk_ids(found, f'status == "pending"{extra}', min(wanted, MAX_TOPK)))
     expr = f'status != "failed"{extra}'
     ids = _chunk_ids(found, expr, MAX_TOPK)
     if len(ids) == MAX_TOPK:  # more than one query returns: the rest in primary-key order

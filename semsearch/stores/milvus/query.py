@@ -54,11 +54,12 @@ def vector_search(
         return []
     dim = meta.get("dim")
     check_query_dim(collection, dim, vector)
-    expr = store.filter_expr(where)
+    user = store.filter_expr(where)
+    expr = _and(store.vector_filter(collection), user)  # layout 2: embedded rows only
     if exact or k > MAX_TOPK:
         return _exact(store, collection, vector, k, expr)
-    if expr and not store.state.known_large(collection, expr):
-        small = _small_set(store, found, collection, expr, int(dim or vector.shape[0]))
+    if user and not store.state.known_large(collection, user):
+        small = _small_set(store, found, collection, user, expr, int(dim or vector.shape[0]))
         if small is not None:
             return _ranked(small.matrix, small.chunk_ids, small.record_ids, vector, k)
     hits = ann(found, meta.get("index", "HNSW"), vector, k, expr, store.search_params)
@@ -67,20 +68,28 @@ def vector_search(
     return best_first(hits)
 
 
+def _and(first: str, second: str) -> str:
+    """Both Milvus expressions ('' is none)."""
+    if first and second:
+        return f"({first}) and ({second})"
+    return first or second
+
+
 def _small_set(
-    store: MilvusAccess, found: tuple[Any, str], collection: str, expr: str, dim: int
+    store: MilvusAccess, found: tuple[Any, str], collection: str, key: str, expr: str, dim: int
 ) -> SmallSet | None:
     """Every vector matching ``expr`` (float32[m, dim] unit rows) when at most ``EXACT_MAX``
     do, from the location's cache or one query (kept on Milvus Lite until the next write);
-    None when more do, and ``expr`` is then remembered as large until the next write."""
+    None when more do, and the user's filter ``key`` is then remembered as large until the
+    next write."""
     state = store.state
-    small = state.small_set(collection, expr)
+    small = state.small_set(collection, key)
     if small is not None:
         return small
     generation = state.generation
     rows = _matches(found, expr, EXACT_MAX + 1)
     if len(rows) > EXACT_MAX:
-        state.mark_large(collection, expr)
+        state.mark_large(collection, key)
         return None
     small = SmallSet(
         generation,
@@ -88,7 +97,7 @@ def _small_set(
         [r["record_id"] for r in rows],
         _unit_rows(rows, dim),
     )
-    state.keep_small_set(collection, expr, small)
+    state.keep_small_set(collection, key, small)
     return small
 
 

@@ -1,6 +1,6 @@
 """The rows a write of the Milvus store stores, built from ``RecordWrite`` values (pure: no
-Milvus call): record rows with the body cut into parts, chunk rows with their keyword terms,
-vector rows of reused vectors, and the sizes refused before anything is written. The columns
+Milvus call): record rows with the body cut into parts, chunk rows with their keyword terms
+(and a reused vector where there is one), and the sizes refused before anything is written. The columns
 are documented in :mod:`semsearch.stores.milvus.layout`.
 """
 
@@ -93,38 +93,33 @@ def chunk_rows(
     vectors: dict[int, list[float]],
     own: set[int],
     result: WriteResult,
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[int, dict[str, Any]]]:
-    """``(chunk rows, vector rows, waiting)`` of the new chunks: a ``*_chunks`` row each; a
-    ``*_vectors`` row for each with a vector in ``vectors`` (counted in ``result.reused``
-    unless it kept its own, ``own``); for the others, the columns of their future vector row
-    by chunk id (``set_vectors`` needs no read for them), each added to ``result.pending``."""
-    chunk_rows: list[dict[str, Any]] = []
-    vector_rows: list[dict[str, Any]] = []
-    waiting: dict[int, dict[str, Any]] = {}
+) -> dict[int, dict[str, Any]]:
+    """``{chunk id: chunk-part row}`` of the new chunks (layout 2): with its ``vector`` and
+    status ``embedded`` when ``vectors`` has one (counted in ``result.reused`` unless it is
+    the chunk's own, ``own``); else ``pending`` without a vector, added to
+    ``result.pending``."""
+    out: dict[int, dict[str, Any]] = {}
     for cid, r, c in new_chunks:
         ch = c.chunk
         vec = vectors.get(cid)
-        loc = lay.loc_json(ch.char_start, ch.char_end, ch.heading_path, ch.line_start, ch.line_end)
-        attrs = _attrs(fields, r.attrs)
-        chunk_rows.append(
-            {
-                "chunk_id": cid,
-                "record_id": r.id,
-                "ordinal": ch.ordinal,
-                "text": ch.text,
-                "terms": keyword_terms(ch.text),
-                "content_hash": c.content_hash,
-                "status": "embedded" if vec is not None else "pending",
-                "error": "",
-                "loc": loc,
-                **attrs,
-            }
-        )
-        base = {"chunk_id": cid, "record_id": r.id, "content_hash": c.content_hash, **attrs}
+        row = {
+            "chunk_id": cid,
+            "record_id": r.id,
+            "ordinal": ch.ordinal,
+            "text": ch.text,
+            "terms": keyword_terms(ch.text),
+            "content_hash": c.content_hash,
+            "status": "embedded" if vec is not None else "pending",
+            "error": "",
+            "loc": lay.loc_json(
+                ch.char_start, ch.char_end, ch.heading_path, ch.line_start, ch.line_end
+            ),
+            **_attrs(fields, r.attrs),
+        }
         if vec is None:
             result.pending.append(PendingChunk(cid, c.embed_text, r.id))
-            waiting[cid] = {**base, "status": "pending"}
         else:
             result.reused += cid not in own
-            vector_rows.append({**base, "vector": vec})
-    return chunk_rows, vector_rows, waiting
+            row["vector"] = vec
+        out[cid] = row
+    return out

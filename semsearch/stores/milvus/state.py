@@ -16,8 +16,12 @@ that spare searches and writes round trips to Milvus.
 - **writes in flight** (Milvus Lite only): the collections whose ``writing`` mark this process
   set (:mod:`semsearch.stores.milvus.lookup`; it stays set until the last store closes, so a
   batch costs no metadata write for it), the Milvus collections known not to exist (the
-  windows collection), the vector-row columns of the chunks the last
-  ``write_records`` left pending (``set_vectors`` needs no read for them), and the last
+  windows collection), the batch of rows the last ``write_records`` holds back until
+  ``set_vectors`` brings their vectors (:mod:`semsearch.stores.milvus.batch`), the
+  ``content_hash -> chunk_id`` map of embedded chunks (vector reuse across records, see
+  :mod:`semsearch.stores.milvus.lookup`), the collections whose leftovers of an interrupted
+  migration this process cleaned (:mod:`semsearch.stores.milvus.migrate`), whether every chunk
+  of a collection is embedded (layout 2: vector searches then need no status filter), and the last
   ``record_hashes`` answer (``write_records`` asks again for the ids ingestion just asked for).
 """
 
@@ -83,8 +87,14 @@ class LocationState:
     unflushed: dict[str, int] = field(default_factory=dict)
     #: semsearch collections whose ``writing`` mark this process set (Lite).
     marked: set[str] = field(default_factory=set)
-    #: collection -> {chunk id: vector-row columns} of the last write's pending chunks (Lite).
-    pending_rows: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict)
+    #: collection -> the rows its last write holds back until their vectors arrive (Lite).
+    batches: dict[str, Any] = field(default_factory=dict)
+    #: collection -> {content hash: chunk id} of embedded chunks (Lite; checked on use).
+    hash_index: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: collection -> (generation, every chunk embedded): no vector search filter needed (Lite).
+    all_embedded: dict[str, tuple[int, bool]] = field(default_factory=dict)
+    #: collections whose leftover Milvus collections this process dropped (migrate.py).
+    settled: set[str] = field(default_factory=set)
     #: Milvus collections found not to exist (Lite: only this process creates them); the
     #: windows collection, which most semsearch collections never get, is looked up here.
     absent: set[str] = field(default_factory=set)
@@ -102,7 +112,7 @@ class LocationState:
         """Note a write that raised half-way: the next write sweeps what it left (its
         ``writing`` mark is still stored) and no cached row of it is trusted."""
         self.marked.clear()
-        self.pending_rows.clear()
+        self.batches.clear()  # not committed (no record row): the next upsert redoes them
 
     def known_large(self, collection: str, expr: str) -> bool:
         """True when ``expr`` was found, since the last write, to match more than EXACT_MAX

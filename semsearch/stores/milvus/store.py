@@ -2,13 +2,14 @@
 
 ``connect("milvus-lite:///path/notes.db")`` opens Milvus Lite in-process (one process per
 folder); ``connect("http://host:19530")`` (optionally ``user:pass@`` or ``?token=``, ``?db=``)
-opens a Milvus server or cluster. The layout (three Milvus collections per semsearch
-collection plus ``semsearch_meta``) is documented in :mod:`semsearch.stores.milvus.layout`
+opens a Milvus server or cluster. The layout (two Milvus collections per semsearch collection,
+records and chunks with their vectors, plus ``semsearch_meta``) is documented in
+:mod:`semsearch.stores.milvus.layout`
 and docs/milvus.md. Vector search uses Milvus' index (COSINE); keyword search uses Milvus'
 own BM25 function; hybrid fusion happens above the store, in :mod:`semsearch.search`.
 
-Milvus has no transactions: each write upserts chunks and vectors first and the record row
-last (its content hash is the commit marker, so a re-run repairs a half-done write). Writes are
+Milvus has no transactions: each write upserts chunk rows (with their vectors) first and the
+record row last (its content hash is the commit marker, so a re-run repairs a half-done write). Writes are
 not flushed: inserted rows are searchable at once and Milvus persists them itself (a flush per
 batch would seal a small segment each time, and searches slow down with many segments).
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -37,7 +39,9 @@ from semsearch.stores.base import (
     WindowSet,
     WriteResult,
 )
+from semsearch.stores.milvus import batch as milvus_batch
 from semsearch.stores.milvus import layout as lay
+from semsearch.stores.milvus import migrate as milvus_migrate
 from semsearch.stores.milvus import pending as milvus_pending
 from semsearch.stores.milvus import query as milvus_query
 from semsearch.stores.milvus import rebuild as milvus_rebuild
@@ -65,6 +69,12 @@ class MilvusStore(MilvusAccess):
         StoreCorrupted / NotAnIndex: the Lite path is unreadable or not a Milvus Lite folder.
     """
 
+    def _settle(self, collection: str) -> None:
+        """Write the batch a write holds back (see :mod:`semsearch.stores.milvus.batch`)."""
+        if collection in self.state.batches:
+            with self.writing():
+                milvus_batch.settle(self, collection)
+
     def exists(self) -> bool:
         """True when the store holds a semsearch index (the ``semsearch_meta`` collection)."""
         client = self._read_client()
@@ -90,7 +100,8 @@ class MilvusStore(MilvusAccess):
         return sorted((self._to_info(m) for m in self._meta_rows()), key=lambda i: i.name)
 
     def create_collection(self, info: CollectionInfo) -> None:
-        """Create the Milvus collections (vectors only if ``info.dim`` is known) and the meta row.
+        """Create the Milvus collections (layout 2: records and a chunk part, with a vector
+        column if ``info.dim`` is known) and the meta row.
 
         Raises:
             InvalidQuery: a keyword tokenizer other than ``porter`` was asked for (Milvus' BM25
@@ -104,10 +115,10 @@ class MilvusStore(MilvusAccess):
                 hint="use the default (porter) on Milvus, or the SQLite store for trigram search",
             )
         fields = lay.declared_fields(info.schema_json)
-        for kind in ("records", "chunks", "hashes"):
-            self.create_part(info.name, kind, fields)
-        if info.dim:
-            self.create_part(info.name, "vectors", fields, info.dim)
+        self.create_part(info.name, "records", fields)
+        chunks = lay.chunk_part(info.name, 1)
+        self.create_part(info.name, "chunks", fields, info.dim or 0, name=chunks)
+        self.state.settled.discard(info.name)
         now = lay.now()
         self.put_meta(
             {
@@ -120,16 +131,21 @@ class MilvusStore(MilvusAccess):
                 "created_at": datetime.now(UTC).isoformat(timespec="microseconds"),
                 "updated_at": now,
                 "index": self.target.index,
+                "layout": lay.LAYOUT,
+                "chunks": chunks,
+                "generation": 1,
             }
         )
 
     def update_collection(self, info: CollectionInfo) -> None:
         """Store a changed schema (added fields, by rebuilding the Milvus collections) or dim."""
+        milvus_batch.settle(self, info.name)
         meta = self.meta(info.name)
         if info.schema_json != meta["schema"]:
             self.state.wrote()
-            self.state.pending_rows.pop(info.name, None)
-            milvus_rebuild.add_fields(self, meta, info.schema_json)
+            meta = milvus_rebuild.add_fields(self, meta, info.schema_json)
+        if info.dim and not meta.get("dim"):  # the chunk part gets its vector column
+            meta = milvus_migrate.current(self, info.name, info.dim)
         meta.update(schema=info.schema_json, dim=info.dim or meta.get("dim"), options=info.options)
         self.put_meta(meta)
 
@@ -139,15 +155,20 @@ class MilvusStore(MilvusAccess):
             return False
         client = self._connect()
         with self._lock, translated(f"dropping {name}"):
-            for part in [*lay.names(name).values(), lay.part_name(name, "hashes")]:
-                if client.has_collection(part):
+            self.state.batches.pop(name, None)
+            parts = re.compile(
+                re.escape(lay.prefix(name)) + r"_(records|chunks(_\d+)?|vectors|hashes)"
+            )
+            for part in client.list_collections():
+                if parts.fullmatch(part):
                     client.drop_collection(part)
                 self._loaded.discard(part)
                 self.state.unflushed.pop(part, None)
             milvus_windows.drop(self, name)
             client.delete(lay.META, filter=f"name == {literal(name)}")
             self.forget_meta(name)
-            self.state.pending_rows.pop(name, None)
+            self.state.hash_index.pop(name, None)
+            self.state.settled.discard(name)
             self.state.marked.discard(name)
             self.state.wrote()
         return True
@@ -179,7 +200,14 @@ class MilvusStore(MilvusAccess):
     def set_vectors(
         self, collection: str, chunk_ids: Sequence[int], vectors: NDArray[np.float32]
     ) -> None:
-        """Store float32[n, dim] unit vectors; the first vectors fix the collection's dim."""
+        """Store float32[n, dim] unit vectors; the first vectors fix the collection's dim.
+
+        Raises:
+            DimensionMismatch: before anything changes (rows held back stay held, so the
+                caller can still mark the chunks failed).
+        """
+        if len(chunk_ids):
+            self.check_dim(collection, int(vectors.shape[1]))
         with self.writing():
             milvus_writes.set_vectors(self, collection, chunk_ids, vectors)
 
@@ -275,7 +303,14 @@ class MilvusStore(MilvusAccess):
         )
         vecs = {
             r["chunk_id"]: np.asarray(r["vector"], dtype=np.float32)
-            for r in self.rows_by(collection, "vectors", "record_id", ids, ["chunk_id", "vector"])
+            for r in self.rows_by(
+                collection,
+                "vectors",
+                "record_id",
+                ids,
+                ["chunk_id", "vector"],
+                self.vector_filter(collection),
+            )
         }
         out: dict[str, list[NDArray[np.float32] | None]] = {}
         for r in sorted(chunks, key=lambda r: (r["record_id"], r["ordinal"])):

@@ -1,0 +1,79 @@
+"""The rows of a Milvus Lite write held back until their vectors arrive, so that each chunk
+row is written once, with its vector (layout 2, :mod:`semsearch.stores.milvus.layout`).
+
+``write_records`` builds a :class:`Batch`: its chunk rows (those with a reused vector have it),
+the chunk ids it replaces, and its record rows. On Milvus Lite, when some chunks wait for a
+vector, the batch stays in the process (``LocationState.batches``); ``set_vectors`` and
+``mark_failed`` fill or settle its rows, and when every row has a vector or is failed the
+batch is written. Anything else that touches the collection first (a read, another write,
+closing the store) writes it at once, its waiting rows with the placeholder vector and status
+``pending``. Order of the write, as before: chunk rows, stale chunks deleted, record rows last
+(the commit marker), so a kill at any point leaves each record old or new: a batch still in
+memory was never committed and the next upsert redoes it.
+
+On a server (other processes read meanwhile) a batch is written at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from semsearch.stores.milvus import layout as lay
+from semsearch.stores.milvus import mutate
+
+if TYPE_CHECKING:
+    from semsearch.stores.milvus.access import MilvusAccess
+
+__all__ = ["Batch", "settle"]
+
+
+@dataclass
+class Batch:
+    """One ``write_records`` call's rows: ``chunks`` (chunk id -> chunk-part row, ``vector``
+    float list of length dim once known), ``stale`` (chunk ids to delete), ``records``
+    (``*_records`` rows, written last) and ``trim`` (those of records stored before, whose
+    surplus body parts are deleted after)."""
+
+    chunks: dict[int, dict[str, Any]]
+    stale: list[int]
+    records: list[dict[str, Any]]
+    trim: list[dict[str, Any]] = field(default_factory=list)
+
+    def ready(self) -> bool:
+        """True when every chunk row has its vector or is failed (nothing more will come)."""
+        return all("vector" in r or r["status"] == "failed" for r in self.chunks.values())
+
+
+def settle(store: MilvusAccess, collection: str) -> None:
+    """Write ``collection``'s held-back batch, if any (rows still waiting: placeholders)."""
+    batch = store.state.batches.pop(collection, None)
+    if batch is not None:
+        write(store, collection, batch)
+
+
+def write(store: MilvusAccess, collection: str, batch: Batch) -> None:
+    """Write a batch: chunk rows, stale chunks deleted, record rows, surplus parts deleted."""
+    dim = int(store.meta(collection).get("dim") or 0)
+    rows = list(batch.chunks.values())
+    for row in rows:
+        if "vector" not in row and dim:
+            row["vector"] = lay.placeholder(dim)
+        elif "vector" in row and not dim:  # no vector column yet (cannot happen after migrate)
+            del row["vector"]
+            row["status"] = "pending"
+    mutate.upsert(store, collection, "chunks", rows)
+    remember(store, collection, rows)
+    mutate.delete_ids(store, collection, batch.stale)
+    mutate.upsert(store, collection, "records", batch.records)
+    mutate.trim_parts(store, collection, batch.trim)
+
+
+def remember(store: MilvusAccess, collection: str, rows: list[dict[str, Any]]) -> None:
+    """Add embedded rows to the process's ``content_hash -> chunk_id`` map (Lite)."""
+    index = store.state.hash_index.get(collection)
+    if index is None:
+        return
+    for row in rows:
+        if row["status"] == "embedded":
+            index[row["content_hash"]] = int(row["chunk_id"])
