@@ -28,6 +28,7 @@ from semsearch.stores.sqlite.record_changes import log_records
 from semsearch.stores.sqlite.record_fts import BODY_SQL, TITLE_SQL, record_fts_table
 from semsearch.stores.sqlite.schema import fts_table, now
 from semsearch.stores.sqlite.sql import batches, marks
+from semsearch.stores.sqlite.writes import vectors_by_hash
 
 __all__ = ["existing_ids", "insert_new_records", "split_new"]
 
@@ -111,7 +112,9 @@ def _insert_chunks(
     rowids: Sequence[int],
     out: WriteResult,
 ) -> None:
-    reusable = _vectors_by_hash(conn, cid, {c.content_hash for r in records for c in r.chunks})
+    reusable = vectors_by_hash(
+        conn, cid, sorted({c.content_hash for r in records for c in r.chunks})
+    )
     first_id = chunk_id = _next_id(conn, "chunks", "id")
     rows, reused = [], []
     for record, rowid in zip(records, rowids, strict=True):
@@ -168,17 +171,3 @@ def _next_id(conn: sqlite3.Connection, table: str, key: str) -> int:
     """The id SQLite gives the next row of ``table`` (integer primary key, no AUTOINCREMENT)."""
     row = conn.execute(f"SELECT COALESCE(MAX({key}), 0) FROM {table}").fetchone()
     return int(row[0]) + 1
-
-
-def _vectors_by_hash(conn: sqlite3.Connection, cid: int, hashes: set[str]) -> dict[str, bytes]:
-    """``{content hash: stored vector blob}`` of the collection's embedded chunks."""
-    found: dict[str, bytes] = {}
-    for batch in batches(sorted(hashes)):
-        rows = conn.execute(
-            # INDEXED BY: see writes.py (the planner otherwise walks chunks_by_status)
-            "SELECT content_hash, vector FROM chunks INDEXED BY chunks_by_hash "
-            f"WHERE collection_id = ? AND content_hash IN ({marks(batch)}) AND status = 'embedded'",
-            (cid, *batch),
-        ).fetchall()
-        found.update({r[0]: r[1] for r in rows})
-    return found

@@ -19,10 +19,11 @@ from numpy.typing import NDArray
 from semsearch.stores.base import PendingChunk, RecordWrite, WriteResult
 from semsearch.stores.sqlite.record_fts import delete_record_fts, index_record_fts
 from semsearch.stores.sqlite.schema import fts_table, now
+from semsearch.stores.sqlite.sql import batches, marks
 from semsearch.stores.sqlite.vector_blobs import encode_vectors
 from semsearch.stores.write_rules import check_vectors_dim, chunk_key
 
-__all__ = ["delete_record_rows", "write_record", "write_vectors"]
+__all__ = ["delete_record_rows", "vectors_by_hash", "write_record", "write_vectors"]
 
 
 def write_record(conn: sqlite3.Connection, cid: int, record: RecordWrite, out: WriteResult) -> None:
@@ -81,7 +82,7 @@ def _replace_chunks(
     new: bool,
 ) -> None:
     hashes = list({c.content_hash for c in record.chunks})
-    reusable = _vectors_by_hash(conn, cid, hashes)
+    reusable = vectors_by_hash(conn, cid, hashes)
     if not new:  # a new record has no chunks yet: three statements saved per record
         _delete_chunks(conn, cid, "record_rowid = ?", [rowid])
     table = fts_table(cid)
@@ -111,16 +112,16 @@ def _replace_chunks(
             )
 
 
-def _vectors_by_hash(conn: sqlite3.Connection, cid: int, hashes: list[str]) -> dict[str, bytes]:
+def vectors_by_hash(conn: sqlite3.Connection, cid: int, hashes: Sequence[str]) -> dict[str, bytes]:
+    """Inside a write transaction: ``{content hash: stored vector blob}`` of the collection's
+    embedded chunks with these hashes (vectors a write may reuse)."""
     found: dict[str, bytes] = {}
-    for start in range(0, len(hashes), 500):
-        batch = hashes[start : start + 500]
-        marks = ", ".join("?" for _ in batch)
+    for batch in batches(list(hashes)):
         rows = conn.execute(
             # INDEXED BY: the planner otherwise picks chunks_by_status and scans every embedded
             # chunk once per written record (quadratic re-ingest).
             "SELECT content_hash, vector FROM chunks INDEXED BY chunks_by_hash "
-            f"WHERE collection_id = ? AND content_hash IN ({marks}) AND status = 'embedded'",
+            f"WHERE collection_id = ? AND content_hash IN ({marks(batch)}) AND status = 'embedded'",
             (cid, *batch),
         ).fetchall()
         found.update({r[0]: r[1] for r in rows})
