@@ -35,7 +35,7 @@ from semsearch.embedders.query_cache import CachedEmbedder, QueryCache
 from semsearch.embedders.registry import resolve_embedder
 from semsearch.evaluation import load_beir, open_index, score_run
 
-DEPTHS = (30, 40, 50, 100, 200)
+DEPTHS = (15, 20, 30, 40, 50, 100, 200)
 RULES = ("floor", "lowest")
 
 

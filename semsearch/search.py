@@ -244,12 +244,12 @@ def _keyword_leg(coll: CollectionParts, req: SearchRequest, limit: int) -> _Leg:
 
 #: Records each leg contributes to hybrid fusion (before the final ``limit``); the semantic leg
 #: rescores just these with their sentence windows. With HYBRID_FUSION's ``absent="lowest"``,
-#: measured on BEIR SciFact (int8 model, windows, nDCG@10, legs D deep, D rescored): 30 0.7465,
-#: 40 0.7442, 50 0.7460; 30 deep with 50 rescored 0.7497, 100 0.7490, 200 0.7503 (rescoring 50
-#: records costs about 0.5 ms more than 30, the keyword leg's top 50 about 0.2 ms more than its
-#: top 30 at 100k records); the absent-as-floor fusion needed depth 200 for 0.7471.
-#: docs/retrieval.md and docs/benchmarks.md.
-HYBRID_DEPTH = 30
+#: measured on BEIR SciFact (int8 model, windows, nDCG@10, legs D deep, D rescored): 15 0.7476,
+#: 20 0.7471, 30 0.7465, 40 0.7442, 50 0.7460, 100 0.7490, 200 0.7503: flat from 15 to 50
+#: (0.003, about what one half of the queries moves). 20 is twice the default limit and costs
+#: about 0.45 ms less than 30 at 100k records (the keyword leg's top 20, windows for 20
+#: records). docs/retrieval.md and docs/benchmarks.md (hybrid-depth, keyword-engines).
+HYBRID_DEPTH = 20
 #: The fusion hybrid search uses unless a request names another: a convex combination, 0.75 of
 #: the semantic leg and 0.25 of the keyword leg, each score normalised from its theoretical
 #: minimum (-1 for cosine, 0 for BM25) to the query's best, and a record missing from a leg cut

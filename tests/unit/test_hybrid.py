@@ -143,4 +143,4 @@ def test_hybrid_semantic_leg_rescores_its_own_depth_of_records_fake_embedder(
     coll.search("solar roof", mode="semantic", limit=5)
     # hybrid: the leg's records, max(limit, HYBRID_DEPTH); semantic: max(limit, RESCORE_DEPTH)
     assert depths == [search.HYBRID_DEPTH, 40, search.RESCORE_DEPTH]
-    assert (search.HYBRID_DEPTH, search.RESCORE_DEPTH) == (30, 50)  # the measured defaults
+    assert (search.HYBRID_DEPTH, search.RESCORE_DEPTH) == (20, 50)  # the measured defaults
