@@ -34,7 +34,7 @@ from semsearch.search import HYBRID_FUSION, fused_components
 __all__ = ["DEFAULT_MEMORY_MODE", "MEMORY_HYBRID_DEPTH", "rank_messages"]
 
 #: Messages each leg of a hybrid memory search contributes to fusion: deeper than a collection's
-#: HYBRID_DEPTH (30), as one user's history is small enough for a leg to hold every candidate
+#: HYBRID_DEPTH (20), as one user's history is small enough for a leg to hold every candidate
 #: (benchmarks/memory_quality.py, recall@5 on judged SGD queries: 0.931 at 200, 0.927 at 50;
 #: meaning queries 0.727 against 0.708).
 MEMORY_HYBRID_DEPTH = 200
