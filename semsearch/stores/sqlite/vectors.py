@@ -78,8 +78,16 @@ def matrix(
 
     ``upkeep=False`` (exact searches) skips building or merging the HNSW graph. The name is
     looked up again when its collection is gone by the time the cache reads it: a swap
-    (``replace_collection``) gave the name to another collection meanwhile.
+    (``replace_collection``) gave the name to another collection meanwhile. When nothing was
+    committed to the file since a cache's last refresh (``PRAGMA data_version``, see
+    :meth:`~semsearch.ann.cache.AnnIndex.unchanged`), that cache's snapshot is returned as is.
     """
+    seen = db._file_version()
+    if seen is not None:
+        for known, cache in list(caches.items()):
+            same = cache.unchanged(seen, collection, upkeep)
+            if same is not None:
+                return known, cache, same
     for attempt in range(40):  # a swap in between each look-up and read: look again
         rows = db._rows("SELECT id FROM collections WHERE name = ?", (collection,))
         if not rows:
