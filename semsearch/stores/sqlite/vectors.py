@@ -211,9 +211,9 @@ def _ranked(
         rows, scores = index.search(state, query, k, allowed, exact)
         kept = pick(state.record_rowids[rows])
         rows, scores = rows[kept], scores[kept]
-        rowids = state.record_rowids[rows]
-        names = record_names(db._rows, rowids.tolist())
-        if attempt == 3 or all(int(r) in names for r in rowids):
+        rowids = state.record_rowids[rows].tolist()
+        names = record_names(db._rows, rowids)
+        if attempt == 3 or all(r in names for r in rowids):
             break
         found = matrix(
             db, caches, collection, upkeep=not exact
@@ -224,9 +224,7 @@ def _ranked(
         allowed = None if where is None else filter_key(db._rows, cid, where)
     hits = [
         ScoredChunk(int(c), names[rid], float(s))
-        for c, rid, s in zip(
-            state.chunk_ids[rows].tolist(), rowids.tolist(), scores.tolist(), strict=True
-        )
+        for c, rid, s in zip(state.chunk_ids[rows].tolist(), rowids, scores.tolist(), strict=True)
         if rid in names
     ]
     return best_first(hits)
