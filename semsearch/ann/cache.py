@@ -55,6 +55,7 @@ from semsearch.ann.rows import (
 )
 from semsearch.errors import BackendUnavailable
 from semsearch.stores.sqlite.allowed import Allowed
+from semsearch.stores.sqlite.changes import data_version
 
 __all__ = ["AnnIndex", "AnnState", "configure_ann"]
 
@@ -87,6 +88,8 @@ class AnnIndex:
         self._persist_failed = False
         self._graph_unavailable = False
         self._filters = FilterCache()
+        #: (reader connection, data_version, upkeep, snapshot) of the last refresh; see unchanged
+        self._current: tuple[sqlite3.Connection, int, bool, AnnState] | None = None
 
     # -- keeping up with the SQLite file -------------------------------------------------------
 
@@ -102,7 +105,9 @@ class AnnIndex:
             sidecar.
         """
         with self._lock:
-            meta = read(lambda conn: collection_meta(conn, self.collection_id))
+            self._current = None
+            cid = self.collection_id
+            meta, seen = read(lambda conn: (collection_meta(conn, cid), self._file_version(conn)))
             if meta is None:
                 self.state = None
                 return None
@@ -120,7 +125,41 @@ class AnnIndex:
             if state.options != opts:
                 state = replace(state, options=opts)
             self.state = self._upkeep(state) if upkeep else state
+            if seen is not None:
+                self._current = (*seen, upkeep, self.state)
             return self.state
+
+    def unchanged(
+        self, seen: tuple[sqlite3.Connection, int], collection: str, upkeep: bool = True
+    ) -> AnnState | None:
+        """The last :meth:`refresh`'s snapshot when nothing was committed to the file since it
+        was taken, else None (call :meth:`refresh`): a search's check of the change counter in
+        about 3 us instead of a read transaction and the option parsing of a refresh.
+
+        Args:
+            seen: (reader connection, ``PRAGMA data_version``) read just now
+                (``SQLiteConnections._file_version``); it matches the pair read inside the
+                refresh's read transaction only when no connection of any process committed
+                since (another connection object, e.g. a reopened reader, never matches).
+            collection: the name searched; a snapshot of a collection renamed since (a swap)
+                does not answer for it.
+            upkeep: as for :meth:`refresh`; a snapshot refreshed without upkeep does not answer
+                a search that wants it.
+        Returns:
+            The snapshot, or None. Always None for an in-memory file (no version to compare).
+        """
+        current = self._current  # one tuple, replaced whole: no lock needed to read it
+        if current is None:
+            return None
+        conn, version, upkept, state = current
+        if conn is not seen[0] or version != seen[1] or (upkeep and not upkept):
+            return None
+        return state if state.identity["collection"] == collection else None
+
+    def _file_version(self, conn: sqlite3.Connection) -> tuple[sqlite3.Connection, int] | None:
+        """(conn, its data_version) inside a refresh's read transaction; None in memory, where
+        the reader is the writer and its own commits leave the number unchanged."""
+        return None if self.db_path == ":memory:" else (conn, data_version(conn))
 
     def _open(
         self, read: Reader, identity: dict[str, Any], opts: AnnOptions, upkeep: bool

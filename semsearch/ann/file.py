@@ -227,8 +227,12 @@ def _map_arrays(path: str, start: int, size: int, header: dict[str, Any]) -> dic
             count = int(np.prod(dims))
             if off < 0 or min(dims, default=0) < 0 or start + off + count * kind.itemsize > size:
                 raise SidecarInvalid(f"damaged: the {name} array lies outside the file")
+            # a plain ndarray view of the map (it keeps the map open): indexing a np.memmap
+            # goes through Python-level __getitem__/__array_finalize__, ~1 us a search each
             arrays[name] = (
-                np.memmap(path, kind, "r", start + off, dims) if count else np.empty(dims, kind)
+                np.memmap(path, kind, "r", start + off, dims).view(np.ndarray)
+                if count
+                else np.empty(dims, kind)
             )
     except (KeyError, TypeError, ValueError) as exc:
         raise SidecarInvalid(f"damaged array layout ({exc})") from exc

@@ -24,6 +24,7 @@ from collections.abc import Callable
 __all__ = [
     "PRUNE_AFTER",
     "Horizon",
+    "data_version",
     "high_water",
     "maybe_prune",
     "prune",
@@ -44,6 +45,14 @@ Horizon = Callable[[int, int], int | None]
 
 def _key(cid: int, log: str = "changes") -> str:
     return f"{log}_pruned:{int(cid)}"
+
+
+def data_version(conn: sqlite3.Connection) -> int:
+    """``PRAGMA data_version`` of ``conn``: it changes when another connection, of this or any
+    other process, commits to the file, and never otherwise (not for ``conn``'s own commits:
+    compare it only on a connection that never writes). Inside a read transaction it names
+    the snapshot that transaction reads; outside one it costs about 2 us."""
+    return int(conn.execute("PRAGMA data_version").fetchone()[0])
 
 
 def high_water(conn: sqlite3.Connection) -> int:

@@ -20,6 +20,7 @@ from typing import Any
 from semsearch.errors import IndexNotFound, StoreCorrupted
 from semsearch.stores.sqlite import file as sqlite_file
 from semsearch.stores.sqlite import schema as ddl
+from semsearch.stores.sqlite.changes import data_version
 
 __all__ = ["ANALYZE_AFTER", "ANALYZE_SAMPLE", "SQLiteConnections"]
 
@@ -148,6 +149,17 @@ class SQLiteConnections:
         with self._read_lock:  # taken first: close() cannot close the connection under us
             conn = self._read()
             return [] if conn is None else conn.execute(sql, params).fetchall()
+
+    def _file_version(self) -> tuple[sqlite3.Connection, int] | None:
+        """(reader connection, its :func:`~semsearch.stores.sqlite.changes.data_version`):
+        equal to a pair read earlier (the same connection object, the same number) exactly when
+        no connection has committed to the file since. None in memory (the reader is the
+        writer, whose own commits do not count) or before the file exists."""
+        with self._read_lock:
+            conn = self._read()
+            if conn is None or conn is self._conn:
+                return None
+            return conn, data_version(conn)
 
     def _in_read_txn(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
         """Run ``fn(conn)`` inside one read transaction: a consistent snapshot of the file."""

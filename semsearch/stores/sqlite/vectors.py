@@ -78,8 +78,16 @@ def matrix(
 
     ``upkeep=False`` (exact searches) skips building or merging the HNSW graph. The name is
     looked up again when its collection is gone by the time the cache reads it: a swap
-    (``replace_collection``) gave the name to another collection meanwhile.
+    (``replace_collection``) gave the name to another collection meanwhile. When nothing was
+    committed to the file since a cache's last refresh (``PRAGMA data_version``, see
+    :meth:`~semsearch.ann.cache.AnnIndex.unchanged`), that cache's snapshot is returned as is.
     """
+    seen = db._file_version()
+    if seen is not None:
+        for known, cache in list(caches.items()):
+            same = cache.unchanged(seen, collection, upkeep)
+            if same is not None:
+                return known, cache, same
     for attempt in range(40):  # a swap in between each look-up and read: look again
         rows = db._rows("SELECT id FROM collections WHERE name = ?", (collection,))
         if not rows:
@@ -203,9 +211,9 @@ def _ranked(
         rows, scores = index.search(state, query, k, allowed, exact)
         kept = pick(state.record_rowids[rows])
         rows, scores = rows[kept], scores[kept]
-        rowids = state.record_rowids[rows]
-        names = record_names(db._rows, rowids.tolist())
-        if attempt == 3 or all(int(r) in names for r in rowids):
+        rowids = state.record_rowids[rows].tolist()
+        names = record_names(db._rows, rowids)
+        if attempt == 3 or all(r in names for r in rowids):
             break
         found = matrix(
             db, caches, collection, upkeep=not exact
@@ -216,9 +224,7 @@ def _ranked(
         allowed = None if where is None else filter_key(db._rows, cid, where)
     hits = [
         ScoredChunk(int(c), names[rid], float(s))
-        for c, rid, s in zip(
-            state.chunk_ids[rows].tolist(), rowids.tolist(), scores.tolist(), strict=True
-        )
+        for c, rid, s in zip(state.chunk_ids[rows].tolist(), rowids, scores.tolist(), strict=True)
         if rid in names
     ]
     return best_first(hits)
