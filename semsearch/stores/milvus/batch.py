@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from semsearch.stores.milvus import layout as lay
 from semsearch.stores.milvus import mutate
+from semsearch.stores.milvus.records import note_written
 
 if TYPE_CHECKING:
     from semsearch.stores.milvus.access import MilvusAccess
@@ -66,6 +67,7 @@ def write(store: MilvusAccess, collection: str, batch: Batch) -> None:
     remember(store, collection, rows)
     mutate.delete_ids(store, collection, batch.stale)
     mutate.upsert(store, collection, "records", batch.records)
+    note_written(store, collection, batch.records)
     mutate.trim_parts(store, collection, batch.trim)
 
 

@@ -21,8 +21,10 @@ that spare searches and writes round trips to Milvus.
   ``content_hash -> chunk_id`` map of embedded chunks (vector reuse across records, see
   :mod:`semsearch.stores.milvus.lookup`), the collections whose leftovers of an interrupted
   migration this process cleaned (:mod:`semsearch.stores.milvus.migrate`), whether every chunk
-  of a collection is embedded (layout 2: vector searches then need no status filter), and the last
-  ``record_hashes`` answer (``write_records`` asks again for the ids ingestion just asked for).
+  of a collection is embedded (layout 2: vector searches then need no status filter), the last
+  ``record_hashes`` answer (``write_records`` asks again for the ids ingestion just asked for),
+  and for a collection this process created, every record's content hash (so that filling it
+  asks Milvus nothing per batch; dropped when a write raises).
 """
 
 from __future__ import annotations
@@ -100,6 +102,9 @@ class LocationState:
     absent: set[str] = field(default_factory=set)
     #: (generation, collection, {record id: content hash or None}) of the last record_hashes.
     hashes: tuple[int, str, dict[str, str | None]] | None = None
+    #: collection -> {record id: content hash} of every stored record, while complete (Lite:
+    #: from the empty records part this process created, kept by its writes and deletes).
+    records: dict[str, dict[str, str]] = field(default_factory=dict)
     users: int = 0
 
     def wrote(self) -> None:
@@ -113,6 +118,7 @@ class LocationState:
         ``writing`` mark is still stored) and no cached row of it is trusted."""
         self.marked.clear()
         self.batches.clear()  # not committed (no record row): the next upsert redoes them
+        self.records.clear()  # some record rows of it may be stored: ask Milvus again
 
     def known_large(self, collection: str, expr: str) -> bool:
         """True when ``expr`` was found, since the last write, to match more than EXACT_MAX
