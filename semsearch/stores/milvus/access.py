@@ -56,7 +56,7 @@ class MilvusAccess:
         #: The caches shared by this process's stores on the location (state.py).
         self.state = acquire(target.display, target.lite_path is not None)
         self._open = True
-        self._writing, self._due = False, set[str]()  # _due: past FLUSH_ROWS (written())
+        self._writing = False
         #: Query-time index parameters overriding the defaults (e.g. ``{"nprobe": 32}``,
         #: ``{"ef": 256}``); see ``layout.INDEXES``.
         self.search_params: dict[str, Any] = {}
@@ -94,8 +94,8 @@ class MilvusAccess:
 
     def flush(self) -> None:
         """Flush every Milvus collection with rows written since its last flush (Milvus seals
-        them into indexed segments). Writes call it per ``FLUSH_ROWS`` rows, reads before they
-        read, ``close()`` at the end; call it to make the index build part of a timed write."""
+        them into indexed segments). Writes flush per ``FLUSH_ROWS`` rows on a server, reads
+        before they read, ``close()`` at the end; call it to time a write with its flush."""
         client = self._read_client()
         if client is None:
             return
@@ -103,11 +103,10 @@ class MilvusAccess:
             self._flush_in_order(client, list(self.state.unflushed))
 
     def _flush_in_order(self, client: Any, names: list[str]) -> None:
-        """Flush ``names`` not yet flushed, vector parts last: Lite starts building a flushed
-        part's vector index at once, in a background thread that slows the flushes after it."""
-        for name in sorted((n for n in names if n in self.state.unflushed), key=lay.holds_vectors):
+        """Flush ``names``, vector parts last: Lite starts building a flushed part's vector
+        index at once, in a background thread that would slow the flushes after it."""
+        for name in sorted(names, key=lay.holds_vectors):
             self._flush(client, name)
-        self._due.clear()
 
     def _clear_marks(self) -> None:
         """Clear the ``writing`` marks this process set (every write it made finished)."""
@@ -184,14 +183,12 @@ class MilvusAccess:
         self.state.unflushed.pop(name, None)
 
     def written(self, name: str, rows: int) -> None:
-        """Count ``rows`` written to Milvus collection ``name``; flush it at FLUSH_ROWS (at
-        the end of the write block, if in one, with the others due: :meth:`_flush_in_order`)."""
+        """Count ``rows`` written to Milvus collection ``name``; on a server, flush it at
+        FLUSH_ROWS (Milvus Lite flushes by itself: see there)."""
         left = self.state.unflushed.get(name, 0) + rows
         self.state.unflushed[name] = left
-        if left >= FLUSH_ROWS:
-            self._due.add(name)
-            if not self._writing:
-                self._flush_in_order(self._connect(), list(self._due))
+        if left >= FLUSH_ROWS and not self.state.lite:
+            self._flush(self._connect(), name)
 
     def _meta_rows(self, names: Sequence[str] | None = None) -> list[dict[str, Any]]:
         found = self._coll_meta()
@@ -255,8 +252,6 @@ class MilvusAccess:
             outer, self._writing = self._writing, True
             try:
                 yield
-                if not outer and self._due:
-                    self._flush_in_order(self._connect(), list(self._due))
             except BaseException:
                 self.state.failed()
                 raise

@@ -53,13 +53,17 @@ META_TTL = 2.0
 #: A filtered vector search whose filter matches at most this many chunks is answered by an
 #: exact scan of exactly those chunks (filtered ANN loses recall on selective filters).
 EXACT_MAX = 256
-#: A Milvus collection is flushed once this many rows were written to it since its last flush,
-#: before the next read after any write (but a primary-key lookup), and on close. Milvus Lite answers reads of unflushed
-#: rows (its memtable) by brute force in Python and indexes only flushed segments, and every
-#: read visits every segment, so few large segments are best: a flush per small batch, as
-#: semsearch did before, made one segment per batch. Writes look their rows up by primary key
-#: (a dictionary lookup in the memtable), so a large memtable does not slow them; Lite also
-#: flushes by itself past 128 MB. 50,000 rows of 384-d vectors are about 77 MB.
+#: On a server, a Milvus collection is flushed once this many rows were written to it since its
+#: last flush; on Milvus Lite, when Lite flushes by itself (its memtable past 128 MB: about
+#: 75,000 chunk rows of 384-d vectors), as for raw pymilvus writes. Everywhere, before the
+#: next read after any write (but a primary-key lookup), and on close. Milvus Lite answers reads
+#: of unflushed rows (its memtable) by brute force in Python and indexes only flushed segments,
+#: and every read visits every segment, so few large segments are best: a flush per small
+#: batch, as semsearch did before, made one segment per batch. Writes look their rows up by
+#: primary key (a dictionary lookup in the memtable), so a large memtable does not slow them.
+#: On Lite a flush also starts the segment's HNSW build in a background thread, which slowed
+#: the rest of a fill: flushing at 50,000 rows there made benchmarks/milvus.py's 100,000-record
+#: fill about 1.2x slower than leaving it to Lite (52 s against 44 s, two runs each, loaded).
 FLUSH_ROWS = 50_000
 #: Small match sets kept per location (LRU): at most 32 x 256 x dim float32 (12.6 MB at 384-d).
 SMALL_SETS = 32
