@@ -23,6 +23,7 @@ from semsearch.stores.milvus.store import MilvusStore
 from tests.milvus.helpers import fake8_store, one_chunk_record
 
 NAME = "cost"
+_REAL_WRITE_ROWS = mutate.write_rows
 
 
 def _kinds(calls: list[tuple[str, str]], method: str) -> list[str]:
@@ -40,6 +41,11 @@ def store(tmp_path: Path) -> Iterator[MilvusStore]:
 def calls(store: MilvusStore, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     """Milvus calls as (method, Milvus collection): "query", and "upsert" for any write of
     rows (the client's row upsert, or milvus_columns' column-wise write)."""
+    return _record_calls(store, monkeypatch)
+
+
+def _record_calls(store: MilvusStore, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """See the ``calls`` fixture."""
     seen: list[tuple[str, str]] = []
     client = store.client()
     for method in ("upsert", "query"):
@@ -99,10 +105,14 @@ def test_rows_held_back_are_written_with_placeholders_before_a_read_fake_vectors
 
 
 def test_the_same_ids_asked_twice_without_a_write_are_one_query_fake_vectors(
-    store: MilvusStore, calls: list[tuple[str, str]]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store.write_records(NAME, [one_chunk_record("a", "alpha")])
-    calls.clear()
+    """A collection this process did not create (written, closed, opened again)."""
+    with fake8_store(tmp_path, NAME) as first_store:
+        first_store.write_records(NAME, [one_chunk_record("a", "alpha")])
+    store = MilvusStore(f"milvus-lite://{tmp_path / f'{NAME}.db'}")
+    store.meta(NAME)  # its metadata row, read once
+    calls = _record_calls(store, monkeypatch)
     first = store.record_hashes(NAME, ["a", "b"])
     again = store.record_hashes(NAME, ["b", "a"])
     assert first == again == {"a": hashlib.sha256(b"alpha").hexdigest()}
@@ -111,6 +121,7 @@ def test_the_same_ids_asked_twice_without_a_write_are_one_query_fake_vectors(
     calls.clear()
     assert set(store.record_hashes(NAME, ["a", "b"])) == {"a", "b"}
     assert _kinds(calls, "query") == ["records"]
+    store.close()
 
 
 def test_counts_and_pending_chunks_follow_vector_rows_fake_vectors(store: MilvusStore) -> None:
@@ -223,3 +234,91 @@ def test_new_records_ask_nothing_about_windows_fake_vectors(
     calls.clear()
     store.write_records(NAME, [one_chunk_record("w", "other words")])  # a stored record
     assert "chunks" in _kinds(calls, "query")
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_a_collection_created_here_is_filled_without_reading_records_fake_vectors(
+    store: MilvusStore, calls: list[tuple[str, str]]
+) -> None:
+    """This process created the collection, so it knows every record in it: new records
+    are written with no read at all, and the hashes it answers follow writes and deletes."""
+    eye = np.eye(8, dtype=np.float32)
+    for start in (0, 3):  # two batches, as ingestion writes them
+        batch = [one_chunk_record(f"r{i}", f"text {i}") for i in range(start, start + 3)]
+        result = store.write_records(NAME, batch)
+        store.set_vectors(NAME, [p.chunk_id for p in result.pending], eye[start : start + 3])
+    assert _kinds(calls, "query") == []
+    store.write_records(NAME, [one_chunk_record("r0", "changed")])
+    store.delete_records(NAME, ["r1"])
+    calls.clear()
+    assert store.record_hashes(NAME, ["r0", "r1", "r5", "x"]) == {
+        "r0": _sha("changed"),
+        "r5": _sha("text 5"),
+    }
+    assert _kinds(calls, "query") == []
+    assert store.list_ids(NAME) == ["r0", "r2", "r3", "r4", "r5"]  # what Milvus holds
+
+
+def test_after_a_write_that_raised_record_hashes_are_read_from_milvus_fake_vectors(
+    store: MilvusStore, calls: list[tuple[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write that stops half-way may have stored some record rows: the process no longer
+    trusts what it knew and asks Milvus."""
+    result = store.write_records(NAME, [one_chunk_record("a", "alpha")])
+    store.set_vectors(NAME, [p.chunk_id for p in result.pending], np.eye(8, dtype=np.float32)[:1])
+    real = mutate.write_rows
+    monkeypatch.setattr(mutate, "write_rows", _records_fail)
+    result = store.write_records(NAME, [one_chunk_record("b", "beta")])
+    with pytest.raises(RuntimeError):
+        store.set_vectors(NAME, [p.chunk_id for p in result.pending], np.eye(8)[1:2])
+    monkeypatch.setattr(mutate, "write_rows", real)
+    calls.clear()
+    assert store.record_hashes(NAME, ["a", "b"]) == {"a": _sha("alpha")}
+    assert _kinds(calls, "query") == ["records"]
+
+
+def test_a_held_back_batch_a_read_failed_to_write_is_read_from_milvus_fake_vectors(
+    store: MilvusStore, calls: list[tuple[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read writes a held-back batch first, outside any write block: when its record rows
+    fail, the process asks Milvus again too."""
+    store.write_records(NAME, [one_chunk_record("a", "alpha")])  # held back: no vector yet
+    real = mutate.write_rows
+    monkeypatch.setattr(mutate, "write_rows", _records_fail)
+    with pytest.raises(RuntimeError):
+        store.count(NAME)
+    monkeypatch.setattr(mutate, "write_rows", real)
+    calls.clear()
+    assert store.record_hashes(NAME, ["a"]) == {}
+    assert _kinds(calls, "query") == ["records"]
+
+
+def _records_fail(c: Any, name: str, rows: Any, lite: bool, partial: bool = False) -> None:
+    """mutate.write_rows that writes chunk rows and fails on record rows."""
+    if name.endswith("_records"):
+        raise RuntimeError("killed before the record rows")
+    _REAL_WRITE_ROWS(c, name, rows, lite, partial)
+
+
+def test_lite_writes_leave_flushing_to_lite_and_flush_vector_parts_last_fake_vectors(
+    store: MilvusStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On Milvus Lite no write flushes, however many rows it writes (Lite flushes by itself,
+    as for raw pymilvus); ``flush()`` flushes the record part first: Lite starts building a
+    flushed part's vector index at once, in the background."""
+    from semsearch.stores.milvus import access
+
+    monkeypatch.setattr(access, "FLUSH_ROWS", 2)
+    client = store.client()
+    flushed: list[str] = []
+    real = client.flush
+    monkeypatch.setattr(client, "flush", lambda n, *a, **k: flushed.append(n) or real(n, *a, **k))
+    result = store.write_records(NAME, [one_chunk_record(f"r{i}", f"t {i}") for i in range(3)])
+    store.set_vectors(NAME, [p.chunk_id for p in result.pending], np.eye(8, dtype=np.float32)[:3])
+    assert flushed == []  # 3 rows into each part, past FLUSH_ROWS
+    store.flush()
+    assert _kinds([("flush", n) for n in flushed], "flush") == ["records", "chunks"]
+    assert store.count(NAME) == 3

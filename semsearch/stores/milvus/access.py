@@ -27,15 +27,13 @@ from semsearch.stores.milvus.conn import (
     translated,
 )
 from semsearch.stores.milvus.expr import column, compile_filter, compiles_id_match, literal
-from semsearch.stores.milvus.state import FLUSH_ROWS, META_TTL, LocationState, acquire, release
+from semsearch.stores.milvus.state import FLUSH_ROWS, META_TTL, acquire, release
 from semsearch.stores.write_rules import check_vectors_dim
 
 __all__ = ["MilvusAccess"]
 
 #: Values per ``in [...]`` query (Milvus Lite scans every row per query, so fewer is faster).
 _BATCH = 2000
-
-
 _PAGE = 1000  # rows per page of a scan
 #: The primary key of each part.
 PRIMARY_KEYS = {"records": "pk", "chunks": "chunk_id", "vectors": "chunk_id"}
@@ -55,8 +53,8 @@ class MilvusAccess:
         self._lock = threading.RLock()
         self._client: Any = None
         self._loaded: set[str] = set()
-        #: The caches this process's stores on the location share (state.py).
-        self.state: LocationState = acquire(target.display, target.lite_path is not None)
+        #: The caches shared by this process's stores on the location (state.py).
+        self.state = acquire(target.display, target.lite_path is not None)
         self._open = True
         self._writing = False
         #: Query-time index parameters overriding the defaults (e.g. ``{"nprobe": 32}``,
@@ -96,14 +94,19 @@ class MilvusAccess:
 
     def flush(self) -> None:
         """Flush every Milvus collection with rows written since its last flush (Milvus seals
-        them into indexed segments). Writes call it per ``FLUSH_ROWS`` rows, reads before they
-        read, ``close()`` at the end; call it to make the index build part of a timed write."""
+        them into indexed segments). Writes flush per ``FLUSH_ROWS`` rows on a server, reads
+        before they read, ``close()`` at the end; call it to time a write with its flush."""
         client = self._read_client()
         if client is None:
             return
         with self._lock:
-            for name in list(self.state.unflushed):
-                self._flush(client, name)
+            self._flush_in_order(client, list(self.state.unflushed))
+
+    def _flush_in_order(self, client: Any, names: list[str]) -> None:
+        """Flush ``names``, vector parts last: Lite starts building a flushed part's vector
+        index at once, in a background thread that would slow the flushes after it."""
+        for name in sorted(names, key=lay.holds_vectors):
+            self._flush(client, name)
 
     def _clear_marks(self) -> None:
         """Clear the ``writing`` marks this process set (every write it made finished)."""
@@ -180,10 +183,11 @@ class MilvusAccess:
         self.state.unflushed.pop(name, None)
 
     def written(self, name: str, rows: int) -> None:
-        """Count ``rows`` written to Milvus collection ``name``; flush it at FLUSH_ROWS."""
+        """Count ``rows`` written to Milvus collection ``name``; on a server, flush it at
+        FLUSH_ROWS (Milvus Lite flushes by itself: see there)."""
         left = self.state.unflushed.get(name, 0) + rows
         self.state.unflushed[name] = left
-        if left >= FLUSH_ROWS:
+        if left >= FLUSH_ROWS and not self.state.lite:
             self._flush(self._connect(), name)
 
     def _meta_rows(self, names: Sequence[str] | None = None) -> list[dict[str, Any]]:
@@ -277,9 +281,9 @@ class MilvusAccess:
         dim: int = 0,
         name: str | None = None,
         index: str | None = None,
-    ) -> None:
+    ) -> bool:
         """Create one Milvus collection of a semsearch collection: ``records``, or a
-        ``chunks`` part called ``name`` (with a float32[dim] ``vector`` when ``dim``)."""
+        ``chunks`` part called ``name`` (float32[dim] ``vector`` when ``dim``); False if it was."""
         client = self._connect()
         name = name or lay.part_name(collection, kind)
         schema = {
@@ -287,10 +291,11 @@ class MilvusAccess:
             "chunks": lambda: lay.chunks_schema(fields, dim),
         }[kind]()
         with self._lock, translated(f"creating {name}"):
-            if not client.has_collection(name):
+            if created := not client.has_collection(name):
                 params = lay.index_params(client, kind, index or self.target.index, dim)
                 lay.create(client, name, schema, params)
             self._load(client, name)
+        return created
 
     def rows_by(
         self,

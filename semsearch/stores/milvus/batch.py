@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from semsearch.stores.milvus import layout as lay
 from semsearch.stores.milvus import mutate
+from semsearch.stores.milvus.records import note_written
 
 if TYPE_CHECKING:
     from semsearch.stores.milvus.access import MilvusAccess
@@ -65,7 +66,12 @@ def write(store: MilvusAccess, collection: str, batch: Batch) -> None:
     mutate.upsert(store, collection, "chunks", rows)
     remember(store, collection, rows)
     mutate.delete_ids(store, collection, batch.stale)
-    mutate.upsert(store, collection, "records", batch.records)
+    try:
+        mutate.upsert(store, collection, "records", batch.records)
+    except BaseException:  # some rows may be stored (a read settles outside a write block)
+        store.state.records.pop(collection, None)
+        raise
+    note_written(store, collection, batch.records)
     mutate.trim_parts(store, collection, batch.trim)
 
 

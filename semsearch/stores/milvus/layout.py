@@ -121,6 +121,12 @@ def chunk_part(collection: str, generation: int) -> str:
     return f"{prefix(collection)}_chunks_{generation}"
 
 
+def holds_vectors(name: str) -> bool:
+    """True for a Milvus collection holding chunk vectors (``*_chunks_<g>``, layout 1's
+    ``*_chunks`` and ``*_vectors``): its flush starts Milvus Lite's vector index build."""
+    return re.search(r"_(chunks(_\d+)?|vectors)$", name) is not None
+
+
 def placeholder(dim: int) -> list[float]:
     """The vector of a chunk row not embedded (a unit vector; reads never return it)."""
     return [1.0] + [0.0] * (dim - 1)

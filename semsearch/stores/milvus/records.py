@@ -17,14 +17,20 @@ from semsearch.stores.milvus import layout as lay
 if TYPE_CHECKING:
     from semsearch.stores.milvus.access import MilvusAccess
 
-__all__ = ["get_records", "record_docs", "record_hashes"]
+__all__ = ["get_records", "note_deleted", "note_written", "record_docs", "record_hashes"]
 
 
 def record_hashes(store: MilvusAccess, collection: str, ids: Sequence[str]) -> dict[str, str]:
-    """``{id: content_hash}`` for the ids that exist (a primary-key lookup of part 0; on
-    Milvus Lite the same ids again with no write between are answered from memory, as
-    when ingestion asks and then ``write_records`` asks)."""
+    """``{id: content_hash}`` for the ids that exist (a primary-key lookup of part 0). On
+    Milvus Lite, answered from memory for a collection this process created (it wrote every
+    record in it: ``LocationState.records``), and for the same ids again with no write
+    between (as when ingestion asks and then ``write_records`` asks)."""
     state = store.state
+    if collection in state.records:
+        store._settle(collection)  # a batch held back is written first, as a read would
+        every = state.records.get(collection)
+        if every is not None:
+            return {i: h for i in ids if (h := every.get(i)) is not None}
     seen = state.hashes
     fresh = seen is not None and seen[:2] == (state.generation, collection)
     if seen is not None and fresh and all(i in seen[2] for i in ids):
@@ -61,3 +67,19 @@ def get_records(store: MilvusAccess, collection: str, ids: Sequence[str]) -> lis
     """The records that exist among ``ids``, in the order asked."""
     docs = record_docs(store, collection, ids)
     return [Record(i, docs[i]["fields"], docs[i]["text"]) for i in dict.fromkeys(ids) if i in docs]
+
+
+def note_written(store: MilvusAccess, collection: str, rows: Sequence[dict[str, Any]]) -> None:
+    """Keep the process's map of every record's hash (if any) up to date: ``rows`` are
+    ``*_records`` rows just written."""
+    every = store.state.records.get(collection)
+    if every is not None:
+        every.update((r["record_id"], r["content_hash"]) for r in rows if r["part"] == 0)
+
+
+def note_deleted(store: MilvusAccess, collection: str, ids: Sequence[str]) -> None:
+    """Drop the records ``ids``, just deleted, from the process's map of every record."""
+    every = store.state.records.get(collection)
+    if every is not None:
+        for i in ids:
+            every.pop(i, None)

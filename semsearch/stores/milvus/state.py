@@ -21,8 +21,10 @@ that spare searches and writes round trips to Milvus.
   ``content_hash -> chunk_id`` map of embedded chunks (vector reuse across records, see
   :mod:`semsearch.stores.milvus.lookup`), the collections whose leftovers of an interrupted
   migration this process cleaned (:mod:`semsearch.stores.milvus.migrate`), whether every chunk
-  of a collection is embedded (layout 2: vector searches then need no status filter), and the last
-  ``record_hashes`` answer (``write_records`` asks again for the ids ingestion just asked for).
+  of a collection is embedded (layout 2: vector searches then need no status filter), the last
+  ``record_hashes`` answer (``write_records`` asks again for the ids ingestion just asked for),
+  and for a collection this process created, every record's content hash (so that filling it
+  asks Milvus nothing per batch; dropped when a write raises).
 """
 
 from __future__ import annotations
@@ -51,13 +53,17 @@ META_TTL = 2.0
 #: A filtered vector search whose filter matches at most this many chunks is answered by an
 #: exact scan of exactly those chunks (filtered ANN loses recall on selective filters).
 EXACT_MAX = 256
-#: A Milvus collection is flushed once this many rows were written to it since its last flush,
-#: before the next read after any write (but a primary-key lookup), and on close. Milvus Lite answers reads of unflushed
-#: rows (its memtable) by brute force in Python and indexes only flushed segments, and every
-#: read visits every segment, so few large segments are best: a flush per small batch, as
-#: semsearch did before, made one segment per batch. Writes look their rows up by primary key
-#: (a dictionary lookup in the memtable), so a large memtable does not slow them; Lite also
-#: flushes by itself past 128 MB. 50,000 rows of 384-d vectors are about 77 MB.
+#: On a server, a Milvus collection is flushed once this many rows were written to it since its
+#: last flush; on Milvus Lite, when Lite flushes by itself (its memtable past 128 MB: about
+#: 75,000 chunk rows of 384-d vectors), as for raw pymilvus writes. Everywhere, before the
+#: next read after any write (but a primary-key lookup), and on close. Milvus Lite answers reads
+#: of unflushed rows (its memtable) by brute force in Python and indexes only flushed segments,
+#: and every read visits every segment, so few large segments are best: a flush per small
+#: batch, as semsearch did before, made one segment per batch. Writes look their rows up by
+#: primary key (a dictionary lookup in the memtable), so a large memtable does not slow them.
+#: On Lite a flush also starts the segment's HNSW build in a background thread, which slowed
+#: the rest of a fill: flushing at 50,000 rows there made benchmarks/milvus.py's 100,000-record
+#: fill about 1.2x slower than leaving it to Lite (52 s against 44 s, two runs each, loaded).
 FLUSH_ROWS = 50_000
 #: Small match sets kept per location (LRU): at most 32 x 256 x dim float32 (12.6 MB at 384-d).
 SMALL_SETS = 32
@@ -100,6 +106,9 @@ class LocationState:
     absent: set[str] = field(default_factory=set)
     #: (generation, collection, {record id: content hash or None}) of the last record_hashes.
     hashes: tuple[int, str, dict[str, str | None]] | None = None
+    #: collection -> {record id: content hash} of every stored record, while complete (Lite:
+    #: from the empty records part this process created, kept by its writes and deletes).
+    records: dict[str, dict[str, str]] = field(default_factory=dict)
     users: int = 0
 
     def wrote(self) -> None:
@@ -113,6 +122,7 @@ class LocationState:
         ``writing`` mark is still stored) and no cached row of it is trusted."""
         self.marked.clear()
         self.batches.clear()  # not committed (no record row): the next upsert redoes them
+        self.records.clear()  # some record rows of it may be stored: ask Milvus again
 
     def known_large(self, collection: str, expr: str) -> bool:
         """True when ``expr`` was found, since the last write, to match more than EXACT_MAX

@@ -115,7 +115,8 @@ class MilvusStore(MilvusAccess):
                 hint="use the default (porter) on Milvus, or the SQLite store for trigram search",
             )
         fields = lay.declared_fields(info.schema_json)
-        self.create_part(info.name, "records", fields)
+        if self.create_part(info.name, "records", fields) and self.state.lite:
+            self.state.records[info.name] = {}  # every record it will hold is written here
         chunks = lay.chunk_part(info.name, 1)
         self.create_part(info.name, "chunks", fields, info.dim or 0, name=chunks)
         self.state.settled.discard(info.name)
@@ -143,6 +144,7 @@ class MilvusStore(MilvusAccess):
         meta = self.meta(info.name)
         if info.schema_json != meta["schema"]:
             self.state.wrote()
+            self.state.records.pop(info.name, None)  # a rebuild stopped half-way loses rows
             meta = milvus_rebuild.add_fields(self, meta, info.schema_json)
         if info.dim and not meta.get("dim"):  # the chunk part gets its vector column
             meta = milvus_migrate.current(self, info.name, info.dim)
@@ -168,6 +170,7 @@ class MilvusStore(MilvusAccess):
             client.delete(lay.META, filter=f"name == {literal(name)}")
             self.forget_meta(name)
             self.state.hash_index.pop(name, None)
+            self.state.records.pop(name, None)
             self.state.settled.discard(name)
             self.state.marked.discard(name)
             self.state.wrote()

@@ -31,7 +31,7 @@ from semsearch.stores.milvus import layout as lay
 from semsearch.stores.milvus import lookup, migrate, mutate
 from semsearch.stores.milvus import rows as milvus_rows
 from semsearch.stores.milvus.migrate import CHUNK_COLUMNS
-from semsearch.stores.milvus.records import record_hashes
+from semsearch.stores.milvus.records import note_deleted, record_hashes
 
 if TYPE_CHECKING:
     from semsearch.stores.milvus.access import MilvusAccess
@@ -184,5 +184,6 @@ def delete_records(store: MilvusAccess, collection: str, ids: Sequence[str]) -> 
         return 0
     migrate.current(store, collection)
     mutate.delete_where(store, collection, ["chunks", "records"], "record_id", {0: existing})
+    note_deleted(store, collection, existing)
     _touch(store, collection, store.meta(collection))
     return len(existing)
