@@ -20,6 +20,7 @@ from semsearch.filters import parse_filter
 from semsearch.results import Chunk
 from semsearch.schema import Schema
 from semsearch.stores.base import ChunkWrite, CollectionInfo, RecordWrite
+from semsearch.stores.milvus import query
 from semsearch.stores.milvus.state import EXACT_MAX
 from semsearch.stores.milvus.store import MilvusStore
 
@@ -100,3 +101,35 @@ def test_a_write_forgets_which_filters_are_large_fake_vectors(
     store.delete_records(NAME, ["r04999"])  # bucket 999: no match changes, but a write happened
     assert not store.state.known_large(NAME, expr)
     assert len(store.vector_search(NAME, vectors[0], 10, where)) == 10
+
+
+def test_a_filter_whose_ann_starved_is_ranked_exactly_until_the_next_write_fake_vectors(
+    filled: tuple[MilvusStore, np.ndarray], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, vectors = filled
+    calls: list[int] = []
+    ann = query.ann
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(args[3])  # k
+        return ann(*args, **kwargs)
+
+    monkeypatch.setattr(query, "ann", counted)
+    where = parse_filter({"bucket": {"$lt": 100}}, SCHEMA)  # 500 matches > EXACT_MAX
+    expr = store.filter_expr(where)
+    truth = _exact(vectors, vectors[1], 100)
+    everything = sorted(truth, key=lambda r: (-truth[r], r))
+    # k = 600 > 500 matches: the filtered ANN must come back short, and the exact scan answers
+    first = store.vector_search(NAME, vectors[1], 600, where)
+    assert calls == [600] and store.state.ann_starved(NAME, expr, 600)
+    assert not store.state.ann_starved(NAME, expr, 10)  # a smaller k may not starve
+    again = store.vector_search(NAME, vectors[1], 700, where)  # deeper still: no ANN call
+    assert calls == [600]
+    for hits in (first, again):
+        assert [h.record_id for h in hits] == everything  # every match, exact order
+    store.vector_search(NAME, vectors[1], 10, where)
+    assert calls == [600, 10]
+    store.delete_records(NAME, ["r04998"])  # bucket 998, no match changes; still a write
+    assert not store.state.ann_starved(NAME, expr, 600)
+    assert len(store.vector_search(NAME, vectors[1], 600, where)) == 500
+    assert calls == [600, 10, 600]

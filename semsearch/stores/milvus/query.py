@@ -44,7 +44,10 @@ def vector_search(
     follows; on Milvus Lite the set is kept until the next write, so the same filter again
     costs no round trip); otherwise the filter is remembered as large until the next write and
     answered by filtered ANN. An ANN answer shorter than ``k`` is replaced by an exact scan of
-    the matches, so a search returns min(k, matches) hits without counting them first.
+    the matches, so a search returns min(k, matches) hits without counting them first; that
+    filter then goes straight to the exact scan for k or more until the next write (a filter
+    of a few hundred chunks, asked for the 200 chunks a semantic search's rescoring depth asks
+    for, starves HNSW on indexed Lite segments every time).
     """
     found = store._coll(collection, "vectors")
     if found is None or k <= 0:
@@ -62,8 +65,12 @@ def vector_search(
         small = _small_set(store, found, collection, user, expr, int(dim or vector.shape[0]))
         if small is not None:
             return _ranked(small.matrix, small.chunk_ids, small.record_ids, vector, k)
+    if user and store.state.ann_starved(collection, user, k):
+        return _exact(store, collection, vector, k, expr)
     hits = ann(found, meta.get("index", "HNSW"), vector, k, expr, store.search_params)
     if len(hits) < k:  # fewer vectors than k match, or the graph starved: rank them all
+        if user:  # the same filter will starve again until a write: skip its ANN call
+            store.state.mark_starved(collection, user, k)
         return _exact(store, collection, vector, k, expr)
     return best_first(hits)
 
@@ -145,11 +152,25 @@ def ann(
     ]
 
 
+#: Rows the exact path asks for in one query before it pages through a scan (a scan page's
+#: size): a match set smaller than this costs one round trip instead of a query iterator's
+#: several (on Milvus Lite each one evaluates the filter over every row).
+_EXACT_FIRST = 1000
+
+
 def _exact(
     store: MilvusAccess, collection: str, vector: NDArray[np.float32], k: int, expr: str
 ) -> list[ScoredChunk]:
-    rows = store.scan(collection, "vectors", store.all_expr(expr), _EXACT_FIELDS)
-    return _top(list(rows), vector, k)
+    """Exact top-k of the vectors matching ``expr``: one query when fewer than
+    ``_EXACT_FIRST`` match, else a paged scan of them all."""
+    found = store._coll(collection, "vectors")
+    if found is None:
+        return []
+    everything = store.all_expr(expr)
+    rows = _matches(found, everything, _EXACT_FIRST)
+    if len(rows) >= _EXACT_FIRST:
+        rows = list(store.scan(collection, "vectors", everything, _EXACT_FIELDS))
+    return _top(rows, vector, k)
 
 
 def _top(rows: list[dict[str, Any]], vector: NDArray[np.float32], k: int) -> list[ScoredChunk]:

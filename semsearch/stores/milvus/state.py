@@ -89,6 +89,9 @@ class LocationState:
     generation: int = 0
     large: dict[tuple[str, str], int] = field(default_factory=dict)
     small: OrderedDict[tuple[str, str], SmallSet] = field(default_factory=OrderedDict)
+    #: (collection, filter) -> the smallest k for which its filtered ANN returned fewer than k
+    #: hits since the last write (see ``ann_starved``).
+    starved: dict[tuple[str, str], int] = field(default_factory=dict)
     #: Milvus collection -> rows upserted or deleted since its last flush.
     unflushed: dict[str, int] = field(default_factory=dict)
     #: semsearch collections whose ``writing`` mark this process set (Lite).
@@ -116,6 +119,7 @@ class LocationState:
         self.generation += 1
         self.large.clear()
         self.small.clear()
+        self.starved.clear()
 
     def failed(self) -> None:
         """Note a write that raised half-way: the next write sweeps what it left (its
@@ -132,6 +136,22 @@ class LocationState:
     def mark_large(self, collection: str, expr: str) -> None:
         """Remember that ``expr`` matches more than EXACT_MAX vectors (until the next write)."""
         self.large[(collection, expr)] = self.generation
+
+    def ann_starved(self, collection: str, expr: str, k: int) -> bool:
+        """True when filtered ANN with ``expr`` returned fewer than some k' <= ``k`` hits since
+        the last write: it would starve again, so the search goes straight to the exact scan
+        it would fall back to. A stale answer (another process wrote) costs only speed: the exact
+        scan is always right."""
+        first = self.starved.get((collection, expr))
+        return first is not None and k >= first
+
+    def mark_starved(self, collection: str, expr: str, k: int) -> None:
+        """Remember that filtered ANN with ``expr`` returned fewer than ``k`` hits (until the
+        next write); at most SMALL_SETS * 8 filters are remembered."""
+        key = (collection, expr)
+        if key not in self.starved and len(self.starved) >= SMALL_SETS * 8:
+            self.starved.clear()
+        self.starved[key] = min(k, self.starved.get(key, k))
 
     def small_set(self, collection: str, expr: str) -> SmallSet | None:
         """The cached vectors matching ``expr`` if read since the last write, else None."""
