@@ -20,7 +20,7 @@ from semsearch.filters import parse_filter
 from semsearch.results import Chunk
 from semsearch.schema import Schema
 from semsearch.stores.base import ChunkWrite, CollectionInfo, RecordWrite
-from semsearch.stores.milvus import query
+from semsearch.stores.milvus import query as milvus_query
 from semsearch.stores.milvus.state import EXACT_MAX
 from semsearch.stores.milvus.store import MilvusStore
 
@@ -108,13 +108,13 @@ def test_a_filter_whose_ann_starved_is_ranked_exactly_until_the_next_write_fake_
 ) -> None:
     store, vectors = filled
     calls: list[int] = []
-    ann = query.ann
+    ann = milvus_query.ann
 
     def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
         calls.append(args[3])  # k
         return ann(*args, **kwargs)
 
-    monkeypatch.setattr(query, "ann", counted)
+    monkeypatch.setattr(milvus_query, "ann", counted)
     where = parse_filter({"bucket": {"$lt": 100}}, SCHEMA)  # 500 matches > EXACT_MAX
     expr = store.filter_expr(where)
     truth = _exact(vectors, vectors[1], 100)
