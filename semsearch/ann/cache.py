@@ -56,6 +56,7 @@ from semsearch.ann.rows import (
 from semsearch.errors import BackendUnavailable
 from semsearch.stores.sqlite.allowed import Allowed
 from semsearch.stores.sqlite.changes import data_version
+from semsearch.stores.sqlite.vector_blocks import chunk_slots
 
 __all__ = ["AnnIndex", "AnnState", "configure_ann"]
 
@@ -124,7 +125,7 @@ class AnnIndex:
                     state = self._open(read, identity, opts, upkeep)
             if state.options != opts:
                 state = replace(state, options=opts)
-            self.state = self._upkeep(state) if upkeep else state
+            self.state = self._upkeep(state, read) if upkeep else state
             if seen is not None:
                 self._current = (*seen, upkeep, self.state)
             return self.state
@@ -202,56 +203,64 @@ class AnnIndex:
 
     # -- graph upkeep ------------------------------------------------------------------------
 
-    def _upkeep(self, state: AnnState) -> AnnState:
+    def _upkeep(self, state: AnnState, read: Reader) -> AnnState:
         """Build, merge or compact the graph when due; stay exact if faiss is unavailable."""
         if self._graph_unavailable:
             return ann_upkeep.drop_graph(state, self._fetch) if state.graph is not None else state
         try:
-            return self._maintain(state)
+            return self._maintain(state, read)
         except BackendUnavailable as exc:
             log.warning("%s; searches stay exact (%s)", exc.message, exc.hint)
             self._graph_unavailable = True
             return replace(state, fresh=state.fresh.astype(np.float32, copy=False))  # exact: f32
 
-    def _maintain(self, state: AnnState) -> AnnState:
+    def _maintain(self, state: AnnState, read: Reader) -> AnnState:
         opts = state.options
         live = state.live()
         if state.graph is None:
             if live < opts.threshold:
                 return ann_upkeep.compact_fresh(state) if state.rows > 2 * live + 1024 else state
-            return self._rebuild(state, "built")
+            return self._rebuild(state, "built", read)
         dead = state.graph_rows - int(np.count_nonzero(state.alive[: state.graph_rows]))
         if dead > opts.compact_fraction * state.graph_rows:
             if live < opts.threshold:
                 return ann_upkeep.compact_fresh(ann_upkeep.drop_graph(state, self._fetch))
-            return self._rebuild(state, "compacted")
+            return self._rebuild(state, "compacted", read)
         fresh = state.rows - state.graph_rows
         if fresh > max(1024, opts.merge_fraction * state.graph_rows):
-            return self._merge(state)
+            return self._merge(state, read)
         return state
 
-    def _rebuild(self, state: AnnState, why: str) -> AnnState:
+    def _rebuild(self, state: AnnState, why: str, read: Reader) -> AnnState:
         built = ann_upkeep.rebuilt(state, self._fetch)
         log.info(
             "ANN graph %s for %r: %d vectors", why, state.identity["collection"], built.graph_rows
         )
-        return self._save(built)
+        return self._save(built, read)
 
-    def _merge(self, state: AnnState) -> AnnState:
+    def _merge(self, state: AnnState, read: Reader) -> AnnState:
         merged, added = ann_upkeep.merged(state, self.db_path, self.collection_id)
         log.info("ANN graph for %r: merged %d fresh vectors", state.identity["collection"], added)
-        return self._save(merged)
+        return self._save(merged, read)
 
-    def _save(self, state: AnnState) -> AnnState:
-        """Persist a graph state (graph file, then the ``.ann`` naming it); keep it on failure."""
+    def _save(self, state: AnnState, read: Reader) -> AnnState:
+        """Persist a graph state (graph file, then the ``.ann`` naming it); keep it on failure.
+
+        An fp16 graph's codes are the file's float16 vectors bit for bit: unless
+        ``codes_in_graph``, the graph file leaves them to the SQLite file when its vectors are
+        in blocks (format 6), and the ``.ann`` file records each row's slot for the open.
+        """
         if not self._persistent(state.options) or state.graph is None:
             return state
         token = ann_file.new_token()
         try:
             gpath = ann_file.graph_path(self.db_path, self.collection_id, token)
-            # fp16 codes are the file's float16 vectors bit for bit: leave them to the file
             apart = ann_graph.fp16_codes(state.graph) and state.identity["precision"] == "float16"
-            apart = apart and not state.options.codes_in_graph
+            slots = None
+            if apart and not state.options.codes_in_graph:
+                rows, cid = state.chunk_ids[: state.graph_rows], self.collection_id
+                slots = read(lambda conn: chunk_slots(conn, cid, rows))
+            apart = slots is not None
             graph_size = ann_graph.save_graph(state.graph, gpath, codes=not apart)
             header = dict(
                 state.identity,
@@ -270,6 +279,8 @@ class AnnIndex:
                 "record_rowids": state.record_rowids[: state.graph_rows],
                 "alive": state.alive[: state.graph_rows].astype(np.uint8),
             }
+            if slots is not None:
+                arrays["slots"] = slots
             ann_file.write_sidecar(
                 ann_file.ann_path(self.db_path, self.collection_id), header, arrays
             )

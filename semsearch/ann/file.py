@@ -20,7 +20,10 @@ Layout, for collection id ``C`` of ``notes.embed.db``:
   ``IO_FLAG_SKIP_STORAGE``; header ``graph.codes_in_sqlite``): on open they are read back from
   the SQLite file into memory, in graph row order, in the read transaction that catches up,
   so the vectors are on disk once. A format-3 graph file (codes included) is memory-mapped as
-  it is, and replaced only when the graph is next rebuilt or merged.
+  it is, and replaced only when the graph is next rebuilt or merged. Beside a graph without
+  codes in a SQLite file of format 6 (vectors packed in blocks), the ``.ann`` file also holds
+  ``slots`` int64[n] (each row's chunk's ``vector_slot``, -1 for none; CRC-checked), so the
+  codes are read block by block, not chunk row by chunk row.
 
 Both are written to a temporary name in the same folder and renamed into place (graph first,
 then the ``.ann`` that names it), so a reader sees an old complete pair or a new complete pair.
@@ -85,6 +88,9 @@ class Sidecar:
         header: the JSON header (see the module docstring).
         chunk_ids: int64[n]. record_rowids: int64[n]. alive: uint8[n], 0 for tombstones.
         vectors: None (format 3 writes no vectors array; read only if a header names one).
+        slots: int64[n] or None: each row's chunk's ``vector_slot`` in the SQLite file when
+            the graph was saved (-1: none), written beside an fp16 graph without codes in a
+            file of format 6, whose codes are then read block by block on open.
     """
 
     header: dict[str, Any]
@@ -92,6 +98,7 @@ class Sidecar:
     record_rowids: NDArray[np.int64]
     alive: NDArray[np.uint8]
     vectors: NDArray[np.float16] | None
+    slots: NDArray[np.int64] | None = None
 
 
 def ann_path(db_path: str, collection_id: int) -> str:
@@ -130,7 +137,7 @@ def write_sidecar(path: str, header: dict[str, Any], arrays: dict[str, NDArray[A
     for name, arr in arrays.items():
         layout[name] = [offset, arr.dtype.str, list(arr.shape)]
         offset += _aligned(arr.nbytes)
-    crcs = {name: _crc(arrays[name]) for name in CHECKED if name in arrays}
+    crcs = {name: _crc(arrays[name]) for name in (*CHECKED, "slots") if name in arrays}
     head = dict(header, format=FORMAT, arrays=layout, crc32=crcs)
     for _ in range(2):  # file_size depends on the header's own length
         blob = json.dumps(dict(head, file_size=head.get("file_size", 0))).encode()
@@ -205,7 +212,7 @@ def read_sidecar(path: str, expect: dict[str, Any]) -> Sidecar:
             raise SidecarInvalid(f"foreign: {key} is {header.get(key)!r}, expected {value!r}")
     start = _aligned(len(MAGIC) + 4 + length)
     arrays = _map_arrays(path, start, size, header)
-    for name in CHECKED:
+    for name in (*CHECKED, "slots") if "slots" in arrays else CHECKED:
         if _crc(arrays[name]) != (header.get("crc32") or {}).get(name):
             raise SidecarInvalid(f"damaged: the {name} array fails its checksum")
     vectors = arrays.get("vectors")
@@ -215,6 +222,7 @@ def read_sidecar(path: str, expect: dict[str, Any]) -> Sidecar:
         arrays["record_rowids"],
         arrays["alive"],
         vectors,
+        arrays.get("slots"),
     )
 
 

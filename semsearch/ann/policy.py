@@ -70,13 +70,15 @@ class AnnOptions:
             its rows, before it is rebuilt from the live rows.
         persist: write the sidecar files next to the ``.embed.db`` (False keeps the cache
             in memory only).
-        codes_in_graph: write an fp16 graph's codes into its graph file, memory-mapped on
-            open (True, the default: at 1M x 384 a new process answers its first search in
-            about 0.4 s). False leaves them to the SQLite file's float16 vectors, read back on
-            open, so the vectors are on disk once (``2 * dim`` bytes a chunk less: 0.85x raw
-            faiss HNSW's disk at 1M instead of about 1.2x) at an open of 5.4 s at 1M and 0.7 s
-            at 100k (docs/ann.md); for long-running servers short of disk. Takes effect when
-            the graph is next built, merged or compacted.
+        codes_in_graph: also write an fp16 graph's codes into its graph file, memory-mapped on
+            open. False (the default): the graph file holds only the links and ids, and the
+            codes are read on open from the SQLite file's vector blocks (format 6), so the
+            vectors are on disk once (0.85x raw faiss HNSW's disk at 1M x 384; docs/ann.md).
+            True keeps a second copy (``2 * dim`` bytes a chunk) in exchange for an open that
+            reads nothing (shared, file-backed pages: several processes searching one index
+            share one copy). A file of format 5 or older keeps the codes in its graph file
+            until its first write migrates it. Takes effect when the graph is next built,
+            merged or compacted.
     """
 
     threshold: int = 20_000
@@ -88,7 +90,7 @@ class AnnOptions:
     merge_fraction: float = 0.02
     compact_fraction: float = 0.2
     persist: bool = True
-    codes_in_graph: bool = True
+    codes_in_graph: bool = False
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any] | None) -> AnnOptions:

@@ -20,7 +20,13 @@ from semsearch.ann import file as ann_file
 from semsearch.ann import graph as ann_graph
 from semsearch.ann.policy import AnnOptions
 from semsearch.stores.sqlite.changes import high_water, pruned_to
-from semsearch.stores.sqlite.vector_blobs import decode_blobs, decode_blobs_half, stored_precision
+from semsearch.stores.sqlite.vector_blobs import stored_precision
+from semsearch.stores.sqlite.vector_blocks import (
+    fill_by_slot,
+    packed_only,
+    resolve,
+    slot_column,
+)
 
 __all__ = ["AnnState", "LogPruned"]
 
@@ -119,21 +125,29 @@ def embedded_count(conn: sqlite3.Connection, cid: int) -> int:
 
 
 def _fetch(
-    cursor: sqlite3.Cursor, n: int, dim: int, half: bool = False
+    conn: sqlite3.Connection,
+    cid: int,
+    cursor: sqlite3.Cursor,
+    n: int,
+    dim: int,
+    half: bool = False,
 ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[Any]]:
-    """Read (chunk id, record rowid, vector blob) rows into preallocated arrays, in batches:
-    vectors float32[n, dim], or with ``half`` float16[n, dim] as stored."""
+    """Read (chunk id, record rowid, inline vector blob, vector slot) rows into preallocated
+    arrays, in batches: vectors float32[n, dim], or with ``half`` float16[n, dim] as stored
+    (each from its inline blob or its slot, stores/sqlite/vector_blocks.py)."""
     ids = np.empty(n, np.int64)
     rowids = np.empty(n, np.int64)
     vectors = np.empty((n, dim), np.float16 if half else np.float32)
-    decode = decode_blobs_half if half else decode_blobs
     filled = 0
     while batch := cursor.fetchmany(_FETCH):
         end = min(filled + len(batch), n)
         take = batch[: end - filled]
         ids[filled:end] = [r[0] for r in take]
         rowids[filled:end] = [r[1] for r in take]
-        vectors[filled:end] = decode([r[2] for r in take], dim)
+        values, _ = resolve(
+            conn, cid, dim, [r[2] for r in take], [r[3] for r in take], vectors.dtype.type
+        )
+        vectors[filled:end] = values
         filled = end
     return ids[:filled], rowids[:filled], vectors[:filled]
 
@@ -157,11 +171,11 @@ def load_rows(
     dim = int(identity["dim"] or 0)
     n = embedded_count(conn, cid)
     cursor = conn.execute(
-        "SELECT id, record_rowid, vector FROM chunks WHERE collection_id = ? "
-        "AND status = 'embedded' ORDER BY id",
+        f"SELECT id, record_rowid, vector, {slot_column(conn)} FROM chunks "
+        "WHERE collection_id = ? AND status = 'embedded' ORDER BY id",
         (cid,),
     )
-    ids, rowids, vectors = _fetch(cursor, n, dim, half and n >= opts.threshold)
+    ids, rowids, vectors = _fetch(conn, cid, cursor, n, dim, half and n >= opts.threshold)
     return AnnState(
         version, last_seq, identity, opts, ids, rowids, np.ones(ids.size, np.bool_),
         None, 0, np.empty((0, dim), np.float32), vectors,
@@ -221,11 +235,11 @@ def _touched_rows(
 ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float32]]:
     marks = ", ".join("?" for _ in ids)
     cursor = conn.execute(
-        "SELECT id, record_rowid, vector FROM chunks WHERE collection_id = ? AND "
-        f"status = 'embedded' AND id IN ({marks}) ORDER BY id",
+        f"SELECT id, record_rowid, vector, {slot_column(conn)} FROM chunks "
+        f"WHERE collection_id = ? AND status = 'embedded' AND id IN ({marks}) ORDER BY id",
         (cid, *ids),
     )
-    return _fetch(cursor, len(ids), dim)
+    return _fetch(conn, cid, cursor, len(ids), dim)
 
 
 def open_sidecar(
@@ -265,7 +279,7 @@ def open_sidecar(
     if info.get("codes_in_sqlite"):
         found = np.zeros(rows, np.bool_)
         graph = ann_graph.load_graph_without_codes(
-            gpath, dim, lambda out: _fill_codes(conn, cid, chunk_ids, out, found)
+            gpath, dim, lambda out: _fill_codes(conn, cid, chunk_ids, out, found, car.slots)
         )
         alive &= found
     else:
@@ -292,30 +306,41 @@ def _fill_codes(
     chunk_ids: NDArray[np.int64],
     out: NDArray[np.float16],
     found: NDArray[np.bool_],
+    slots: NDArray[np.int64] | None = None,
 ) -> None:
     """Write the stored float16 vector of each graph row's chunk into ``out`` (graph row order).
 
-    One pass over the collection's embedded chunks in id order, matched to the rows by a sorted
-    copy of ``chunk_ids`` (a re-embedded chunk can own two rows: its dead old row and its new
-    one; both get the current vector, and the dead one is never returned). Rows whose chunk is
-    not embedded any more keep zeros and are left False in ``found``; at most one batch of
-    :data:`_FETCH` blobs is held besides ``out``.
+    With the sidecar's ``slots`` in a file of format 6 (every vector in a block): one pass over
+    the collection's vector blocks (:func:`~semsearch.stores.sqlite.vector_blocks.fill_by_slot`);
+    a row whose chunk was deleted since the save may get the value a reused slot holds now,
+    but the catch-up that follows in the same transaction tombstones it (the delete is in the
+    change log), as it tombstones re-embedded chunks' old rows.
+
+    Otherwise one pass over the collection's embedded chunks in id order, matched to the rows
+    by a sorted copy of ``chunk_ids`` (a re-embedded chunk can own two rows: its dead old row
+    and its new one; both get the current vector, and the dead one is never returned). Rows
+    whose chunk is not embedded any more keep zeros and are left False in ``found``; at most
+    one batch of :data:`_FETCH` rows is held besides ``out``.
 
     Raises:
         ann_file.SidecarInvalid: the graph's row count is not the arrays'.
     """
     if out.shape[0] != chunk_ids.shape[0]:
         raise ann_file.SidecarInvalid("graph and arrays disagree")
+    if slots is not None and slots.shape[0] == chunk_ids.shape[0] and packed_only(conn):
+        fill_by_slot(conn, cid, np.asarray(slots), out, found)
+        return
     dim = out.shape[1]
     ascending = bool(np.all(chunk_ids[1:] >= chunk_ids[:-1]))  # the usual case: no sort
     order = None if ascending else np.argsort(chunk_ids, kind="stable")
     by_id = chunk_ids if order is None else chunk_ids[order]
     cursor = conn.execute(
-        "SELECT id, vector FROM chunks WHERE collection_id = ? AND status = 'embedded' ORDER BY id",
+        f"SELECT id, vector, {slot_column(conn)} FROM chunks WHERE collection_id = ? "
+        "AND status = 'embedded' ORDER BY id",
         (cid,),
     )
     while batch := cursor.fetchmany(_FETCH):
-        id_list, blobs = zip(*batch, strict=True)
+        id_list, blobs, slot_list = zip(*batch, strict=True)
         ids = np.array(id_list, np.int64)
         lo = int(np.searchsorted(by_id, ids[0], side="left"))
         hi = int(np.searchsorted(by_id, ids[-1], side="right"))
@@ -324,7 +349,7 @@ def _fill_codes(
         hit = ids[at] == wanted
         if not hit.any():
             continue
-        values = decode_blobs_half(blobs, dim)
+        values, _ = resolve(conn, cid, dim, blobs, slot_list)
         if order is None and hi - lo == ids.size and bool(hit.all()):  # rows lo..hi: these
             out[lo:hi] = values
             found[lo:hi] = True

@@ -20,6 +20,7 @@ from semsearch.ann.policy import AnnOptions
 from semsearch.ann.rows import load_rows
 from semsearch.errors import BackendUnavailable
 from tests.ann import synthetic as syn
+from tests.file_formats import stored_blobs
 
 N, DIM, K = 3000, 32, 10
 
@@ -37,7 +38,7 @@ def test_plumbing_rows_loaded_for_a_build_are_the_stored_float16_values(db_path:
     identity = {"dim": DIM}
     state = load_rows(conn, 1, identity, AnnOptions(threshold=1000), half=True)
     below = load_rows(conn, 1, identity, AnnOptions(threshold=N + 1), half=True)
-    blobs = [r[0] for r in conn.execute("SELECT vector FROM chunks ORDER BY id")]
+    blobs = [b for _, b in sorted(stored_blobs(conn).items())]
     conn.close()
     # below the threshold no graph follows: exact scans get float32 rows as before
     assert state.fresh.dtype == np.float16 and below.fresh.dtype == np.float32
@@ -112,7 +113,7 @@ def test_plumbing_a_compacted_fp16_graph_holds_the_stored_values_of_the_live_row
     assert any("compacted" in r.getMessage() for r in caplog.records)
     assert state.graph_rows == N - len(gone) + 50 and state.graph_vectors.dtype == np.float16
     conn = sqlite3.connect(db_path)
-    blobs = dict(conn.execute("SELECT id, vector FROM chunks WHERE status = 'embedded'"))
+    blobs = stored_blobs(conn)
     conn.close()
     assert len(blobs) == state.graph_rows
     for row in range(state.graph_rows):

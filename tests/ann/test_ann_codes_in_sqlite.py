@@ -20,6 +20,7 @@ import pytest
 import semsearch
 from semsearch.ann import file as ann_file
 from tests.ann import synthetic as syn
+from tests.file_formats import stored_blobs
 
 N, DIM, K = 3000, 32, 10
 ANN = {"threshold": 1000, "ef_search": 128, "codes_in_graph": False}
@@ -263,7 +264,7 @@ def test_plumbing_codes_are_matched_to_graph_rows_by_chunk_id(
     from semsearch.ann.rows import _fill_codes
 
     conn = sqlite3.connect(db_path)
-    blobs = dict(conn.execute("SELECT id, vector FROM chunks WHERE status = 'embedded'"))
+    blobs = stored_blobs(conn)
     ids = np.array(sorted(blobs), np.int64)
     missing = int(ids.max()) + 1000  # no such chunk
     rows = np.concatenate([ids, ids[[5]], [missing]])
@@ -282,18 +283,17 @@ def test_plumbing_codes_are_matched_to_graph_rows_by_chunk_id(
             assert found[i] and out[i].tobytes() == blobs[int(chunk)]
 
 
-def test_plumbing_by_default_codes_stay_in_the_graph_file_memory_mapped(
+def test_plumbing_codes_in_graph_keeps_them_in_the_graph_file_memory_mapped(
     db_path: Path,
 ) -> None:
-    """The default (``codes_in_graph=True``, for a fast open): the graph file holds the fp16
+    """``codes_in_graph=True`` (an open that reads nothing): the graph file holds the fp16
     codes (the header says so), a new connection maps them instead of reading SQLite, and hits
     score as numpy does at float16."""
     import faiss
 
     from semsearch.ann import graph as ann_graph
 
-    default = {k: v for k, v in ANN.items() if k != "codes_in_graph"}
-    vectors = syn.build_with_sidecar(db_path, N, DIM, **default)
+    vectors = syn.build_with_sidecar(db_path, N, DIM, **{**ANN, "codes_in_graph": True})
     head = header(db_path)
     assert head["format"] == 4 and head["graph"]["codes_in_sqlite"] is False
     assert faiss.read_index(str(graph_file(db_path))).storage is not None

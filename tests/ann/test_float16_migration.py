@@ -23,12 +23,14 @@ import numpy as np
 
 import semsearch
 from tests.ann import synthetic as syn
+from tests.file_formats import as_older_format
 
 N, DIM, K = 1200, 24, 10
 
 
 def as_format_4(path: Path, vectors: np.ndarray) -> None:
     """Rewrite a fresh file as format 4 wrote it: float32 blobs, no migration 5 recorded."""
+    as_older_format(path, 4, [])  # vectors inline, no format-6 objects
     conn = sqlite3.connect(path)
     rows = conn.execute(
         "SELECT k.id, r.id FROM chunks k JOIN records r ON r.rowid = k.record_rowid"
@@ -51,15 +53,23 @@ def old_file(db_path: Path) -> np.ndarray:
     return vectors
 
 
-def file_state(db_path: Path) -> tuple[int, dict[int, int]]:
-    """(format version, {blob length: chunks}) read straight from the file."""
+def file_state(db_path: Path) -> tuple[int, dict[object, int]]:
+    """(format version, {inline blob length: chunks, "packed": chunks in vector blocks}) read
+    straight from the file."""
     conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
     version = conn.execute("SELECT MAX(version) FROM semsearch_migrations").fetchone()[0]
-    lengths = dict(
+    lengths: dict[object, int] = dict(
         conn.execute(
             "SELECT length(vector), COUNT(*) FROM chunks WHERE vector IS NOT NULL GROUP BY 1"
         )
     )
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(chunks)")}
+    if "vector_slot" in columns:
+        packed = conn.execute(
+            "SELECT COUNT(*) FROM chunks WHERE vector IS NULL AND vector_slot IS NOT NULL"
+        ).fetchone()[0]
+        if packed:
+            lengths["packed"] = int(packed)
     conn.close()
     return int(version), lengths
 
@@ -90,7 +100,8 @@ def test_fake_embedder_format_4_file_searches_unchanged_until_a_write_migrates_i
         assert file_state(db_path) == (4, {4 * DIM: N})
 
         coll.upsert([{"id": "new", "text": "new", "bucket": 1}], embed=False)
-        assert file_state(db_path) == (5, {2 * DIM: N})
+        # format 5 rounds them to float16, format 6 packs them into blocks
+        assert file_state(db_path) == (6, {"packed": N})
         half = vectors.astype(np.float16).astype(np.float32)
         for q in queries:  # the same process's cache reloads at the new precision
             assert found(coll, q) == top(half, q)
@@ -102,7 +113,7 @@ def test_fake_embedder_compact_migrates_a_format_4_file_and_halves_its_vectors(
     old_file(db_path)
     with semsearch.connect(db_path) as db:
         before, after = db.compact()
-    assert file_state(db_path) == (5, {2 * DIM: N})
+    assert file_state(db_path) == (6, {"packed": N})
     assert after < before - N * DIM * 2 * 0.8  # about 2 bytes a value freed
 
 
@@ -155,7 +166,7 @@ def test_fake_embedder_a_kill_mid_migration_leaves_a_readable_correct_file(
         for q in queries:
             assert found(coll, q) == top(held, q)
         coll.upsert([{"id": "new", "text": "new", "bucket": 1}], embed=False)
-        assert file_state(db_path) == (5, {2 * DIM: N})
+        assert file_state(db_path) == (6, {"packed": N})
         half = vectors.astype(np.float16).astype(np.float32)
         for q in queries:
             assert found(coll, q) == top(half, q)

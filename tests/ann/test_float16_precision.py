@@ -18,6 +18,7 @@ import pytest
 import semsearch
 from semsearch.filters import parse_filter
 from tests.ann import synthetic as syn
+from tests.file_formats import stored_blobs
 
 N, DIM, K = 3000, 48, 10
 
@@ -87,7 +88,7 @@ def test_fake_embedder_the_vectors_are_on_disk_once_as_float16(db_path: Path) ->
     graph = faiss.read_index(ann_file.graph_path(str(db_path), 1, car.header["graph"]["token"]))
     assert graph.storage is None and graph.ntotal == N
     conn = sqlite3.connect(db_path)
-    blobs = dict(conn.execute("SELECT id, vector FROM chunks").fetchall())
+    blobs = stored_blobs(conn)
     conn.close()
     assert {len(b) for b in blobs.values()} == {2 * DIM}
     with semsearch.connect(db_path) as db:

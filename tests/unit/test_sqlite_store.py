@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import semsearch
+from tests.file_formats import stored_blobs
 from semsearch.embedders.base import BaseEmbedder, EmbedKind
 from semsearch.embedders.fake import FakeEmbedder
 from semsearch.schema import Schema
@@ -128,7 +129,8 @@ def test_nan_or_zero_vectors_are_never_stored(
     assert coll.search("SQLite file", mode="keyword").ids[0] == "b"
     conn = sqlite3.connect(db.location)
     rows = conn.execute(
-        "SELECT r.id, k.vector IS NULL FROM chunks k JOIN records r ON r.rowid = k.record_rowid"
+        "SELECT r.id, k.vector IS NULL AND k.vector_slot IS NULL FROM chunks k "
+        "JOIN records r ON r.rowid = k.record_rowid"
     ).fetchall()
     assert {rid for rid, no_vector in rows if no_vector} == poisoned
 
@@ -214,12 +216,12 @@ def test_drop_collection_removes_it(db: semsearch.Database) -> None:
     assert db.drop_collection("docs") is False
 
 
-def test_vectors_are_stored_as_unit_float16_blobs(db: semsearch.Database) -> None:
+def test_vectors_are_stored_as_unit_float16_values(db: semsearch.Database) -> None:
     coll = db.collection("docs", embedder="fake:32")
     coll.upsert(DOCS)
-    rows = sqlite3.connect(db.location).execute("SELECT vector FROM chunks").fetchall()
-    assert [len(r[0]) for r in rows] == [64, 64, 64]  # 32 values x 2 bytes
-    vectors = np.stack([np.frombuffer(r[0], dtype="<f2") for r in rows]).astype(np.float32)
+    rows = list(stored_blobs(sqlite3.connect(db.location)).values())
+    assert [len(r) for r in rows] == [64, 64, 64]  # 32 values x 2 bytes
+    vectors = np.stack([np.frombuffer(r, dtype="<f2") for r in rows]).astype(np.float32)
     # half precision keeps 11 significant bits: each value within 2^-11 of the unit vector's
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3)
 

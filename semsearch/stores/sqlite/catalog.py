@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from semsearch.stores.base import CollectionInfo
 from semsearch.stores.sqlite import schema as ddl
 from semsearch.stores.sqlite import windows as sqlite_windows
+from semsearch.stores.sqlite.vector_blocks import drop_collection_blocks
 
 __all__ = ["create", "drop_rows", "list_collections", "rename_over", "update"]
 
@@ -73,6 +74,7 @@ def drop_rows(conn: sqlite3.Connection, name: str) -> int | None:
         return None
     cid = int(row[0])
     ddl.drop_collection_objects(conn, cid, _fields(row[1]))
+    drop_collection_blocks(conn, cid)  # first: then deleting its chunks frees no slots
     for table in ("changes", sqlite_windows.TABLE, "chunks", "records"):
         conn.execute(f"DELETE FROM {table} WHERE collection_id = ?", (cid,))
     conn.execute("DELETE FROM collections WHERE id = ?", (cid,))

@@ -23,11 +23,14 @@ import json
 import sqlite3
 from collections.abc import Iterator, Sequence
 
+import numpy as np
+
 from semsearch.stores.base import PendingChunk, RecordWrite, WriteResult
 from semsearch.stores.sqlite.record_changes import log_records
 from semsearch.stores.sqlite.record_fts import BODY_SQL, TITLE_SQL, record_fts_table
 from semsearch.stores.sqlite.schema import fts_table, now
 from semsearch.stores.sqlite.sql import batches, marks
+from semsearch.stores.sqlite.vector_blocks import store_vectors
 from semsearch.stores.sqlite.writes import vectors_by_hash
 
 __all__ = ["existing_ids", "insert_new_records", "split_new"]
@@ -116,7 +119,7 @@ def _insert_chunks(
         conn, cid, sorted({c.content_hash for r in records for c in r.chunks})
     )
     first_id = chunk_id = _next_id(conn, "chunks", "id")
-    rows, reused = [], []
+    rows, reused, values = [], [], []
     for record, rowid in zip(records, rowids, strict=True):
         for item in record.chunks:
             chunk = item.chunk
@@ -128,20 +131,21 @@ def _insert_chunks(
             )
             rows.append((
                 chunk_id, cid, rowid, chunk.ordinal, chunk.text, chunk.char_start, chunk.char_end,
-                heading, chunk.line_start, chunk.line_end, item.content_hash, vector,
+                heading, chunk.line_start, chunk.line_end, item.content_hash,
                 "embedded" if vector is not None else "pending",
             ))  # fmt: skip
             if vector is None:
                 out.pending.append(PendingChunk(chunk_id, item.embed_text, record.id))
             else:
                 reused.append((cid, chunk_id))
+                values.append(vector)
             chunk_id += 1
     if not rows:
         return
     conn.executemany(
         "INSERT INTO chunks (id, collection_id, record_rowid, ordinal, text, char_start, char_end,"
-        " heading_path, line_start, line_end, content_hash, vector, status)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " heading_path, line_start, line_end, content_hash, status)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         rows,
     )
     table = fts_table(cid)
@@ -149,6 +153,8 @@ def _insert_chunks(
         f"INSERT INTO {table} (rowid, text) SELECT id, text FROM chunks WHERE id >= ? ORDER BY id",
         (first_id,),
     )
+    if values:
+        store_vectors(conn, cid, [r[1] for r in reused], np.stack(values))
     conn.executemany(
         "INSERT INTO changes (collection_id, chunk_id, op) VALUES (?, ?, 'add')", reused
     )

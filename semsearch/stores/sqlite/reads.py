@@ -10,6 +10,7 @@ that does not exist yet reads as empty. Ids are read in batches of bound paramet
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Sequence
 
 import numpy as np
@@ -19,7 +20,7 @@ from semsearch.filters import Filter
 from semsearch.results import Chunk, Record
 from semsearch.stores.base import PendingChunk, StoreStats
 from semsearch.stores.sqlite.sql import Rows, batches, compile_filter, marks, order_by_sql
-from semsearch.stores.sqlite.vector_blobs import decode_vector
+from semsearch.stores.sqlite.vector_blocks import resolve, slot_column
 
 __all__ = [
     "chunk_vectors",
@@ -79,21 +80,32 @@ def get_records(rows: Rows, collection: str, ids: Sequence[str]) -> list[Record]
 
 
 def chunk_vectors(
-    rows: Rows, collection: str, ids: Sequence[str]
+    conn: sqlite3.Connection, collection: str, ids: Sequence[str]
 ) -> dict[str, list[NDArray[np.float32] | None]]:
-    """Stored vectors per record, by chunk ordinal (None where a chunk is not embedded):
-    float32[dim], the stored float16 values upcast exactly (float32 in older files)."""
+    """Inside a read transaction: stored vectors per record, by chunk ordinal (None where a
+    chunk is not embedded): float32[dim], the stored float16 values upcast exactly (float32 in
+    files of format 4 and older), each from its inline blob or its slot (vector_blocks.py)."""
     out: dict[str, list[NDArray[np.float32] | None]] = {}
+    slot = slot_column(conn)
     for batch in batches(list(ids)):
-        found = rows(
-            "SELECT r.id, CASE WHEN k.status = 'embedded' THEN k.vector END, c.dim "
-            "FROM chunks k JOIN records r ON r.rowid = k.record_rowid JOIN collections c ON c.id = r.collection_id WHERE c.name = ? "
+        found = conn.execute(
+            "SELECT r.id, k.status = 'embedded', k.vector, "
+            f"{'k.' if slot != 'NULL' else ''}{slot}, c.dim, c.id FROM chunks k "
+            "JOIN records r ON r.rowid = k.record_rowid "
+            "JOIN collections c ON c.id = r.collection_id WHERE c.name = ? "
             f"AND r.id IN ({marks(batch)}) ORDER BY r.id, k.ordinal",
             (collection, *batch),
-        )
-        for rid, blob, dim in found:
-            vector = None if blob is None else decode_vector(blob, int(dim))
-            out.setdefault(rid, []).append(vector)
+        ).fetchall()
+        if not found:
+            continue
+        dim, cid = int(found[0][4] or 0), int(found[0][5])
+        values, ok = resolve(
+            conn, cid, dim, [r[2] if r[1] else None for r in found],
+            [r[3] if r[1] else None for r in found], np.float32,
+        )  # fmt: skip
+        for k, row in enumerate(found):
+            vector = values[k] if row[1] and ok[k] else None
+            out.setdefault(row[0], []).append(vector)
     return out
 
 

@@ -16,6 +16,7 @@ from semsearch.errors import StoreCorrupted
 from semsearch.stores.sqlite.record_changes import create_record_log
 from semsearch.stores.sqlite.record_fts import create_record_fts, record_fts_table
 from semsearch.stores.sqlite.vector_blobs import migrate_to_float16
+from semsearch.stores.sqlite.vector_blocks import migrate_to_blocks
 from semsearch.stores.sqlite.windows import create_window_table
 
 __all__ = [
@@ -102,6 +103,7 @@ _MIGRATIONS: list[tuple[int, Callable[[sqlite3.Connection], None]]] = [
     (3, create_window_table),  # sentence windows: stores/sqlite/windows.py
     (4, create_record_log),  # the keyword sidecar's change log: stores/sqlite/record_changes.py
     (5, migrate_to_float16),  # float16 chunk vectors: stores/sqlite/vector_blobs.py
+    (6, migrate_to_blocks),  # chunk vectors packed in blocks: stores/sqlite/vector_blocks.py
 ]
 SCHEMA_VERSION = _MIGRATIONS[-1][0]
 
@@ -142,8 +144,9 @@ def schema_version(conn: sqlite3.Connection) -> int:
 def migrate(conn: sqlite3.Connection) -> None:
     """Apply every pending migration, each in its own transaction (write path only).
 
-    Format 4 (:func:`~semsearch.stores.sqlite.vector_blobs.migrate_to_float16`) commits its
-    work in batches inside that transaction and is recorded after its last batch.
+    Formats 5 (:func:`~semsearch.stores.sqlite.vector_blobs.migrate_to_float16`) and 6
+    (:func:`~semsearch.stores.sqlite.vector_blocks.migrate_to_blocks`) commit their work in
+    batches inside that transaction and are recorded after their last batch.
     """
     conn.execute(
         "CREATE TABLE IF NOT EXISTS semsearch_migrations "

@@ -260,7 +260,12 @@ class SQLiteStore(SQLiteConnections):
     ) -> dict[str, list[NDArray[np.float32] | None]]:
         """Stored vectors per record, by chunk ordinal (None where a chunk is not embedded):
         float32[dim], the stored float16 values upcast exactly (float32 in older files)."""
-        return reads.chunk_vectors(self._rows, collection, ids)
+        if not self.exists():
+            return {}
+        found: dict[str, list[NDArray[np.float32] | None]] = self._in_read_txn(
+            lambda conn: reads.chunk_vectors(conn, collection, ids)
+        )
+        return found
 
     def get_chunks(self, collection: str, chunk_ids: Sequence[int]) -> dict[int, Chunk]:
         """``{chunk_id: Chunk}`` for the ids that exist."""

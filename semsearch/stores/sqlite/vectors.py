@@ -10,6 +10,7 @@ when a record was deleted after the snapshot was taken. It takes the store's con
 from __future__ import annotations
 
 import math
+import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -24,7 +25,7 @@ from semsearch.stores.query_rules import best_first, check_query_dim
 from semsearch.stores.sqlite.allowed import filter_key
 from semsearch.stores.sqlite.connection import SQLiteConnections
 from semsearch.stores.sqlite.sql import Rows, batches, marks
-from semsearch.stores.sqlite.vector_blobs import decode_blobs
+from semsearch.stores.sqlite.vector_blocks import resolve, slot_column
 
 __all__ = [
     "VectorCaches",
@@ -48,25 +49,35 @@ def record_names(rows: Rows, rowids: Sequence[int]) -> dict[int, str]:
     return out
 
 
-def stored_vectors(rows: Rows, chunk_ids: NDArray[np.int64], dim: int) -> NDArray[np.float32]:
+def stored_vectors(
+    db: SQLiteConnections, cid: int, chunk_ids: NDArray[np.int64], dim: int
+) -> NDArray[np.float32]:
     """float32[len(chunk_ids), dim]: the chunks' stored vectors (float16 upcast), in the order
     asked; zeros for chunks that no longer have one (deleted since the caller's snapshot: the
     search drops their records, see :func:`vector_search`). For an int8 graph's rescoring and
-    exact scans (ann/cache.py).
+    exact scans (ann/cache.py). One read transaction: slots and blocks agree.
     """
     out = np.zeros((len(chunk_ids), dim), np.float32)
     where: dict[int, list[int]] = {}
     for i, chunk_id in enumerate(chunk_ids.tolist()):
         where.setdefault(int(chunk_id), []).append(i)
-    for batch in batches(sorted(where)):
-        found = rows(
-            f"SELECT id, vector FROM chunks WHERE id IN ({marks(batch)}) AND vector IS NOT NULL",
-            batch,
-        )
-        if found:
-            vectors = decode_blobs([r[1] for r in found], dim)
-            for k, row in enumerate(found):
-                out[where[int(row[0])]] = vectors[k]
+
+    def read(conn: sqlite3.Connection) -> None:
+        slot = slot_column(conn)
+        for batch in batches(sorted(where)):
+            found = conn.execute(
+                f"SELECT id, vector, {slot} FROM chunks WHERE id IN ({marks(batch)}) "
+                "AND status = 'embedded'",
+                batch,
+            ).fetchall()
+            if found:
+                blobs, slots = [r[1] for r in found], [r[2] for r in found]
+                values, ok = resolve(conn, cid, dim, blobs, slots, np.float32)
+                for k, row in enumerate(found):
+                    if ok[k]:
+                        out[where[int(row[0])]] = values[k]
+
+    db._in_read_txn(read)
     return out
 
 
@@ -98,7 +109,7 @@ def matrix(
         cid = int(rows[0][0])
         index = caches.get(cid)
         if index is None:
-            fetch = partial(stored_vectors, db._rows)
+            fetch = partial(stored_vectors, db, cid)
             index = caches.setdefault(cid, AnnIndex(db.location, cid, fetch))
         state = index.refresh(db._in_read_txn, upkeep)
         if state is not None:

@@ -3,8 +3,9 @@
 A record whose content hash is unchanged is left alone. A changed record keeps its chunk rows
 when only non-text fields changed; otherwise its chunks are replaced, and every new chunk whose
 content hash already has a vector in the collection reuses it instead of being re-embedded.
-Vectors are written as float16 blobs (vector_blobs.py) and each one is logged in ``changes``
-for the vector caches to catch up from (changes.py).
+Vectors are written as float16 into their chunk's slot of the collection's vector blocks
+(vector_blocks.py) and each one is logged in ``changes`` for the vector caches to catch up
+from (changes.py).
 """
 
 from __future__ import annotations
@@ -20,7 +21,12 @@ from semsearch.stores.base import PendingChunk, RecordWrite, WriteResult
 from semsearch.stores.sqlite.record_fts import delete_record_fts, index_record_fts
 from semsearch.stores.sqlite.schema import fts_table, now
 from semsearch.stores.sqlite.sql import batches, marks
-from semsearch.stores.sqlite.vector_blobs import encode_vectors
+from semsearch.stores.sqlite.vector_blocks import (
+    BLOCK,
+    release_empty_blocks,
+    resolve,
+    store_vectors,
+)
 from semsearch.stores.write_rules import check_vectors_dim, chunk_key
 
 __all__ = ["delete_record_rows", "vectors_by_hash", "write_record", "write_vectors"]
@@ -86,17 +92,18 @@ def _replace_chunks(
     if not new:  # a new record has no chunks yet: three statements saved per record
         _delete_chunks(conn, cid, "record_rowid = ?", [rowid])
     table = fts_table(cid)
+    reused: list[tuple[int, NDArray[np.float16]]] = []
     for item in record.chunks:
         chunk = item.chunk
         vector = reusable.get(item.content_hash)
         cur = conn.execute(
             "INSERT INTO chunks (collection_id, record_rowid, ordinal, text, char_start, char_end,"
-            " heading_path, line_start, line_end, content_hash, vector, status)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " heading_path, line_start, line_end, content_hash, status)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 cid, rowid, chunk.ordinal, chunk.text, chunk.char_start, chunk.char_end,
                 json.dumps(list(chunk.heading_path), ensure_ascii=False), chunk.line_start,
-                chunk.line_end, item.content_hash, vector,
+                chunk.line_end, item.content_hash,
                 "embedded" if vector is not None else "pending",
             ),
         )  # fmt: skip
@@ -106,25 +113,37 @@ def _replace_chunks(
             out.pending.append(PendingChunk(chunk_id, item.embed_text, record.id))
         else:
             out.reused += 1
+            reused.append((chunk_id, vector))
             conn.execute(
                 "INSERT INTO changes (collection_id, chunk_id, op) VALUES (?, ?, 'add')",
                 (cid, chunk_id),
             )
+    if reused:
+        store_vectors(conn, cid, [r[0] for r in reused], np.stack([r[1] for r in reused]))
 
 
-def vectors_by_hash(conn: sqlite3.Connection, cid: int, hashes: Sequence[str]) -> dict[str, bytes]:
-    """Inside a write transaction: ``{content hash: stored vector blob}`` of the collection's
-    embedded chunks with these hashes (vectors a write may reuse)."""
-    found: dict[str, bytes] = {}
+def vectors_by_hash(
+    conn: sqlite3.Connection, cid: int, hashes: Sequence[str]
+) -> dict[str, NDArray[np.float16]]:
+    """Inside a write transaction: ``{content hash: float16[dim] stored vector}`` of the
+    collection's embedded chunks with these hashes (vectors a write may reuse)."""
+    found: dict[str, NDArray[np.float16]] = {}
+    dim = 0
     for batch in batches(list(hashes)):
         rows = conn.execute(
             # INDEXED BY: the planner otherwise picks chunks_by_status and scans every embedded
             # chunk once per written record (quadratic re-ingest).
-            "SELECT content_hash, vector FROM chunks INDEXED BY chunks_by_hash "
+            "SELECT content_hash, vector, vector_slot FROM chunks INDEXED BY chunks_by_hash "
             f"WHERE collection_id = ? AND content_hash IN ({marks(batch)}) AND status = 'embedded'",
             (cid, *batch),
         ).fetchall()
-        found.update({r[0]: r[1] for r in rows})
+        if not rows:
+            continue
+        dim = dim or int(
+            conn.execute("SELECT dim FROM collections WHERE id = ?", (cid,)).fetchone()[0] or 0
+        )
+        values, ok = resolve(conn, cid, dim, [r[1] for r in rows], [r[2] for r in rows])
+        found.update({r[0]: values[i] for i, r in enumerate(rows) if ok[i]})
     return found
 
 
@@ -141,7 +160,17 @@ def _delete_chunks(conn: sqlite3.Connection, cid: int, where: str, params: list[
         f"FROM chunks WHERE {where} AND status = 'embedded'",
         params,
     )
-    conn.execute(f"DELETE FROM chunks WHERE {where}", params)
+    blocks = [
+        int(r[0])
+        for r in conn.execute(
+            f"SELECT DISTINCT vector_slot / {BLOCK} FROM chunks WHERE {where} "
+            "AND vector_slot IS NOT NULL",
+            params,
+        )
+    ]
+    conn.execute(f"DELETE FROM chunks WHERE {where}", params)  # a trigger frees their slots
+    if blocks:
+        release_empty_blocks(conn, cid, blocks)
 
 
 def delete_record_rows(conn: sqlite3.Connection, cid: int, ids: list[str]) -> int:
@@ -169,8 +198,8 @@ def write_vectors(
     chunk_ids: Sequence[int],
     vectors: NDArray[np.float32],
 ) -> None:
-    """Store float32[n, dim] unit vectors of chunks (as float16 blobs) and log them; the first
-    vectors fix the collection's dim.
+    """Store float32[n, dim] unit vectors of chunks (as float16, in their slots) and log them;
+    the first vectors fix the collection's dim.
 
     Raises:
         DimensionMismatch: the collection holds vectors of another dim.
@@ -181,11 +210,10 @@ def write_vectors(
     check_vectors_dim(collection, stored_dim, dim)
     if stored_dim is None:
         conn.execute("UPDATE collections SET dim = ? WHERE name = ?", (dim, collection))
-    blobs = encode_vectors(vectors)  # float16 (format 5: vector_blobs.py)
+    written = store_vectors(conn, cid, chunk_ids, vectors)  # float16 (vector_blocks.py)
     conn.executemany(
-        "UPDATE chunks SET vector = ?, status = 'embedded', error = NULL "
-        "WHERE id = ? AND collection_id = ?",
-        [(blob, int(c), cid) for blob, c in zip(blobs, chunk_ids, strict=True)],
+        "UPDATE chunks SET status = 'embedded', error = NULL WHERE id = ?",
+        [(c,) for c in written],
     )
     conn.executemany(
         "INSERT INTO changes (collection_id, chunk_id, op) VALUES (?, ?, 'add')",

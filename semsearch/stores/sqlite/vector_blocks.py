@@ -1,0 +1,410 @@
+"""Chunk vectors packed in blocks (format 6): one blob per 256 vectors of a collection.
+
+A chunk's vector lives in a *slot* of its collection (``chunks.vector_slot``). Slot ``s`` is
+row ``s % BLOCK`` of the block ``s // BLOCK``: a ``vector_blocks`` row holding
+float16[BLOCK, dim] little-endian, unit-normalised values (the precision of format 5). Slots
+of deleted chunks go to ``vector_slots_free`` (a trigger on ``chunks``) and are handed out
+again before new ones, so a file that deletes and re-adds records does not grow; a block
+with no embedded chunk left is deleted.
+
+Why blocks: reading a 1M-chunk collection's vectors is then about 4,000 blob reads instead
+of a million rows through Python (the HNSW graph's codes are filled from them when it opens,
+so the vectors need no second copy in the graph file; docs/storage.md, docs/ann.md). Writes
+go into the blobs in place (SQLite incremental blob I/O), so storing one vector rewrites one
+page, not a block.
+
+Files of format 5 and older keep each vector inline in ``chunks.vector``; format 6's
+migration (:func:`migrate_to_blocks`) moves them into blocks :data:`MIGRATE_BATCH` chunks a
+transaction, so a kill part-way leaves a file whose chunks are some inline, some packed, and
+readers take each from where it is (:func:`chunk_rows`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import sqlite3
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from semsearch.stores.sqlite.sql import batches, marks
+from semsearch.stores.sqlite.vector_blobs import STORED_DTYPE, decode_blobs, decode_blobs_half
+
+__all__ = [
+    "BLOCK",
+    "MIGRATE_BATCH",
+    "TABLE",
+    "chunk_slots",
+    "create_block_tables",
+    "drop_collection_blocks",
+    "fill_by_slot",
+    "gather_slots",
+    "migrate_to_blocks",
+    "packed_only",
+    "release_empty_blocks",
+    "resolve",
+    "slot_column",
+    "store_vectors",
+]
+
+#: Vectors per block: 192 KiB at 384-d float16 (about 48 pages of 4 KiB).
+BLOCK = 256
+#: The blocks table.
+TABLE = "vector_blocks"
+#: Chunks moved into blocks per transaction by :func:`migrate_to_blocks`.
+MIGRATE_BATCH = 4096
+#: Called with the count of chunks moved so far after each committed batch of the migration
+#: (tests set it to kill the process there).
+after_batch: Callable[[int], None] | None = None
+
+_DDL = (
+    "ALTER TABLE chunks ADD COLUMN vector_slot INTEGER",
+    f"""CREATE TABLE {TABLE} (
+        id INTEGER PRIMARY KEY,
+        collection_id INTEGER NOT NULL,
+        block INTEGER NOT NULL,        -- slots block * BLOCK .. block * BLOCK + BLOCK - 1
+        vectors BLOB NOT NULL,         -- float16[BLOCK, dim] little-endian, unit-normalised
+        UNIQUE (collection_id, block)
+    )""",
+    """CREATE TABLE vector_slots_free (
+        collection_id INTEGER NOT NULL,
+        slot INTEGER NOT NULL,
+        PRIMARY KEY (collection_id, slot)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE vector_slots_next (
+        collection_id INTEGER PRIMARY KEY,
+        next INTEGER NOT NULL              -- the lowest slot never handed out
+    )""",
+    # every way a chunk row goes (record rewrite, delete) frees its slot; a dropped
+    # collection's book-keeping is deleted first (drop_collection_blocks), so its rows free none
+    """CREATE TRIGGER chunks_free_vector_slot AFTER DELETE ON chunks
+        WHEN old.vector_slot IS NOT NULL AND EXISTS (
+            SELECT 1 FROM vector_slots_next WHERE collection_id = old.collection_id)
+    BEGIN
+        INSERT OR IGNORE INTO vector_slots_free (collection_id, slot)
+        VALUES (old.collection_id, old.vector_slot);
+    END""",
+)
+
+
+def create_block_tables(conn: sqlite3.Connection) -> None:
+    """Format 6's DDL: the ``vector_slot`` column, the block and free-slot tables, the trigger."""
+    for statement in _DDL:
+        conn.execute(statement)
+
+
+# -- writing ------------------------------------------------------------------------------
+
+
+def store_vectors(
+    conn: sqlite3.Connection, cid: int, chunk_ids: Sequence[int], rows: NDArray[np.floating]
+) -> list[int]:
+    """Inside a write transaction: write float[n, dim] unit vectors (rounded to float16) into
+    the slots of these chunks of collection ``cid``, giving a slot to each chunk without one.
+
+    Sets ``vector_slot`` and clears any inline ``vector``; the caller sets ``status``. Chunk
+    ids that are not rows of the collection (deleted meanwhile) are skipped.
+    Returns:
+        the chunk ids written, in the order given.
+    """
+    values = np.ascontiguousarray(rows, dtype=STORED_DTYPE)
+    have: dict[int, int | None] = {}
+    for batch in batches([int(c) for c in chunk_ids]):
+        found = conn.execute(
+            f"SELECT id, vector_slot FROM chunks WHERE collection_id = ? AND id IN ({marks(batch)})",
+            (cid, *batch),
+        ).fetchall()
+        have.update({int(r[0]): r[1] for r in found})
+    picked = [i for i, c in enumerate(chunk_ids) if int(c) in have]
+    if not picked:
+        return []
+    needing = sorted({int(chunk_ids[i]) for i in picked if have[int(chunk_ids[i])] is None})
+    for chunk_id, slot in zip(needing, _allocate(conn, cid, len(needing)), strict=True):
+        have[chunk_id] = slot
+    written = [int(chunk_ids[i]) for i in picked]
+    conn.executemany(
+        "UPDATE chunks SET vector_slot = ?, vector = NULL WHERE id = ?",
+        [(have[c], c) for c in dict.fromkeys(written)],
+    )
+    slots = np.array([have[c] for c in written], np.int64)
+    _write_slots(conn, cid, slots, values[picked])
+    return written
+
+
+def _allocate(conn: sqlite3.Connection, cid: int, n: int) -> list[int]:
+    """``n`` slots of the collection: freed ones first (lowest first), then new ones."""
+    if n == 0:
+        return []
+    free = [
+        int(r[0])
+        for r in conn.execute(
+            "SELECT slot FROM vector_slots_free WHERE collection_id = ? ORDER BY slot LIMIT ?",
+            (cid, n),
+        )
+    ]
+    if free:
+        conn.execute(
+            "DELETE FROM vector_slots_free WHERE collection_id = ? AND slot <= ?", (cid, free[-1])
+        )
+    row = conn.execute(
+        "SELECT next FROM vector_slots_next WHERE collection_id = ?", (cid,)
+    ).fetchone()
+    first = int(row[0]) if row else 0
+    fresh = list(range(first, first + n - len(free)))
+    conn.execute(
+        "INSERT INTO vector_slots_next (collection_id, next) VALUES (?, ?) "
+        "ON CONFLICT (collection_id) DO UPDATE SET next = excluded.next",
+        (cid, first + len(fresh)),
+    )
+    return free + fresh
+
+
+def _write_slots(
+    conn: sqlite3.Connection, cid: int, slots: NDArray[np.int64], values: NDArray[np.float16]
+) -> None:
+    """Write float16 rows into their slots, block by block, runs of adjacent slots at once."""
+    order = np.argsort(slots, kind="stable")
+    slots, values = slots[order], values[order]
+    size = 2 * values.shape[1]  # bytes a vector
+    blocks = slots // BLOCK
+    starts = np.flatnonzero(np.r_[True, blocks[1:] != blocks[:-1]])
+    ends = np.r_[starts[1:], slots.size]
+    for lo, hi in zip(starts.tolist(), ends.tolist(), strict=True):
+        block = int(blocks[lo])
+        conn.execute(
+            f"INSERT OR IGNORE INTO {TABLE} (collection_id, block, vectors) "
+            "VALUES (?, ?, zeroblob(?))",
+            (cid, block, BLOCK * size),
+        )
+        rowid = conn.execute(
+            f"SELECT id FROM {TABLE} WHERE collection_id = ? AND block = ?", (cid, block)
+        ).fetchone()[0]
+        offsets = slots[lo:hi] % BLOCK
+        with conn.blobopen(TABLE, "vectors", int(rowid)) as blob:
+            for a, b in _runs(offsets):
+                blob.seek(int(offsets[a]) * size)
+                blob.write(values[lo + a : lo + b].tobytes())
+
+
+def _runs(offsets: NDArray[np.int64]) -> Iterable[tuple[int, int]]:
+    """(start, end) index ranges of ``offsets`` (ascending) whose values are consecutive."""
+    breaks = np.flatnonzero(np.diff(offsets) != 1) + 1
+    edges = [0, *breaks.tolist(), int(offsets.size)]
+    return itertools.pairwise(edges)
+
+
+def release_empty_blocks(conn: sqlite3.Connection, cid: int, blocks: Iterable[int]) -> None:
+    """Inside a write transaction: delete those of the collection's ``blocks`` whose every
+    slot is free (in ``vector_slots_free``, or never handed out). Their slots stay free: one
+    handed out again makes a new, zeroed block."""
+    row = conn.execute(
+        "SELECT next FROM vector_slots_next WHERE collection_id = ?", (cid,)
+    ).fetchone()
+    issued = int(row[0]) if row else 0
+    for block in sorted({int(b) for b in blocks}):
+        lo, hi = block * BLOCK, min((block + 1) * BLOCK, issued)
+        free = conn.execute(
+            "SELECT COUNT(*) FROM vector_slots_free WHERE collection_id = ? "
+            "AND slot >= ? AND slot < ?",
+            (cid, lo, hi),
+        ).fetchone()[0]
+        if int(free) >= hi - lo:
+            conn.execute(f"DELETE FROM {TABLE} WHERE collection_id = ? AND block = ?", (cid, block))
+
+
+def drop_collection_blocks(conn: sqlite3.Connection, cid: int) -> None:
+    """Inside a write transaction: delete a dropped collection's blocks and slot book-keeping."""
+    for table in (TABLE, "vector_slots_free", "vector_slots_next"):
+        conn.execute(f"DELETE FROM {table} WHERE collection_id = ?", (cid,))
+
+
+# -- reading ------------------------------------------------------------------------------
+
+
+def slot_column(conn: sqlite3.Connection) -> str:
+    """The SQL that reads a chunk's slot: ``vector_slot`` once format 6's DDL ran (also in a
+    file whose migration is still moving vectors), ``NULL`` in older files."""
+    row = conn.execute(
+        f"SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '{TABLE}'"
+    ).fetchone()
+    return "NULL" if row is None else "vector_slot"
+
+
+def packed_only(conn: sqlite3.Connection) -> bool:
+    """True when format 6 is recorded: every chunk vector is in a block, none inline."""
+    row = conn.execute("SELECT MAX(version) FROM semsearch_migrations").fetchone()
+    return row is not None and int(row[0] or 0) >= 6
+
+
+def chunk_slots(
+    conn: sqlite3.Connection, cid: int, chunk_ids: NDArray[np.int64]
+) -> NDArray[np.int64] | None:
+    """int64[n]: the ``vector_slot`` of each chunk now (-1 for a chunk gone or not embedded),
+    read in one pass over the collection's embedded chunks; None unless :func:`packed_only`."""
+    if not packed_only(conn):
+        return None
+    out = np.full(chunk_ids.shape[0], -1, np.int64)
+    order = np.argsort(chunk_ids, kind="stable")
+    by_id = chunk_ids[order]
+    cursor = conn.execute(
+        "SELECT id, vector_slot FROM chunks WHERE collection_id = ? AND status = 'embedded' "
+        "AND vector_slot IS NOT NULL ORDER BY id",
+        (cid,),
+    )
+    while batch := cursor.fetchmany(8192):
+        pairs = np.array(batch, np.int64)
+        lo = int(np.searchsorted(by_id, pairs[0, 0], side="left"))
+        hi = int(np.searchsorted(by_id, pairs[-1, 0], side="right"))
+        wanted = by_id[lo:hi]
+        at = np.searchsorted(pairs[:, 0], wanted)  # < len(pairs): wanted <= the last id
+        hit = pairs[at, 0] == wanted
+        out[order[lo:hi][hit]] = pairs[at[hit], 1]
+    return out
+
+
+def gather_slots(
+    conn: sqlite3.Connection, cid: int, slots: NDArray[np.int64], dim: int
+) -> tuple[NDArray[np.float16], NDArray[np.bool_]]:
+    """(float16[m, dim] the vectors in these slots, bool[m] whose block exists), in the order
+    asked. A block read for a few of its slots reads just those (one page each); one read
+    for many reads the whole blob."""
+    out = np.zeros((slots.size, dim), np.float16)
+    found = np.zeros(slots.size, np.bool_)
+    if slots.size == 0:
+        return out, found
+    size = 2 * dim
+    blocks = slots // BLOCK
+    wanted = np.unique(blocks)
+    ids: dict[int, int] = {}
+    for batch in batches(wanted.tolist()):
+        ids.update(
+            (int(b), int(i))
+            for b, i in conn.execute(
+                f"SELECT block, id FROM {TABLE} WHERE collection_id = ? "
+                f"AND block IN ({marks(batch)})",
+                (cid, *batch),
+            )
+        )
+    order = np.argsort(blocks, kind="stable")
+    starts = np.searchsorted(blocks[order], wanted, side="left")
+    ends = np.searchsorted(blocks[order], wanted, side="right")
+    for block, lo, hi in zip(wanted.tolist(), starts.tolist(), ends.tolist(), strict=True):
+        rowid = ids.get(int(block))
+        if rowid is None:
+            continue
+        at = order[lo:hi]
+        offsets = slots[at] % BLOCK
+        with conn.blobopen(TABLE, "vectors", rowid, readonly=True) as blob:
+            if hi - lo > BLOCK // 16:  # many: one read of the whole block
+                whole = np.frombuffer(blob.read(), STORED_DTYPE).reshape(-1, dim)
+                out[at] = whole[offsets]
+            else:
+                for row, offset in zip(at.tolist(), offsets.tolist(), strict=True):
+                    blob.seek(offset * size)
+                    out[row] = np.frombuffer(blob.read(size), STORED_DTYPE)
+        found[at] = True
+    return out, found
+
+
+def fill_by_slot(
+    conn: sqlite3.Connection,
+    cid: int,
+    slots: NDArray[np.int64],
+    out: NDArray[np.float16],
+    found: NDArray[np.bool_],
+) -> None:
+    """Write the vector of slot ``slots[i]`` into ``out[i]`` for every ``i`` with
+    ``slots[i] >= 0`` whose block exists, and set ``found[i]``: one pass over the collection's
+    blocks in order (what opening an HNSW graph without codes reads; about 4,000 blobs at 1M
+    chunks), holding one block besides ``out``."""
+    dim = out.shape[1]
+    order = np.argsort(slots, kind="stable")
+    ordered = slots[order]
+    cursor = conn.execute(
+        f"SELECT block, vectors FROM {TABLE} WHERE collection_id = ? ORDER BY block", (cid,)
+    )
+    for block, data in cursor:
+        lo = int(np.searchsorted(ordered, int(block) * BLOCK, side="left"))
+        hi = int(np.searchsorted(ordered, (int(block) + 1) * BLOCK, side="left"))
+        if lo == hi:
+            continue
+        values = np.frombuffer(data, STORED_DTYPE).reshape(-1, dim)
+        rows = order[lo:hi]
+        out[rows] = values[ordered[lo:hi] - int(block) * BLOCK]
+        found[rows] = True
+
+
+def resolve(
+    conn: sqlite3.Connection,
+    cid: int,
+    dim: int,
+    blobs: Sequence[bytes | None],
+    slots: Sequence[int | None],
+    dtype: type = np.float16,
+) -> tuple[NDArray[Any], NDArray[np.bool_]]:
+    """The vectors of chunk rows read as (``vector``, ``vector_slot``) pairs: an inline blob
+    (formats 5 and older, or not yet migrated) as stored, else the slot's value.
+
+    Args:
+        dtype: np.float16 (float32 inline blobs of files before format 5 are rounded) or
+            np.float32 (float16 values upcast exactly, float32 blobs kept).
+    Returns:
+        (dtype[n, dim], bool[n] which rows had a vector in either place).
+    Raises:
+        StoreCorrupted: an inline blob is neither ``2 * dim`` nor ``4 * dim`` bytes long.
+    """
+    n = len(blobs)
+    out: NDArray[Any] = np.zeros((n, dim), dtype)
+    found = np.zeros(n, np.bool_)
+    inline = [i for i, b in enumerate(blobs) if b is not None]
+    if inline:
+        decode = decode_blobs_half if dtype == np.float16 else decode_blobs
+        out[inline] = decode([blobs[i] for i in inline], dim)  # type: ignore[misc]
+        found[inline] = True
+    packed = [i for i, b in enumerate(blobs) if b is None and slots[i] is not None]
+    if packed:
+        values, ok = gather_slots(conn, cid, np.array([slots[i] for i in packed], np.int64), dim)
+        out[packed] = values
+        found[packed] = ok
+    return out, found
+
+
+def migrate_to_blocks(conn: sqlite3.Connection) -> None:
+    """Format 6: create the block tables, then move every inline chunk vector into a slot,
+    :data:`MIGRATE_BATCH` chunks a commit.
+
+    Called by ``schema.migrate`` inside its ``BEGIN IMMEDIATE`` transaction, which this
+    function commits after the DDL and after each batch and opens again, so a kill loses at
+    most one batch; a new run starts from the first chunk still inline. Float32 blobs (a file
+    whose format-5 migration never ran cannot get here: migrations run in order) are rounded
+    as format 5 rounds them. No change-log rows: the vectors' values do not change.
+    """
+    if (
+        conn.execute(
+            f"SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '{TABLE}'"
+        ).fetchone()
+        is None
+    ):
+        create_block_tables(conn)
+    done = 0
+    while True:
+        rows = conn.execute(
+            "SELECT k.id, k.collection_id, k.vector, c.dim FROM chunks k JOIN collections c "
+            "ON c.id = k.collection_id WHERE k.vector IS NOT NULL ORDER BY k.id LIMIT ?",
+            (MIGRATE_BATCH,),
+        ).fetchall()
+        if not rows:
+            return
+        by_collection: dict[tuple[int, int], list[tuple[int, bytes]]] = {}
+        for chunk_id, cid, blob, dim in rows:
+            by_collection.setdefault((int(cid), int(dim or 0)), []).append((int(chunk_id), blob))
+        for (cid, dim), group in by_collection.items():
+            values = decode_blobs_half([g[1] for g in group], dim)
+            store_vectors(conn, cid, [g[0] for g in group], values)
+        done += len(rows)
+        conn.execute("COMMIT")
+        if after_batch is not None:
+            after_batch(done)
+        conn.execute("BEGIN IMMEDIATE")
