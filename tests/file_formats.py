@@ -48,9 +48,12 @@ def as_older_format(path: Path, version: int, tables: list[str]) -> None:
     Below format 6 the vectors go back inline into ``chunks.vector`` (read by hand from their
     blocks) and format 6's tables, trigger and column are dropped."""
     conn = sqlite3.connect(path)
-    if version < 6 and conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vector_blocks'"
-    ).fetchone():
+    if (
+        version < 6
+        and conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vector_blocks'"
+        ).fetchone()
+    ):
         blobs = stored_blobs(conn)
         conn.executemany(
             "UPDATE chunks SET vector = ? WHERE id = ?", [(b, i) for i, b in blobs.items()]

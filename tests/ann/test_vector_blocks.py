@@ -109,9 +109,7 @@ def test_fake_vectors_a_format_5_file_searches_unchanged_until_a_write_packs_it(
         assert layout(db_path) == (6, 0, N)
         for q in queries:
             assert found(coll, q) == top(vectors, q)
-    assert by_record(db_path) == {
-        syn.name(i): vectors[i].astype("<f2").tobytes() for i in range(N)
-    }
+    assert by_record(db_path) == {syn.name(i): vectors[i].astype("<f2").tobytes() for i in range(N)}
 
 
 KILLER = """

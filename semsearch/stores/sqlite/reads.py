@@ -89,8 +89,7 @@ def chunk_vectors(
     slot = slot_column(conn)
     for batch in batches(list(ids)):
         found = conn.execute(
-            "SELECT r.id, k.status = 'embedded', k.vector, "
-            f"{'k.' if slot != 'NULL' else ''}{slot}, c.dim, c.id FROM chunks k "
+            f"SELECT r.id, k.status = 'embedded', k.vector, {slot}, c.dim, c.id FROM chunks k "
             "JOIN records r ON r.rowid = k.record_rowid "
             "JOIN collections c ON c.id = r.collection_id WHERE c.name = ? "
             f"AND r.id IN ({marks(batch)}) ORDER BY r.id, k.ordinal",

@@ -104,8 +104,8 @@ def store_vectors(
     """Inside a write transaction: write float[n, dim] unit vectors (rounded to float16) into
     the slots of these chunks of collection ``cid``, giving a slot to each chunk without one.
 
-    Sets ``vector_slot`` and clears any inline ``vector``; the caller sets ``status``. Chunk
-    ids that are not rows of the collection (deleted meanwhile) are skipped.
+    Sets ``vector_slot``, clears any inline ``vector`` and marks the chunks ``embedded``.
+    Chunk ids that are not rows of the collection (deleted meanwhile) are skipped.
     Returns:
         the chunk ids written, in the order given.
     """
@@ -125,7 +125,8 @@ def store_vectors(
         have[chunk_id] = slot
     written = [int(chunk_ids[i]) for i in picked]
     conn.executemany(
-        "UPDATE chunks SET vector_slot = ?, vector = NULL WHERE id = ?",
+        "UPDATE chunks SET vector_slot = ?, vector = NULL, status = 'embedded', error = NULL "
+        "WHERE id = ?",
         [(have[c], c) for c in dict.fromkeys(written)],
     )
     slots = np.array([have[c] for c in written], np.int64)

@@ -210,11 +210,7 @@ def write_vectors(
     check_vectors_dim(collection, stored_dim, dim)
     if stored_dim is None:
         conn.execute("UPDATE collections SET dim = ? WHERE name = ?", (dim, collection))
-    written = store_vectors(conn, cid, chunk_ids, vectors)  # float16 (vector_blocks.py)
-    conn.executemany(
-        "UPDATE chunks SET status = 'embedded', error = NULL WHERE id = ?",
-        [(c,) for c in written],
-    )
+    store_vectors(conn, cid, chunk_ids, vectors)  # float16, in slots (vector_blocks.py)
     conn.executemany(
         "INSERT INTO changes (collection_id, chunk_id, op) VALUES (?, ?, 'add')",
         [(cid, int(c)) for c in chunk_ids],
