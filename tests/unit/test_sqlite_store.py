@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 
 import semsearch
-from tests.file_formats import stored_blobs
 from semsearch.embedders.base import BaseEmbedder, EmbedKind
 from semsearch.embedders.fake import FakeEmbedder
 from semsearch.schema import Schema
 from semsearch.stores.base import CollectionInfo
 from semsearch.stores.sqlite.store import SQLiteStore
+from tests.file_formats import stored_blobs
 
 DOCS = [
     {"id": "a", "text": "The quick brown fox jumps over the lazy dog.", "kind": "animal"},

@@ -332,8 +332,13 @@ def fill_by_slot(
         if lo == hi:
             continue
         values = np.frombuffer(data, STORED_DTYPE).reshape(-1, dim)
-        rows = order[lo:hi]
-        out[rows] = values[ordered[lo:hi] - int(block) * BLOCK]
+        rows, at = order[lo:hi], ordered[lo:hi] - int(block) * BLOCK
+        n = hi - lo
+        if bool(np.all(np.diff(rows) == 1)) and bool(np.all(np.diff(at) == 1)):  # the usual
+            out[rows[0] : rows[0] + n] = values[at[0] : at[0] + n]  # case: slices, no gather
+            found[rows[0] : rows[0] + n] = True
+            continue
+        out[rows] = values[at]
         found[rows] = True
 
 
