@@ -112,11 +112,13 @@ def store_vectors(
     values = np.ascontiguousarray(rows, dtype=STORED_DTYPE)
     have: dict[int, int | None] = {}
     for batch in batches([int(c) for c in chunk_ids]):
+        # by id alone: with collection_id in the WHERE the planner walks the collection's
+        # index entries (5 ms per 500 ids at 100k chunks) instead of 500 rowid look-ups
         found = conn.execute(
-            f"SELECT id, vector_slot FROM chunks WHERE collection_id = ? AND id IN ({marks(batch)})",
-            (cid, *batch),
+            f"SELECT id, vector_slot, collection_id FROM chunks WHERE id IN ({marks(batch)})",
+            batch,
         ).fetchall()
-        have.update({int(r[0]): r[1] for r in found})
+        have.update({int(r[0]): r[1] for r in found if int(r[2]) == cid})
     picked = [i for i, c in enumerate(chunk_ids) if int(c) in have]
     if not picked:
         return []
