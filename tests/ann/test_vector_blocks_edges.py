@@ -612,3 +612,45 @@ def test_plumbing_two_writers_migrating_at_once_both_write(
         hits = coll.store.vector_search("vecs", q, K, None, True)
         assert [h.record_id for h in hits] == syn.exact_top(vectors, np.ones(600, bool), q, K)
     check_books(db_path)
+
+
+class FlakyEmbedder(FakeEmbedder):
+    """Fails from its ``fail_from``-th batch on; then ``fail_from`` can be raised again."""
+
+    def __init__(self, dim: int, fail_from: int) -> None:
+        super().__init__(dim)
+        self.fail_from = fail_from
+
+    def _embed_batch(self, texts: list[str], kind: object) -> np.ndarray:
+        from semsearch.errors import EmbedderUnavailable
+
+        if self.calls >= self.fail_from:
+            raise EmbedderUnavailable("flaky", hint="retry")
+        return super()._embed_batch(texts, kind)  # type: ignore[arg-type]
+
+
+def test_fake_vectors_an_embedder_failing_half_way_leaves_consistent_slots(
+    db_path: Path,
+) -> None:
+    flaky = FlakyEmbedder(16, fail_from=8)  # 8 batches of 32: the first group
+    with semsearch.connect(db_path) as db:
+        coll = db.collection("a", schema=syn.SCHEMA, embedder=flaky)
+        records = [{"id": f"r{i}", "text": f"alpha r{i} beta", "bucket": 1} for i in range(300)]
+        coll.upsert(records)  # reports the failure; the rest stays pending or failed
+        check_books(db_path)
+        stats = coll.stats()
+        assert 0 < stats.pending + stats.failed < 300
+        coll.delete([f"r{i}" for i in range(0, 300, 2)])  # frees slots among the embedded
+        check_books(db_path)
+        flaky.fail_from = 10**6
+        coll.reindex()
+        coll.upsert([{"id": f"s{i}", "text": f"gamma s{i}", "bucket": 1} for i in range(200)])
+        check_books(db_path)
+        live = [f"r{i}" for i in range(1, 300, 2)] + [f"s{i}" for i in range(200)]
+        texts = {f"r{i}": f"alpha r{i} beta" for i in range(300)}
+        texts.update({f"s{i}": f"gamma s{i}" for i in range(200)})
+        want = FakeEmbedder(16).embed_documents([texts[r] for r in live])
+        exported = coll.vectors(live)
+        for k, rid in enumerate(live):
+            (v,) = exported[rid]
+            assert v is not None and v.tobytes() == half(np.asarray(want[k])).tobytes()
