@@ -37,6 +37,7 @@ __all__ = [
     "MIGRATE_BATCH",
     "TABLE",
     "chunk_slots",
+    "clear_slots",
     "create_block_tables",
     "drop_collection_blocks",
     "fill_by_slot",
@@ -213,6 +214,32 @@ def release_empty_blocks(conn: sqlite3.Connection, cid: int, blocks: Iterable[in
         ).fetchone()[0]
         if int(free) >= hi - lo:
             conn.execute(f"DELETE FROM {TABLE} WHERE collection_id = ? AND block = ?", (cid, block))
+
+
+def clear_slots(conn: sqlite3.Connection, cid: int, slots: Iterable[int]) -> None:
+    """Inside a write transaction: write zeros over these freed slots of the collection in the
+    blocks that still exist (after :func:`release_empty_blocks`), so a deleted chunk's vector
+    does not stay in the file (format 5 deleted it with its row; ``compact`` then left no
+    copy)."""
+    wanted = np.unique(np.fromiter((int(s) for s in slots), np.int64))
+    if wanted.size == 0:
+        return
+    blocks = wanted // BLOCK
+    starts = np.flatnonzero(np.r_[True, blocks[1:] != blocks[:-1]])
+    ends = np.r_[starts[1:], wanted.size]
+    for lo, hi in zip(starts.tolist(), ends.tolist(), strict=True):
+        row = conn.execute(
+            f"SELECT id FROM {TABLE} WHERE collection_id = ? AND block = ?",
+            (cid, int(blocks[lo])),
+        ).fetchone()
+        if row is None:  # released: nothing left to clear
+            continue
+        offsets = wanted[lo:hi] % BLOCK
+        with conn.blobopen(TABLE, "vectors", int(row[0])) as blob:
+            size = len(blob) // BLOCK
+            for a, b in _runs(offsets):
+                blob.seek(int(offsets[a]) * size)
+                blob.write(bytes(size * (b - a)))
 
 
 def drop_collection_blocks(conn: sqlite3.Connection, cid: int) -> None:
