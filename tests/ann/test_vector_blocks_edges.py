@@ -689,3 +689,30 @@ def test_fake_vectors_a_deleted_records_vector_is_gone_from_the_file_after_compa
     kept = [i for i in gone if vectors[i].astype("<f2").tobytes() in raw]
     assert kept == []
     # (the live ones are checked above: a vector can straddle an overflow page's header)
+
+
+def test_plumbing_stored_vectors_of_a_chunk_id_now_in_another_collection_are_zeros(
+    db_path: Path,
+) -> None:
+    """Chunk ids are MAX(id) + 1 across the file: a deleted chunk's id can come back in another
+    collection. Read by id for collection A (a search's snapshot), it has no vector in A: zeros,
+    not A's vector at the other collection's slot number."""
+    from semsearch.stores.sqlite.vectors import stored_vectors
+
+    rng = np.random.default_rng(21)
+    with semsearch.connect(db_path) as db:
+        a, b = Model(db, "a", 8), Model(db, "b", 8)
+        b.write({"b0": "b0"}, unit(rng, 1, 8))
+        a.write({f"r{i}": f"r{i}" for i in range(300)}, unit(rng, 300, 8))
+        conn = sqlite3.connect(db_path)
+        (last,) = conn.execute("SELECT MAX(id) FROM chunks").fetchone()
+        a.delete(["r299"])
+        b.write({"b1": "b1"}, unit(rng, 1, 8))
+        owner = conn.execute("SELECT collection_id, vector_slot FROM chunks WHERE id = ?", (last,))
+        cid_b, slot = owner.fetchone()
+        (cid_a,) = conn.execute("SELECT id FROM collections WHERE name = 'a'").fetchone()
+        conn.close()
+        assert cid_b != cid_a and slot == 1  # the id came back in b, at b's slot 1
+        got = stored_vectors(a.coll.store, cid_a, np.array([last, last - 1], np.int64), 8)
+        assert not got[0].any()
+        assert got[1].tobytes() == half(a.expected["r298"]).tobytes()
