@@ -421,15 +421,19 @@ def migrate_to_blocks(conn: sqlite3.Connection) -> None:
         is None
     ):
         create_block_tables(conn)
-    done = 0
+    done, last = 0, 0
     while True:
+        # k.id > last: each batch starts where the last one ended, not at the file's first
+        # chunk (rows already moved would be scanned again: quadratic at 1M chunks)
         rows = conn.execute(
             "SELECT k.id, k.collection_id, k.vector, c.dim FROM chunks k JOIN collections c "
-            "ON c.id = k.collection_id WHERE k.vector IS NOT NULL ORDER BY k.id LIMIT ?",
-            (MIGRATE_BATCH,),
+            "ON c.id = k.collection_id WHERE k.id > ? AND k.vector IS NOT NULL "
+            "ORDER BY k.id LIMIT ?",
+            (last, MIGRATE_BATCH),
         ).fetchall()
         if not rows:
             return
+        last = int(rows[-1][0])
         by_collection: dict[tuple[int, int], list[tuple[int, bytes]]] = {}
         for chunk_id, cid, blob, dim in rows:
             by_collection.setdefault((int(cid), int(dim or 0)), []).append((int(chunk_id), blob))
