@@ -716,3 +716,22 @@ def test_plumbing_stored_vectors_of_a_chunk_id_now_in_another_collection_are_zer
         got = stored_vectors(a.coll.store, cid_a, np.array([last, last - 1], np.int64), 8)
         assert not got[0].any()
         assert got[1].tobytes() == half(a.expected["r298"]).tobytes()
+
+
+@pytest.mark.parametrize("extra", [1, -1])
+def test_plumbing_set_vectors_with_one_vector_too_many_or_few_writes_nothing(
+    db_path: Path, extra: int
+) -> None:
+    rng = np.random.default_rng(22)
+    with semsearch.connect(db_path) as db:
+        m = Model(db, "a", 8)
+        m.write({"x": "x"}, unit(rng, 1, 8))
+        m.coll.upsert(
+            [{"id": f"p{i}", "text": f"p{i}", "bucket": 1} for i in range(3)], embed=False
+        )
+        before = tables(db_path)
+        ids = [p.chunk_id for p in m.coll.store.pending_chunks("a", 10)]
+        with pytest.raises(ValueError, match="chunk ids"):
+            m.coll.store.set_vectors("a", ids, unit(rng, len(ids) + extra, 8))
+        assert tables(db_path) == before
+        check_books(db_path)

@@ -107,10 +107,14 @@ def store_vectors(
 
     Sets ``vector_slot``, clears any inline ``vector`` and marks the chunks ``embedded``.
     Chunk ids that are not rows of the collection (deleted meanwhile) are skipped.
+    Raises:
+        ValueError: not one row of ``rows`` per chunk id (nothing is written).
     Returns:
         the chunk ids written, in the order given.
     """
     values = np.ascontiguousarray(rows, dtype=STORED_DTYPE)
+    if values.ndim != 2 or values.shape[0] != len(chunk_ids):
+        raise ValueError(f"{len(chunk_ids)} chunk ids for vectors of shape {values.shape}")
     have: dict[int, int | None] = {}
     for batch in batches([int(c) for c in chunk_ids]):
         found = conn.execute(
