@@ -735,3 +735,60 @@ def test_plumbing_set_vectors_with_one_vector_too_many_or_few_writes_nothing(
             m.coll.store.set_vectors("a", ids, unit(rng, len(ids) + extra, 8))
         assert tables(db_path) == before
         check_books(db_path)
+
+
+def test_fake_vectors_reordered_paragraphs_reuse_their_vectors_in_freed_slots(
+    db_path: Path,
+) -> None:
+    """A record rewritten with its paragraphs in another order: its chunks are deleted (slots
+    freed and cleared) and inserted again in the same transaction, each reusing its vector by
+    content hash, possibly in the slot it just left."""
+    paragraphs = [" ".join(f"p{k}w{i}" for i in range(50)) for k in range(4)]
+
+    def by_text(coll: Collection) -> dict[str, bytes]:
+        conn = sqlite3.connect(db_path)
+        blobs = stored_blobs(conn)
+        texts = dict(conn.execute("SELECT id, text FROM chunks").fetchall())
+        conn.close()
+        return {texts[c]: b for c, b in blobs.items()}
+
+    with semsearch.connect(db_path) as db:
+        coll = db.collection("a", schema=syn.SCHEMA, embedder=FakeEmbedder(16))
+        coll.upsert([{"id": "x", "text": "\n\n".join(paragraphs), "bucket": 1}])
+        coll.upsert([{"id": "y", "text": "other words entirely", "bucket": 1}])
+        first = by_text(coll)
+        assert len(first) >= 5
+        report = coll.upsert(
+            [{"id": "x", "text": "\n\n".join(paragraphs[::-1]), "bucket": 1}], embed=False
+        )
+        assert coll.stats().pending == 0, report
+        check_books(db_path)
+        after = by_text(coll)
+        assert after == {t: first[t] for t in after}
+        assert set(after) == set(first)
+
+
+def test_fake_vectors_a_graph_without_codes_opens_in_a_read_only_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    path = folder / "x.embed.db"
+    n, dim = 2000, 16
+    vectors = syn.build_with_sidecar(path, n, dim, threshold=1000)
+    with semsearch.connect(path) as db:  # churn after the save: the catch-up must cover it
+        coll = db.collection("vecs")
+        coll.delete([syn.name(i) for i in range(0, 400, 2)])
+        fresh = -unit(np.random.default_rng(23), 200, dim)
+        syn.write(coll, fresh, list(range(n, n + 200)))
+    live = {syn.name(i): vectors[i] for i in range(n) if not (i < 400 and i % 2 == 0)}
+    live.update({syn.name(n + k): fresh[k] for k in range(200)})
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    os.chmod(folder, stat.S_IRUSR | stat.S_IXUSR)
+    try:
+        with semsearch.connect(path) as db:
+            coll = db.collection("vecs")
+            for q in [*vectors[:4], *fresh[:4]]:
+                check_graph_search(coll, live, q)
+            assert next(iter(coll.store._cache.values())).state.graph is not None
+    finally:
+        os.chmod(folder, stat.S_IRWXU)
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
