@@ -168,8 +168,10 @@ def migrate(conn: sqlite3.Connection) -> None:
                     "('created_at', ?)",
                     (FORMAT_NAME, now()),
                 )
+            # OR IGNORE: a batched migration (5, 6) commits between batches, so another
+            # writer may have finished it and recorded it meanwhile; its work is idempotent
             conn.execute(
-                "INSERT INTO semsearch_migrations (version, applied_at) VALUES (?, ?)",
+                "INSERT OR IGNORE INTO semsearch_migrations (version, applied_at) VALUES (?, ?)",
                 (version, now()),
             )
             conn.execute("COMMIT")

@@ -37,6 +37,7 @@ __all__ = [
     "MIGRATE_BATCH",
     "TABLE",
     "chunk_slots",
+    "clear_slots",
     "create_block_tables",
     "drop_collection_blocks",
     "fill_by_slot",
@@ -106,10 +107,14 @@ def store_vectors(
 
     Sets ``vector_slot``, clears any inline ``vector`` and marks the chunks ``embedded``.
     Chunk ids that are not rows of the collection (deleted meanwhile) are skipped.
+    Raises:
+        ValueError: not one row of ``rows`` per chunk id (nothing is written).
     Returns:
         the chunk ids written, in the order given.
     """
     values = np.ascontiguousarray(rows, dtype=STORED_DTYPE)
+    if values.ndim != 2 or values.shape[0] != len(chunk_ids):
+        raise ValueError(f"{len(chunk_ids)} chunk ids for vectors of shape {values.shape}")
     have: dict[int, int | None] = {}
     for batch in batches([int(c) for c in chunk_ids]):
         # by id alone: with collection_id in the WHERE the planner walks the collection's
@@ -215,6 +220,32 @@ def release_empty_blocks(conn: sqlite3.Connection, cid: int, blocks: Iterable[in
         ).fetchone()[0]
         if int(free) >= hi - lo:
             conn.execute(f"DELETE FROM {TABLE} WHERE collection_id = ? AND block = ?", (cid, block))
+
+
+def clear_slots(conn: sqlite3.Connection, cid: int, slots: Iterable[int]) -> None:
+    """Inside a write transaction: write zeros over these freed slots of the collection in the
+    blocks that still exist (after :func:`release_empty_blocks`), so a deleted chunk's vector
+    does not stay in the file (format 5 deleted it with its row; ``compact`` then left no
+    copy)."""
+    wanted = np.unique(np.fromiter((int(s) for s in slots), np.int64))
+    if wanted.size == 0:
+        return
+    blocks = wanted // BLOCK
+    starts = np.flatnonzero(np.r_[True, blocks[1:] != blocks[:-1]])
+    ends = np.r_[starts[1:], wanted.size]
+    for lo, hi in zip(starts.tolist(), ends.tolist(), strict=True):
+        row = conn.execute(
+            f"SELECT id FROM {TABLE} WHERE collection_id = ? AND block = ?",
+            (cid, int(blocks[lo])),
+        ).fetchone()
+        if row is None:  # released: nothing left to clear
+            continue
+        offsets = wanted[lo:hi] % BLOCK
+        with conn.blobopen(TABLE, "vectors", int(row[0])) as blob:
+            size = len(blob) // BLOCK
+            for a, b in _runs(offsets):
+                blob.seek(int(offsets[a]) * size)
+                blob.write(bytes(size * (b - a)))
 
 
 def drop_collection_blocks(conn: sqlite3.Connection, cid: int) -> None:
@@ -396,15 +427,19 @@ def migrate_to_blocks(conn: sqlite3.Connection) -> None:
         is None
     ):
         create_block_tables(conn)
-    done = 0
+    done, last = 0, 0
     while True:
+        # k.id > last: each batch starts where the last one ended, not at the file's first
+        # chunk (rows already moved would be scanned again: quadratic at 1M chunks)
         rows = conn.execute(
             "SELECT k.id, k.collection_id, k.vector, c.dim FROM chunks k JOIN collections c "
-            "ON c.id = k.collection_id WHERE k.vector IS NOT NULL ORDER BY k.id LIMIT ?",
-            (MIGRATE_BATCH,),
+            "ON c.id = k.collection_id WHERE k.id > ? AND k.vector IS NOT NULL "
+            "ORDER BY k.id LIMIT ?",
+            (last, MIGRATE_BATCH),
         ).fetchall()
         if not rows:
             return
+        last = int(rows[-1][0])
         by_collection: dict[tuple[int, int], list[tuple[int, bytes]]] = {}
         for chunk_id, cid, blob, dim in rows:
             by_collection.setdefault((int(cid), int(dim or 0)), []).append((int(chunk_id), blob))

@@ -67,8 +67,8 @@ def stored_vectors(
         for batch in batches(sorted(where)):
             found = conn.execute(
                 f"SELECT id, vector, {slot} FROM chunks WHERE id IN ({marks(batch)}) "
-                "AND status = 'embedded'",
-                batch,
+                "AND collection_id = ? AND status = 'embedded'",  # an id reused by another
+                (*batch, cid),  # collection since the snapshot: its slot is not one of ours
             ).fetchall()
             if found:
                 blobs, slots = [r[1] for r in found], [r[2] for r in found]

@@ -23,6 +23,7 @@ from semsearch.stores.sqlite.schema import fts_table, now
 from semsearch.stores.sqlite.sql import batches, marks
 from semsearch.stores.sqlite.vector_blocks import (
     BLOCK,
+    clear_slots,
     release_empty_blocks,
     resolve,
     store_vectors,
@@ -160,17 +161,16 @@ def _delete_chunks(conn: sqlite3.Connection, cid: int, where: str, params: list[
         f"FROM chunks WHERE {where} AND status = 'embedded'",
         params,
     )
-    blocks = [
+    slots = [
         int(r[0])
         for r in conn.execute(
-            f"SELECT DISTINCT vector_slot / {BLOCK} FROM chunks WHERE {where} "
-            "AND vector_slot IS NOT NULL",
-            params,
+            f"SELECT vector_slot FROM chunks WHERE {where} AND vector_slot IS NOT NULL", params
         )
     ]
     conn.execute(f"DELETE FROM chunks WHERE {where}", params)  # a trigger frees their slots
-    if blocks:
-        release_empty_blocks(conn, cid, blocks)
+    if slots:
+        release_empty_blocks(conn, cid, {s // BLOCK for s in slots})
+        clear_slots(conn, cid, slots)  # no copy of a deleted vector stays in a kept block
 
 
 def delete_record_rows(conn: sqlite3.Connection, cid: int, ids: list[str]) -> int:
