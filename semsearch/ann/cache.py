@@ -56,7 +56,7 @@ from semsearch.ann.rows import (
 from semsearch.errors import BackendUnavailable
 from semsearch.stores.sqlite.allowed import Allowed
 from semsearch.stores.sqlite.changes import data_version
-from semsearch.stores.sqlite.vector_blocks import chunk_slots
+from semsearch.stores.sqlite.vector_reads import chunk_slots
 
 __all__ = ["AnnIndex", "AnnState", "configure_ann"]
 

@@ -21,7 +21,7 @@ from semsearch.ann import graph as ann_graph
 from semsearch.ann.policy import AnnOptions
 from semsearch.stores.sqlite.changes import high_water, pruned_to
 from semsearch.stores.sqlite.vector_blobs import stored_precision
-from semsearch.stores.sqlite.vector_blocks import (
+from semsearch.stores.sqlite.vector_reads import (
     fill_by_slot,
     packed_only,
     resolve,

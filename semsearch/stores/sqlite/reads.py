@@ -20,7 +20,7 @@ from semsearch.filters import Filter
 from semsearch.results import Chunk, Record
 from semsearch.stores.base import PendingChunk, StoreStats
 from semsearch.stores.sqlite.sql import Rows, batches, compile_filter, marks, order_by_sql
-from semsearch.stores.sqlite.vector_blocks import resolve, slot_column
+from semsearch.stores.sqlite.vector_reads import resolve, slot_column
 
 __all__ = [
     "chunk_vectors",

@@ -25,7 +25,7 @@ from semsearch.stores.query_rules import best_first, check_query_dim
 from semsearch.stores.sqlite.allowed import filter_key
 from semsearch.stores.sqlite.connection import SQLiteConnections
 from semsearch.stores.sqlite.sql import Rows, batches, marks
-from semsearch.stores.sqlite.vector_blocks import resolve, slot_column
+from semsearch.stores.sqlite.vector_reads import resolve, slot_column
 
 __all__ = [
     "VectorCaches",
@@ -65,11 +65,15 @@ def stored_vectors(
     def read(conn: sqlite3.Connection) -> None:
         slot = slot_column(conn)
         for batch in batches(sorted(where)):
-            found = conn.execute(
-                f"SELECT id, vector, {slot} FROM chunks WHERE id IN ({marks(batch)}) "
-                "AND collection_id = ? AND status = 'embedded'",  # an id reused by another
-                (*batch, cid),  # collection since the snapshot: its slot is not one of ours
+            # by id alone (with collection_id in the WHERE the planner may walk the
+            # collection's index); an id reused by another collection since the snapshot is
+            # dropped here: its slot is not one of ours
+            rows = conn.execute(
+                f"SELECT id, vector, {slot}, collection_id FROM chunks "
+                f"WHERE id IN ({marks(batch)}) AND status = 'embedded'",
+                batch,
             ).fetchall()
+            found = [r for r in rows if int(r[3]) == cid]
             if found:
                 blobs, slots = [r[1] for r in found], [r[2] for r in found]
                 values, ok = resolve(conn, cid, dim, blobs, slots, np.float32)

@@ -25,9 +25,9 @@ from semsearch.stores.sqlite.vector_blocks import (
     BLOCK,
     clear_slots,
     release_empty_blocks,
-    resolve,
     store_vectors,
 )
+from semsearch.stores.sqlite.vector_reads import resolve
 from semsearch.stores.write_rules import check_vectors_dim, chunk_key
 
 __all__ = ["delete_record_rows", "vectors_by_hash", "write_record", "write_vectors"]
