@@ -1,4 +1,4 @@
-"""What a Milvus layout with fewer collections would buy at insert time (issue 23, item 3).
+"""What a Milvus layout with fewer cells would buy at insert time (issue 23: the 100k target).
 
 Usage:
     .venv/bin/python benchmarks/milvus_layouts.py                   # 10,000 records, 4 rounds
@@ -7,17 +7,20 @@ Usage:
 Prints only (no docs section): it is a decision aid for a layout change, not a result of the
 store. Each layout is the store's write pattern for ``--n`` one-chunk records replayed with
 pymilvus on Milvus Lite: the store's schemas and rows (``milvus_layout``), column-wise blocking
-inserts (``milvus_columns.write_rows``), the two primary-key reads a batch of new records makes
-(record hashes; vectors to reuse by content hash), 256 records a batch, one flush per
-collection at the end. No semsearch code runs between the calls, so each figure is the floor
-of that layout.
+inserts (``milvus_columns.write_rows``), 256 records a batch, one flush per collection at the
+end (``_records`` first, as ``MilvusStore.flush`` does). No reads: on Milvus Lite a collection
+the process created answers record hashes and vectors to reuse from memory. No semsearch code
+runs between the calls, so each figure is the floor of that layout.
 
-- ``4 collections``: records, chunks, vectors, hashes (the current layout);
-- ``chunks+vectors``: records, one row per chunk with its vector, hashes;
-- ``chunks+vectors, no hashes``: the same without the content-hash pointers (reuse by hash
-  would need another way);
-- ``chunk rows only``: one collection, chunk rows with their vectors and nothing else (no record
-  rows, no reads): the floor of any layout that keeps semsearch's chunk columns;
+- ``layout 2``: ``_records`` (8 cells a record) and the chunk part with vectors (12 cells a
+  chunk), the store's layout today;
+- ``layout 2, fewer cells``: the same two collections without the columns a JSON column could
+  carry: ``_records`` without ``record_id``, ``part``, ``nparts``; chunk rows without
+  ``ordinal`` and ``error`` (5 and 10 cells);
+- ``no _records``: chunk rows carrying the record's body (``body``, 13 cells), no second
+  collection: the "layout 3" that record bodies in the chunk rows would give;
+- ``chunk rows only``: chunk rows with their vectors and nothing else: the floor of any layout
+  that keeps semsearch's chunk columns;
 - ``raw + BM25``: ``benchmarks/milvus.py``'s raw pymilvus collection with the BM25 function.
 
 Rounds alternate the layouts (interleaved); medians are printed.
@@ -48,32 +51,49 @@ from semsearch.stores.milvus.columns import write_rows  # noqa: E402
 from semsearch.stores.milvus.terms import keyword_terms  # noqa: E402
 
 FIELDS = [{"name": "bucket", "type": "int"}]
-LAYOUTS = ("4 collections", "chunks+vectors", "chunks+vectors, no hashes", "chunk rows only")
+LAYOUTS = ("layout 2", "layout 2, fewer cells", "no _records", "chunk rows only")
+#: Columns each layout leaves out of the store's rows, per collection.
+DROPPED = {
+    "layout 2, fewer cells": {"records": {"record_id", "part", "nparts"},
+                              "chunks": {"ordinal", "error"}},
+}  # fmt: skip
+
+
+def _without(schema: Any, dropped: set[str]) -> Any:
+    """A copy of a pymilvus schema without the fields ``dropped``."""
+    from pymilvus import MilvusClient
+
+    out = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
+    for f in schema.fields:
+        if f.name not in dropped:
+            out.add_field(f.name, f.dtype, **f.params, is_primary=f.is_primary,
+                          nullable=f.nullable)  # fmt: skip
+    for fn in schema.functions:
+        out.add_function(fn)
+    return out
 
 
 def _parts(client: Any, layout: str, dim: int) -> dict[str, tuple[Any, Any]]:
     """{Milvus name: (schema, index params)} of one layout."""
-    parts = {"records": (lay.records_schema(FIELDS), lay.index_params(client, "records"))}
-    chunks, params = lay.chunks_schema(FIELDS), lay.index_params(client, "chunks")
-    if layout == "4 collections":
-        vectors = lay.vectors_schema(FIELDS, dim), lay.index_params(client, "vectors")
-        parts["vectors"] = vectors
-    else:
-        from pymilvus import DataType
+    from pymilvus import DataType
 
-        chunks.add_field("vector", DataType.FLOAT_VECTOR, dim=dim)
-        hnsw = lay.INDEXES["HNSW"]["build"]
-        params.add_index(field_name="vector", index_type="HNSW", metric_type="COSINE", params=hnsw)
-    parts["chunks"] = (chunks, params)
-    if layout == "chunk rows only":
-        del parts["records"]
-    elif layout != "chunks+vectors, no hashes":
-        parts["hashes"] = (lay.hashes_schema(), lay.index_params(client, "hashes"))
+    dropped = DROPPED.get(layout, {})
+    records = _without(lay.records_schema(FIELDS), dropped.get("records", set()))
+    chunks = _without(lay.chunks_schema(FIELDS, dim), dropped.get("chunks", set()))
+    if layout == "no _records":
+        chunks.add_field("body", DataType.VARCHAR, max_length=lay.VARCHAR_MAX)
+    parts = {"chunks": (chunks, lay.index_params(client, "chunks", dim=dim))}
+    if layout.startswith("layout 2"):
+        params = lay.index_params(client, "records")
+        if "record_id" in dropped.get("records", set()):  # nothing to look records up by
+            params = client.prepare_index_params()
+            params.add_index(field_name="_v", index_type="FLAT", metric_type="L2")
+        parts = {"records": (records, params), **parts}
     return parts
 
 
 def _rows(i: int, bucket: int, vector: list[float]) -> dict[str, dict[str, Any]]:
-    """The record, chunk, vector and hash rows the store writes for record ``i``."""
+    """The record and chunk rows the store writes for record ``i`` (with its vector)."""
     rid, text = f"r{i:07d}", f"item {i} bucket {bucket}"
     digest = hashlib.sha256(text.encode()).hexdigest()
     cid = lay.chunk_id(rid, 0, 0, len(text), digest)
@@ -83,24 +103,10 @@ def _rows(i: int, bucket: int, vector: list[float]) -> dict[str, dict[str, Any]]
                     "content_hash": digest, "body": body, "_v": lay.DUMMY_VECTOR,
                     "f_bucket": bucket},
         "chunks": {"chunk_id": cid, "record_id": rid, "ordinal": 0, "text": text,
-                   "terms": keyword_terms(text), "content_hash": digest, "status": "pending",
+                   "terms": keyword_terms(text), "content_hash": digest, "status": "embedded",
                    "error": "", "loc": lay.loc_json(0, len(text), (), None, None),
-                   "f_bucket": bucket},
-        "vectors": {"chunk_id": cid, "record_id": rid, "content_hash": digest,
-                    "f_bucket": bucket, "vector": vector},
-        "hashes": {"content_hash": digest, "chunk_id": cid, "_v": lay.DUMMY_VECTOR},
+                   "f_bucket": bucket, "vector": vector, "body": body},
     }  # fmt: skip
-
-
-def _reads(client: Any, parts: dict[str, Any], rows: list[dict[str, dict[str, Any]]]) -> None:
-    """The two primary-key reads of a batch of new records."""
-    if "records" not in parts:
-        return
-    pks = ", ".join(f'"{r["records"]["pk"]}"' for r in rows)
-    client.query("records", filter=f"pk in [{pks}]", output_fields=["record_id", "content_hash"])
-    if "hashes" in parts:
-        hashes = ", ".join(f'"{r["hashes"]["content_hash"]}"' for r in rows)
-        client.query("hashes", filter=f"content_hash in [{hashes}]", output_fields=["chunk_id"])
 
 
 def fill(path: Path, layout: str, vectors: np.ndarray, buckets: np.ndarray) -> float:
@@ -116,13 +122,8 @@ def fill(path: Path, layout: str, vectors: np.ndarray, buckets: np.ndarray) -> f
     for start in range(0, len(vectors), WRITE_BATCH):
         stop = min(start + WRITE_BATCH, len(vectors))
         rows = [_rows(i, int(buckets[i]), vectors[i].tolist()) for i in range(start, stop)]
-        _reads(client, parts, rows)
-        merged = "vectors" not in parts
-        chunks = [{**r["chunks"], "vector": r["vectors"]["vector"]} if merged else r["chunks"]
-                  for r in rows]  # fmt: skip
-        write_rows(client, "chunks", chunks, True)
-        for name in ("records", "vectors", "hashes"):  # the record, then set_vectors' writes
-            if name in parts:
+        for name in ("chunks", "records"):  # the chunk rows, then the commit marker
+            if name in parts:  # write_rows sends only the columns of the collection's schema
                 write_rows(client, name, [r[name] for r in rows], True)
     for name in parts:
         client.flush(name)

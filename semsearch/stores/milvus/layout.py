@@ -246,7 +246,7 @@ def chunks_schema(fields: list[dict[str, Any]], dim: int = 0) -> Any:
 
 def hashes_schema() -> Any:
     """Layout 1's ``*_hashes``: ``content_hash`` (pk) -> ``chunk_id`` of a vector with that
-    content (kept for benchmarks/milvus_layouts.py and the tests that build layout 1)."""
+    content (kept for the tests that build layout 1: tests/milvus/layout1.py)."""
     from pymilvus import DataType
 
     s = _schema()
