@@ -27,6 +27,7 @@ __all__ = [
     "is_mapped",
     "load_graph",
     "load_graph_without_codes",
+    "owned_copy",
     "save_graph",
     "search_graph",
 ]
@@ -109,7 +110,7 @@ def load_graph(path: str, mmap: bool) -> Graph:
 
 
 def load_graph_without_codes(
-    path: str, dim: int, fill: Callable[[NDArray[np.float16]], None]
+    path: str, dim: int, fill: Callable[[NDArray[np.float16]], None], mmap: bool = True
 ) -> Graph:
     """Read an fp16 graph written with ``codes=False`` and give it codes filled by ``fill``.
 
@@ -118,18 +119,46 @@ def load_graph_without_codes(
         dim: the vectors' dimension.
         fill: called once with a zeroed, writable float16[ntotal, dim] view of the new codes
             (graph row order); it writes the stored vectors into it. The codes are owned by the
-            graph (in memory, not mapped), so rows may be added to it.
+            graph (in memory, not mapped).
+        mmap: map the HNSW links from the file (read-only, shared between processes: about
+            256 bytes a row at M = 32) instead of reading them into memory; such a graph is
+            :func:`is_mapped` and must never be added to (:func:`owned_copy` first).
     Returns:
         The graph, its ``QT_fp16`` storage holding exactly the values ``fill`` wrote.
     Raises:
         RuntimeError: faiss cannot parse the file.
         ValueError: the file is not an HNSW graph without codes of this dimension.
     """
-    faiss = _faiss()
-    graph = faiss.read_index(path)
-    if not isinstance(graph, faiss.IndexHNSW) or graph.storage is not None or graph.d != dim:
+    graph = load_graph(path, mmap)
+    if not isinstance(graph, _faiss().IndexHNSW) or graph.storage is not None or graph.d != dim:
         raise ValueError("not an HNSW graph file without codes of this dimension")
-    n = int(graph.ntotal)
+    _attach_fp16_codes(graph, fill)
+    return graph
+
+
+def owned_copy(graph: Graph, path: str) -> Graph:
+    """An in-memory copy of an :func:`is_mapped` graph read from its file ``path``, that rows
+    may be added to (faiss aborts the process on an add to mapped links or codes, and
+    ``clone_index`` keeps the maps). A file without codes gets a copy of ``graph``'s fp16
+    codes."""
+    copy = load_graph(path, mmap=False)
+    if copy.storage is None:
+        codes = graph_vectors(graph)
+        if codes is None:
+            raise ValueError("the graph file has no codes and the graph no fp16 codes to copy")
+
+        def fill(out: NDArray[np.float16]) -> None:
+            out[:] = codes
+
+        _attach_fp16_codes(copy, fill)
+    return copy
+
+
+def _attach_fp16_codes(graph: Graph, fill: Callable[[NDArray[np.float16]], None]) -> None:
+    """Give a graph read without storage an owned ``QT_fp16`` storage of ntotal rows that
+    ``fill`` writes (given a zeroed float16[ntotal, dim] view)."""
+    faiss = _faiss()
+    n, dim = int(graph.ntotal), int(graph.d)
     storage = faiss.IndexScalarQuantizer(dim, faiss.ScalarQuantizer.QT_fp16, graph.metric_type)
     storage.codes.resize(n * storage.code_size)  # std::vector value-initialises: zeros
     if n:
@@ -139,7 +168,6 @@ def load_graph_without_codes(
     graph.storage = storage
     graph.own_fields = True
     storage.this.disown()  # the graph frees it now
-    return graph
 
 
 def fp16_codes(graph: Graph) -> bool:
@@ -153,9 +181,12 @@ def fp16_codes(graph: Graph) -> bool:
 
 
 def is_mapped(graph: Graph) -> bool:
-    """True when the graph's codes are memory-mapped from its file (read-only: never add)."""
+    """True when the graph's codes or links are memory-mapped from its file (read-only: never
+    add to it; see :func:`owned_copy`)."""
     storage = _faiss().downcast_index(graph.storage)
-    return int(graph.ntotal) > 0 and not bool(storage.codes.is_owned)
+    links = getattr(graph, "hnsw", None)
+    mapped_links = links is not None and not bool(links.neighbors.is_owned)
+    return int(graph.ntotal) > 0 and (not bool(storage.codes.is_owned) or mapped_links)
 
 
 def graph_vectors(graph: Graph) -> NDArray[np.floating] | None:

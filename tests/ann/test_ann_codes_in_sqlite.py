@@ -40,7 +40,6 @@ def to_format_3(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (no ``codes_in_sqlite``) naming a graph file that holds its fp16 codes."""
     import faiss
 
-    from semsearch.ann import graph as ann_graph
 
     old = graph_file(db_path)
     head = header(db_path)
@@ -49,7 +48,8 @@ def to_format_3(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         coll = db.collection("vecs")
         coll.store.vector_search(coll.name, np.ones(DIM, np.float32) / DIM**0.5, 1, None)
         graph = next(iter(coll.store._cache.values())).state.graph
-        assert not ann_graph.is_mapped(graph)  # the codes came from the SQLite file
+        storage = faiss.downcast_index(graph.storage)
+        assert storage.codes.is_owned  # the codes came from the SQLite file
         token = ann_file.new_token()
         gpath = ann_file.graph_path(str(db_path), 1, token)
         faiss.write_index(graph, gpath)
@@ -304,3 +304,29 @@ def test_plumbing_codes_in_graph_keeps_them_in_the_graph_file_memory_mapped(
         (index,) = coll.store._cache.values()
         assert ann_graph.is_mapped(index.state.graph)
     check_scores(vectors, [([h.record_id for h in g], [h.score for h in g]) for g in got], queries)
+
+
+def test_plumbing_a_graph_opened_with_mapped_links_merges_into_an_owned_copy(
+    built: np.ndarray, db_path: Path, caplog
+) -> None:
+    """The default open maps the graph's links from its file (read-only, shared between
+    processes) and reads its codes from SQLite; enough new vectors to merge them (over 1,024)
+    go into an owned copy, since faiss aborts the process on an add to mapped links, and the
+    scores stay numpy's on the float16 values."""
+    from semsearch.ann import graph as ann_graph
+
+    extra = syn.clustered(1100, DIM, seed=61)
+    queries = syn.clustered(3, DIM, seed=62)
+    with caplog.at_level(logging.INFO, "semsearch.stores.ann"), semsearch.connect(db_path) as db:
+        coll = db.collection("vecs")
+        coll.store.vector_search("vecs", queries[0], K, None)
+        (index,) = coll.store._cache.values()
+        assert not index.state.graph.hnsw.neighbors.is_owned
+        assert ann_graph.is_mapped(index.state.graph)
+        syn.write(coll, extra, list(range(N, N + 1100)))
+        got = [coll.store.vector_search("vecs", q, K, None) for q in queries]
+        assert index.state.graph_rows == N + 1100  # merged into the graph
+        assert index.state.graph.hnsw.neighbors.is_owned
+    assert "merged 1100 fresh vectors" in caplog.text
+    every = np.concatenate([built, extra])
+    check_scores(every, [([h.record_id for h in g], [h.score for h in g]) for g in got], queries)
