@@ -41,9 +41,7 @@ def merged(state: AnnState, db_path: str, cid: int) -> tuple[AnnState, int]:
     # Never add to the snapshot's own graph: a search may be using it, and an add moves
     # the vectors its ``graph_vectors`` view points at. Work on a private copy.
     if state.token is not None and ann_graph.is_mapped(state.graph):  # read-only maps
-        graph = ann_graph.owned_copy(
-            state.graph, ann_file.graph_path(db_path, cid, state.token)
-        )
+        graph = ann_graph.owned_copy(state.graph, ann_file.graph_path(db_path, cid, state.token))
     else:
         graph = ann_graph.clone_graph(state.graph)
     fresh_alive = np.flatnonzero(state.alive[state.graph_rows :])

@@ -40,7 +40,6 @@ def to_format_3(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (no ``codes_in_sqlite``) naming a graph file that holds its fp16 codes."""
     import faiss
 
-
     old = graph_file(db_path)
     head = header(db_path)
     car = ann_file.read_sidecar(ann_file.ann_path(str(db_path), 1), {})
