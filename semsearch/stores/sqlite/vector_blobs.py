@@ -28,7 +28,6 @@ __all__ = [
     "STORED_DTYPE",
     "decode_blobs",
     "decode_blobs_half",
-    "decode_vector",
     "encode_vectors",
     "migrate_to_float16",
     "stored_precision",
@@ -52,16 +51,6 @@ def encode_vectors(vectors: NDArray[np.floating]) -> list[bytes]:
     """float[n, dim] unit vectors as n float16 little-endian blobs of ``2 * dim`` bytes."""
     rows = np.ascontiguousarray(vectors, dtype=STORED_DTYPE)
     return [rows[i].tobytes() for i in range(rows.shape[0])]
-
-
-def decode_vector(blob: bytes, dim: int) -> NDArray[np.float32]:
-    """One stored blob as float32[dim] (float16 values upcast exactly).
-
-    Raises:
-        StoreCorrupted: the blob is neither ``2 * dim`` nor ``4 * dim`` bytes long.
-    """
-    row: NDArray[np.float32] = decode_blobs([blob], dim)[0]
-    return row
 
 
 def decode_blobs_half(blobs: Sequence[bytes], dim: int) -> NDArray[np.float16]:
