@@ -17,7 +17,7 @@ import sqlite3
 
 from semsearch.ann import file as ann_file
 from semsearch.ann.policy import AnnOptions
-from semsearch.ann.rows import embedded_count
+from semsearch.ann.rows import embedded_at_least
 
 __all__ = ["changes_horizon"]
 
@@ -37,4 +37,6 @@ def changes_horizon(conn: sqlite3.Connection, db_path: str, cid: int, top: int) 
     if row is None:
         return top
     opts = AnnOptions.from_options(json.loads(row[0] or "{}"))
-    return top if embedded_count(conn, cid) < opts.threshold else None
+    # bounded: a write batch asks this once past PRUNE_AFTER log rows, and a full count of a
+    # large collection per batch made filling it quadratic
+    return None if embedded_at_least(conn, cid, opts.threshold) else top

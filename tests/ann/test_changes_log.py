@@ -97,6 +97,34 @@ def test_plumbing_pruning_never_passes_the_sidecar(
     assert not any("built" in r.getMessage() or "rebuil" in r.getMessage() for r in caplog.records)
 
 
+def test_plumbing_without_a_sidecar_the_log_is_pruned_only_below_the_graph_threshold(
+    db_path: Path,
+) -> None:
+    """No sidecar yet (nothing searched): the horizon is the log's top while the collection
+    has fewer embedded chunks than the graph threshold, and None (keep the log: a graph
+    built in memory must catch up from it) from the threshold on, counted exactly."""
+    from semsearch.ann.horizon import changes_horizon
+    from semsearch.ann.rows import embedded_at_least
+
+    dim, threshold = 16, 50
+    vectors = syn.clustered(threshold, dim, seed=3)
+    with semsearch.connect(db_path) as db:
+        coll = syn.open_collection(db, dim, threshold=threshold)
+        syn.write(coll, vectors[: threshold - 1], list(range(threshold - 1)))
+    conn = sqlite3.connect(db_path)
+    cid = int(conn.execute("SELECT id FROM collections WHERE name = 'vecs'").fetchone()[0])
+    assert changes_horizon(conn, str(db_path), cid, 1234) == 1234  # 49 < 50
+    assert embedded_at_least(conn, cid, threshold - 1)
+    assert not embedded_at_least(conn, cid, threshold)
+    conn.close()
+    with semsearch.connect(db_path) as db:
+        syn.write(syn.open_collection(db, dim), vectors[threshold - 1 :], [threshold - 1])
+    conn = sqlite3.connect(db_path)
+    assert embedded_at_least(conn, cid, threshold)
+    assert changes_horizon(conn, str(db_path), cid, 1234) is None  # 50 >= 50, no sidecar
+    conn.close()
+
+
 def test_compact_on_a_store_without_it_says_why() -> None:
     from semsearch.errors import BackendUnavailable
 
