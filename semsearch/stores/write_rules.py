@@ -1,15 +1,44 @@
-"""What every store does the same way when it writes: the dimension check of new vectors, and
-the chunk identity that decides whether an updated record keeps its stored chunk rows.
+"""What every store does the same way when it writes: the shape and dimension checks of new
+vectors, and the chunk identity that decides whether an updated record keeps its stored chunk rows.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from semsearch.errors import DimensionMismatch
 from semsearch.stores.base import RecordWrite
 
-__all__ = ["check_vectors_dim", "chunk_key"]
+__all__ = ["check_vectors_dim", "check_vectors_shape", "chunk_key"]
+
+
+def check_vectors_shape(collection: str, chunk_ids: Sequence[int], vectors: Any) -> None:
+    """Refuse vectors that are not one row per chunk id: ``vectors`` must be a 2-d array-like
+    of shape [len(chunk_ids), dim] with dim >= 1 (``Store.set_vectors`` takes
+    float32[n, dim]; no chunk ids with no values, whatever the shape, is nothing to write).
+
+    Raises:
+        DimensionMismatch: another shape (a 1-d vector, a count that differs from the chunk
+            ids); callers check before writing anything.
+    """
+    shape = np.shape(vectors)
+    if len(chunk_ids) == 0 and np.size(vectors) == 0:
+        return
+    if len(shape) != 2 or shape[1] < 1:
+        raise DimensionMismatch(
+            f"vectors for collection {collection!r} must be a 2-d array [n, dim]; "
+            f"got shape {shape}",
+            hint="pass one row per chunk id, e.g. vector.reshape(1, -1) for a single vector; "
+            "nothing was written",
+        )
+    if shape[0] != len(chunk_ids):
+        raise DimensionMismatch(
+            f"{len(chunk_ids)} chunk ids but {shape[0]} vectors for collection {collection!r}",
+            hint="pass exactly one vector row per chunk id, in the same order; nothing was written",
+        )
 
 
 def check_vectors_dim(collection: str, stored: int | None, dim: int) -> None:

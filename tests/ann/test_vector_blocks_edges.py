@@ -731,8 +731,9 @@ def test_plumbing_set_vectors_with_one_vector_too_many_or_few_writes_nothing(
         )
         before = tables(db_path)
         ids = [p.chunk_id for p in m.coll.store.pending_chunks("a", 10)]
-        with pytest.raises(ValueError, match="chunk ids"):
+        with pytest.raises(DimensionMismatch, match="chunk ids") as info:
             m.coll.store.set_vectors("a", ids, unit(rng, len(ids) + extra, 8))
+        assert "one vector row per chunk id" in (info.value.hint or "")
         assert tables(db_path) == before
         check_books(db_path)
 

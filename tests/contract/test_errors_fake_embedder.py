@@ -56,6 +56,24 @@ def test_dimension_mismatch_at_write_writes_no_vector(database) -> None:
     assert (stats.embedded, stats.pending, stats.dim) == (1, 1, 32)
 
 
+@pytest.mark.parametrize("shape", [(1, 32), (3, 32), (32,)], ids=["too-few", "too-many", "1-d"])
+def test_vectors_that_are_not_one_row_per_chunk_are_refused_and_write_nothing(
+    database, shape: tuple[int, ...]
+) -> None:
+    coll = database.collection("rows", embedder=FakeEmbedder(32))
+    coll.upsert([{"id": "a", "text": "alpha"}])
+    coll.upsert([{"id": "b", "text": "beta"}, {"id": "c", "text": "gamma"}], embed=False)
+    ids = [p.chunk_id for p in coll.store.pending_chunks("rows", 10)]
+    assert len(ids) == 2
+    with pytest.raises(DimensionMismatch) as info:
+        coll.store.set_vectors("rows", ids, np.full(shape, 0.25, dtype=np.float32))
+    expected = f"2 chunk ids but {shape[0]} vectors" if len(shape) == 2 else "shape (32,)"
+    assert expected in str(info.value)
+    assert info.value.hint and "nothing was written" in info.value.hint
+    stats = coll.stats()
+    assert (stats.embedded, stats.pending) == (1, 2)
+
+
 def test_first_write_with_lying_embedder_is_refused_later(database) -> None:
     coll = database.collection("dims", embedder=FakeEmbedder(32))
     coll.upsert([{"id": "a", "text": "alpha"}])

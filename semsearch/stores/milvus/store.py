@@ -51,6 +51,7 @@ from semsearch.stores.milvus import writes as milvus_writes
 from semsearch.stores.milvus.access import MilvusAccess
 from semsearch.stores.milvus.conn import translated
 from semsearch.stores.milvus.expr import compile_filter, literal
+from semsearch.stores.write_rules import check_vectors_shape
 
 __all__ = ["MilvusStore"]
 
@@ -206,9 +207,11 @@ class MilvusStore(MilvusAccess):
         """Store float32[n, dim] unit vectors; the first vectors fix the collection's dim.
 
         Raises:
-            DimensionMismatch: before anything changes (rows held back stay held, so the
-                caller can still mark the chunks failed).
+            DimensionMismatch: another dimension than the collection's, or not one row per
+                chunk id, before anything changes (rows held back stay held, so the caller can
+                still mark the chunks failed).
         """
+        check_vectors_shape(collection, chunk_ids, vectors)
         if len(chunk_ids):
             self.check_dim(collection, int(vectors.shape[1]))
         with self.writing():
