@@ -174,3 +174,48 @@ def test_lite_inserts_are_blocking_calls_not_futures_fake_vectors(
     assert [r.id for r in store.get_records(NAME, ["a"])] == ["a"]
     eye = np.eye(8, dtype=np.float32)
     assert [h.record_id for h in store.vector_search(NAME, eye[0], 5, None)] == ["a"]
+
+
+@pytest.mark.parametrize("rows_as", ["numpy", "lists"])
+@pytest.mark.parametrize("shape", [(1, 1), (3, 8), (256, 384)], ids=["1x1", "3x8", "256x384"])
+def test_packed_float_vectors_parse_as_the_same_floats_fake_vectors(
+    rows_as: str, shape: tuple[int, int]
+) -> None:
+    """The packed vector column is a valid protobuf ``FloatArray`` holding exactly the
+    float32 values row after row (lengths of 1-, 2- and 3-byte varints: 4, 96 and 393,216
+    bytes), whether the rows are float32 arrays or float lists."""
+    from pymilvus.grpc_gen import schema_pb2
+
+    from semsearch.stores.milvus.columns import packed_floats
+
+    values = np.random.default_rng(5).standard_normal(shape).astype(np.float32)
+    rows: list[Any] = list(values) if rows_as == "numpy" else [r.tolist() for r in values]
+    dim, wire = packed_floats(rows)
+    parsed = schema_pb2.FloatArray()
+    parsed.ParseFromString(wire)
+    assert dim == shape[1]
+    np.testing.assert_array_equal(np.array(parsed.data, dtype=np.float32), values.ravel())
+
+
+def test_vectors_written_as_float32_rows_read_back_exactly_fake_vectors(
+    store: MilvusStore,
+) -> None:
+    """Vectors handed to ``set_vectors`` as a float32 array (kept as rows, packed at insert)
+    are stored value for value: read back from Milvus, they equal the array given, also when
+    the caller overwrites its array while the batch still waits for its other vectors."""
+    rng = np.random.default_rng(9)
+    records = [_record(f"r{i}", f"text number {i}", "a") for i in range(5)]
+    result = store.write_records(NAME, records)
+    vectors = rng.standard_normal((5, 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    expected = vectors.copy()
+    ids = [p.chunk_id for p in result.pending]
+    store.set_vectors(NAME, ids[:4], vectors[:4])  # the batch waits for its fifth vector
+    vectors[:4] = 0.0  # meanwhile the caller reuses its buffer
+    store.set_vectors(NAME, ids[4:], vectors[4:])
+    store.flush()
+    order = {p.chunk_id: k for k, p in enumerate(result.pending)}
+    got = store.chunk_vectors(NAME, [r.id for r in records])
+    for p in result.pending:
+        (vector,) = got[p.record_id]
+        np.testing.assert_array_equal(np.asarray(vector), expected[order[p.chunk_id]])

@@ -19,6 +19,12 @@ future instead, and gRPC Python starts a thread for each future call: about 2 ms
 call, measured (160 inserts of 256 small rows, interleaved: 0.95 s blocking against 1.29 s
 future, loaded machine). A server keeps pymilvus' ``upsert``, with its retries.
 
+On Milvus Lite the float vectors go into the request as one packed protobuf field built from
+a float32 array (``FloatArray``'s wire form: tag, length, the little-endian floats), instead
+of pymilvus flattening them into a list of Python floats and appending it: 0.05 against
+2.8 ms per 256 rows of 384-d vectors (with the per-row ``tolist`` it no longer needs),
+measured. Rows may carry their vector as a float32 numpy row or as a list.
+
 pymilvus has no public column-wise write on ``MilvusClient``; this module reaches its
 connection handler (``_get_connection``, ``_get_schema``, ``_prepare_batch_insert_request``,
 ``_stub``: the calls ``MilvusClient.insert`` makes) and falls back to the row API when those
@@ -29,7 +35,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["write_rows"]
+import numpy as np
+
+__all__ = ["packed_floats", "write_rows"]
 
 
 def write_rows(
@@ -63,7 +71,37 @@ def write_rows(
     if lite:
         _insert(handler, name, columns, schema, context)
     else:
+        for col in columns:
+            if _is_float_vector(col["type"]):
+                col["values"] = [_as_list(v) for v in col["values"]]
         handler.upsert(name, columns, schema=schema, context=context)
+
+
+def _is_float_vector(kind: Any) -> bool:
+    from pymilvus import DataType
+
+    return bool(kind == DataType.FLOAT_VECTOR)
+
+
+def _as_list(vector: Any) -> Any:
+    return vector.tolist() if isinstance(vector, np.ndarray) else vector
+
+
+def packed_floats(rows: list[Any]) -> tuple[int, bytes]:
+    """(dim, the wire form of a protobuf ``FloatArray``) of float vectors ``rows`` (float32
+    numpy rows or float lists, all of one length): field 1, length-delimited, little-endian
+    float32 values row after row."""
+    array = np.asarray(
+        np.stack(rows) if rows and isinstance(rows[0], np.ndarray) else rows, dtype="<f4"
+    )
+    data = np.ascontiguousarray(array).tobytes()
+    size, prefix = len(data), bytearray(b"\x0a")
+    while True:  # the length as a base-128 varint
+        prefix.append((size & 0x7F) | (0x80 if size > 0x7F else 0))
+        size >>= 7
+        if not size:
+            break
+    return int(array.shape[1]), bytes(prefix) + data
 
 
 def _insert(handler: Any, name: str, columns: list[dict[str, Any]], schema: Any, ctx: Any) -> None:
@@ -72,7 +110,18 @@ def _insert(handler: Any, name: str, columns: list[dict[str, Any]], schema: Any,
     from pymilvus.client.call_context import _api_level_md
     from pymilvus.client.utils import check_status
 
+    packed = {}
+    for col in columns:
+        if _is_float_vector(col["type"]) and col["values"]:
+            packed[col["name"]] = packed_floats(col["values"])
+            col["values"] = [()] * len(col["values"])  # rows counted, no floats appended
     request = handler._prepare_batch_insert_request(name, columns, schema=schema, context=ctx)
+    for field in request.fields_data:
+        if field.field_name in packed:
+            dim, wire = packed[field.field_name]
+            field.vectors.dim = dim
+            field.vectors.float_vector.Clear()
+            field.vectors.float_vector.MergeFromString(wire)
     response = handler._stub.Insert(request=request, metadata=_api_level_md(ctx))
     check_status(response.status)
     ts_utils.update_collection_ts(

@@ -114,10 +114,12 @@ def set_vectors(
     meta = migrate.current(store, collection, dim)
     batch = store.state.batches.get(collection)
     others: dict[int, list[float]] = {}
-    for cid, vec in zip(chunk_ids, np.asarray(vectors, dtype=np.float32), strict=True):
+    # a copy: a held-back row keeps a view of it until its batch is written
+    owned = np.array(vectors, dtype=np.float32)
+    for cid, vec in zip(chunk_ids, owned, strict=True):
         row = batch.chunks.get(int(cid)) if batch is not None else None
-        if row is not None:
-            row.update(vector=vec.tolist(), status="embedded", error="")
+        if row is not None:  # a float32 row: columns.py packs the column without lists
+            row.update(vector=vec, status="embedded", error="")
         else:
             others[int(cid)] = vec.tolist()
     if batch is not None and batch.ready():
