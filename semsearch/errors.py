@@ -72,7 +72,8 @@ class ModelMismatch(SemsearchError):
 
 
 class DimensionMismatch(SemsearchError):
-    """Raised when a vector's dimension differs from the collection's; nothing is stored."""
+    """Raised when a vector's dimension differs from the collection's, or when vectors handed
+    to ``Store.set_vectors`` are not one row per chunk id; nothing is stored."""
 
 
 class InvalidFilter(SemsearchError):
