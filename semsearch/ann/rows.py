@@ -127,11 +127,13 @@ def embedded_count(conn: sqlite3.Connection, cid: int) -> int:
 
 def embedded_at_least(conn: sqlite3.Connection, cid: int, n: int) -> bool:
     """True when the collection has ``n`` or more embedded chunks; walks at most ``n`` index
-    entries, so a check against a threshold costs the same at any size of collection."""
+    entries, so a check against a threshold costs the same at any size of collection (``n``
+    may exceed SQLite's INTEGER range: the LIMIT is capped at 2**63 - 1, more rows than any
+    file holds)."""
     row = conn.execute(
         "SELECT COUNT(*) FROM (SELECT 1 FROM chunks WHERE collection_id = ? "
         "AND status = 'embedded' LIMIT ?)",
-        (cid, max(int(n), 0)),
+        (cid, min(max(int(n), 0), 2**63 - 1)),
     ).fetchone()
     return int(row[0]) >= n
 

@@ -8,37 +8,48 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from semsearch.errors import DimensionMismatch
 from semsearch.stores.base import RecordWrite
 
-__all__ = ["check_vectors_dim", "check_vectors_shape", "chunk_key"]
+__all__ = ["check_vectors_dim", "checked_vectors", "chunk_key"]
 
 
-def check_vectors_shape(collection: str, chunk_ids: Sequence[int], vectors: Any) -> None:
-    """Refuse vectors that are not one row per chunk id: ``vectors`` must be a 2-d array-like
-    of shape [len(chunk_ids), dim] with dim >= 1 (``Store.set_vectors`` takes
-    float32[n, dim]; no chunk ids with no values, whatever the shape, is nothing to write).
+def checked_vectors(collection: str, chunk_ids: Sequence[int], vectors: Any) -> NDArray[np.float32]:
+    """``vectors`` as float32[len(chunk_ids), dim] (no copy when it already is one), after
+    refusing what is not one row per chunk id: ``Store.set_vectors`` takes a 2-d array-like
+    (numpy array or list of equal-length lists) with dim >= 1; no chunk ids with no values,
+    whatever the shape, is nothing to write (an empty float32[0, 0]).
 
     Raises:
-        DimensionMismatch: another shape (a 1-d vector, a count that differs from the chunk
-            ids); callers check before writing anything.
+        DimensionMismatch: another shape (a 1-d vector, ragged rows, a count that differs
+            from the chunk ids) or values that are not numbers; callers check before writing
+            anything.
     """
-    shape = np.shape(vectors)
-    if len(chunk_ids) == 0 and np.size(vectors) == 0:
-        return
-    if len(shape) != 2 or shape[1] < 1:
+    hint = "pass one row per chunk id, e.g. vector.reshape(1, -1) for a single vector; nothing was written"
+    try:
+        array = np.asarray(vectors, dtype=np.float32)
+    except (TypeError, ValueError):  # ragged rows, words
+        raise DimensionMismatch(
+            f"vectors for collection {collection!r} are not a 2-d array of numbers [n, dim]",
+            hint=hint,
+        ) from None
+    if len(chunk_ids) == 0 and array.size == 0:
+        return np.empty((0, 0), np.float32)
+    if array.ndim != 2 or array.shape[1] < 1:
         raise DimensionMismatch(
             f"vectors for collection {collection!r} must be a 2-d array [n, dim]; "
-            f"got shape {shape}",
-            hint="pass one row per chunk id, e.g. vector.reshape(1, -1) for a single vector; "
-            "nothing was written",
+            f"got shape {array.shape}",
+            hint=hint,
         )
-    if shape[0] != len(chunk_ids):
+    if array.shape[0] != len(chunk_ids):
         raise DimensionMismatch(
-            f"{len(chunk_ids)} chunk ids but {shape[0]} vectors for collection {collection!r}",
+            f"{len(chunk_ids)} chunk ids but {array.shape[0]} vectors for collection "
+            f"{collection!r}",
             hint="pass exactly one vector row per chunk id, in the same order; nothing was written",
         )
+    return array
 
 
 def check_vectors_dim(collection: str, stored: int | None, dim: int) -> None:

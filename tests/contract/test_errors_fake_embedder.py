@@ -74,6 +74,32 @@ def test_vectors_that_are_not_one_row_per_chunk_are_refused_and_write_nothing(
     assert (stats.embedded, stats.pending) == (1, 2)
 
 
+def test_ragged_vector_rows_are_refused_and_write_nothing(database) -> None:
+    coll = database.collection("rows", embedder=FakeEmbedder(32))
+    coll.upsert([{"id": "b", "text": "beta"}, {"id": "c", "text": "gamma"}], embed=False)
+    ids = [p.chunk_id for p in coll.store.pending_chunks("rows", 10)]
+    with pytest.raises(DimensionMismatch, match="not a 2-d array of numbers") as info:
+        coll.store.set_vectors("rows", ids, [[0.25] * 32, [0.25] * 31])  # type: ignore[arg-type]
+    assert info.value.hint
+    assert coll.stats().pending == 2
+
+
+def test_vectors_given_as_lists_of_floats_are_stored_as_given(database) -> None:
+    coll = database.collection("rows", embedder=FakeEmbedder(4))
+    coll.upsert([{"id": "b", "text": "beta"}, {"id": "c", "text": "gamma"}], embed=False)
+    pending = coll.store.pending_chunks("rows", 10)
+    given = {"b": [1.0, 0.0, 0.0, 0.0], "c": [0.0, 0.6, 0.8, 0.0]}
+    coll.store.set_vectors(
+        "rows",
+        [p.chunk_id for p in pending],
+        [given[p.record_id] for p in pending],  # type: ignore[arg-type]
+    )
+    assert coll.stats().embedded == 2
+    stored = coll.store.chunk_vectors("rows", ["b", "c"])
+    for rid, vector in given.items():
+        np.testing.assert_allclose(np.asarray(stored[rid][0], np.float32), vector, atol=1e-3)
+
+
 def test_first_write_with_lying_embedder_is_refused_later(database) -> None:
     coll = database.collection("dims", embedder=FakeEmbedder(32))
     coll.upsert([{"id": "a", "text": "alpha"}])

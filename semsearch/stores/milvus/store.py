@@ -51,7 +51,7 @@ from semsearch.stores.milvus import writes as milvus_writes
 from semsearch.stores.milvus.access import MilvusAccess
 from semsearch.stores.milvus.conn import translated
 from semsearch.stores.milvus.expr import compile_filter, literal
-from semsearch.stores.write_rules import check_vectors_shape
+from semsearch.stores.write_rules import checked_vectors
 
 __all__ = ["MilvusStore"]
 
@@ -211,7 +211,7 @@ class MilvusStore(MilvusAccess):
                 chunk id, before anything changes (rows held back stay held, so the caller can
                 still mark the chunks failed).
         """
-        check_vectors_shape(collection, chunk_ids, vectors)
+        vectors = checked_vectors(collection, chunk_ids, vectors)
         if len(chunk_ids):
             self.check_dim(collection, int(vectors.shape[1]))
         with self.writing():

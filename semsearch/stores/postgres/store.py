@@ -37,7 +37,7 @@ from semsearch.stores.postgres.search import keyword_scan, substring_scan, vecto
 from semsearch.stores.postgres.sql import Tables, ef_search_for, websearch_text
 from semsearch.stores.postgres.writes import write_batch
 from semsearch.stores.query_rules import best_first, check_query_dim, keyword_or_substring
-from semsearch.stores.write_rules import check_vectors_dim, check_vectors_shape
+from semsearch.stores.write_rules import check_vectors_dim, checked_vectors
 
 __all__ = ["PostgresStore"]
 
@@ -195,7 +195,7 @@ class PostgresStore(PostgresReads):
             DimensionMismatch: ``vectors`` has another dimension than the collection, or is
                 not one row per chunk id (nothing is written).
         """
-        check_vectors_shape(collection, chunk_ids, vectors)
+        vectors = checked_vectors(collection, chunk_ids, vectors)
         if len(chunk_ids) == 0:
             return
         dim = int(vectors.shape[1])

@@ -46,7 +46,7 @@ from semsearch.stores.sqlite.connection import SQLiteConnections
 from semsearch.stores.sqlite.keyword_leg import KeywordLeg
 from semsearch.stores.sqlite.sql import batches
 from semsearch.stores.sqlite.writes import delete_record_rows, write_record, write_vectors
-from semsearch.stores.write_rules import check_vectors_shape
+from semsearch.stores.write_rules import checked_vectors
 
 __all__ = ["SQLiteStore"]
 
@@ -177,7 +177,7 @@ class SQLiteStore(SQLiteConnections):
             DimensionMismatch: the collection holds vectors of another dim, or ``vectors``
                 is not one row per chunk id (nothing is written).
         """
-        check_vectors_shape(collection, chunk_ids, vectors)
+        vectors = checked_vectors(collection, chunk_ids, vectors)
         if len(chunk_ids) == 0:
             return
         with self._write(collection) as conn:
