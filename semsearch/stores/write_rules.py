@@ -1,5 +1,6 @@
 """What every store does the same way when it writes: the shape and dimension checks of new
-vectors, and the chunk identity that decides whether an updated record keeps its stored chunk rows.
+vectors, and the chunk identity that decides whether an updated record keeps its stored chunk
+rows.
 """
 
 from __future__ import annotations
@@ -27,7 +28,10 @@ def checked_vectors(collection: str, chunk_ids: Sequence[int], vectors: Any) -> 
             from the chunk ids) or values that are not numbers; callers check before writing
             anything.
     """
-    hint = "pass one row per chunk id, e.g. vector.reshape(1, -1) for a single vector; nothing was written"
+    hint = (
+        "pass one row per chunk id, e.g. vector.reshape(1, -1) for a single vector; "
+        "nothing was written"
+    )
     try:
         array = np.asarray(vectors, dtype=np.float32)
     except (TypeError, ValueError):  # ragged rows, words
