@@ -28,11 +28,12 @@ an exact scan, so a search returns min(k, matching chunks) rows (:mod:`~semsearc
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -44,16 +45,18 @@ from semsearch.ann import scan as ann_scan
 from semsearch.ann import upkeep as ann_upkeep
 from semsearch.ann.exact import clamp_cosine
 from semsearch.ann.filter import FilterCache, rowid_mask
+from semsearch.ann.grower import GraphGrower
 from semsearch.ann.policy import AnnOptions, configure_ann, plan_search
 from semsearch.ann.rows import (
     AnnState,
     LogPruned,
+    Reader,
     catch_up,
     collection_meta,
     load_rows,
     open_sidecar,
 )
-from semsearch.errors import BackendUnavailable
+from semsearch.errors import BackendUnavailable, InvalidQuery
 from semsearch.stores.sqlite.allowed import Allowed
 from semsearch.stores.sqlite.changes import data_version
 from semsearch.stores.sqlite.vector_reads import chunk_slots
@@ -61,14 +64,6 @@ from semsearch.stores.sqlite.vector_reads import chunk_slots
 __all__ = ["AnnIndex", "AnnState", "configure_ann"]
 
 log = logging.getLogger(LOGGER)
-
-T = TypeVar("T")
-
-
-class Reader(Protocol):
-    """Runs a function inside one read transaction of the store's connection."""
-
-    def __call__(self, fn: Callable[[sqlite3.Connection], T], /) -> T: ...
 
 
 class AnnIndex:
@@ -91,6 +86,53 @@ class AnnIndex:
         self._filters = FilterCache()
         #: (reader connection, data_version, upkeep, snapshot) of the last refresh; see unchanged
         self._current: tuple[sqlite3.Connection, int, bool, AnnState] | None = None
+        self._grower: GraphGrower | None = None  # the first graph, grown while written
+
+    # -- the first graph, grown while the collection is written (ann/grower.py) ---------------
+
+    def grow(self, read: Reader, options: Mapping[str, Any]) -> None:
+        """A write of vectors committed: grow the collection's first graph in the background
+        when it has none yet (none in the cache, no sidecar on disk; a file store only) and
+        its ANN options (``options``: the collection's options object) allow it."""
+        state = self.state
+        if self.db_path == ":memory:" or self._graph_unavailable:
+            return
+        if state is not None and state.graph is not None:
+            return
+        if os.path.exists(ann_file.ann_path(self.db_path, self.collection_id)):
+            return
+        try:
+            if not AnnOptions.from_options(options).build_while_writing:
+                return
+        except InvalidQuery:  # never fail a committed write; the search reports bad options
+            return
+        if self._grower is None:
+            self._grower = GraphGrower(self, read)
+        self._grower.poke()
+
+    def adopt(self, state: AnnState, read: Reader) -> bool:
+        """Take a graph grown in the background as the cache's, saved as its sidecar; refused
+        (False) when the cache already holds a graph (a search built one meanwhile)."""
+        with self._lock:
+            if self.state is not None and self.state.graph is not None:
+                return False
+            self.state = self._save(state, read)
+            self._current = None
+            log.info(
+                "ANN graph built while writing for %r: %d vectors",
+                state.identity["collection"], state.graph_rows,
+            )  # fmt: skip
+            return True
+
+    def finish_growing(self) -> None:
+        """Wait for a background build to end and hand over its graph (no-op without one)."""
+        if self._grower is not None:
+            self._grower.finish()
+
+    def stop_growing(self) -> None:
+        """Drop a background build without waiting (the collection is gone)."""
+        if self._grower is not None:
+            self._grower.stop()
 
     # -- keeping up with the SQLite file -------------------------------------------------------
 
@@ -105,6 +147,8 @@ class AnnIndex:
             The snapshot, or None when the collection no longer exists. Never raises for a bad
             sidecar.
         """
+        if upkeep:  # a graph being grown in the background: take it rather than build another
+            self.finish_growing()
         with self._lock:
             self._current = None
             cid = self.collection_id

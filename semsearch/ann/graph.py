@@ -21,15 +21,18 @@ from semsearch.errors import BackendUnavailable
 __all__ = [
     "add_to_graph",
     "build_graph",
+    "build_threads",
     "clone_graph",
     "fp16_codes",
     "graph_vectors",
     "is_mapped",
     "load_graph",
     "load_graph_without_codes",
+    "new_graph",
     "owned_copy",
     "save_graph",
     "search_graph",
+    "set_build_threads",
 ]
 
 Graph = Any  # a faiss.IndexHNSW
@@ -48,14 +51,20 @@ def _faiss() -> Any:
 
 def build_graph(vectors: NDArray[np.floating], opts: AnnOptions) -> Graph:
     """A new HNSW graph over float32 or float16 [n, dim] unit vectors (ids 0..n-1; float16
-    rows are upcast a batch at a time, see :func:`add_to_graph`).
+    rows are upcast a batch at a time, see :func:`add_to_graph`)."""
+    graph = new_graph(int(vectors.shape[1]), opts, vectors)
+    add_to_graph(graph, vectors)
+    return graph
+
+
+def new_graph(dim: int, opts: AnnOptions, sample: NDArray[np.floating]) -> Graph:
+    """An empty HNSW graph for ``dim``-d unit vectors.
 
     ``opts.storage`` picks ``IndexHNSWFlat`` (float32) or ``IndexHNSWSQ`` (float16 / int8;
-    int8 trained on up to 65,536 of the vectors; fp16 needs no training, its codes are the
-    values rounded to half precision).
+    int8 is trained on up to 65,536 rows of ``sample``, [m, dim] unit vectors; fp16 needs no
+    training, its codes are the values rounded to half precision).
     """
     faiss = _faiss()
-    dim = int(vectors.shape[1])
     if opts.storage == "float32":
         graph = faiss.IndexHNSWFlat(dim, opts.M, faiss.METRIC_INNER_PRODUCT)
     else:
@@ -66,19 +75,38 @@ def build_graph(vectors: NDArray[np.floating], opts: AnnOptions) -> Graph:
         )
         graph = faiss.IndexHNSWSQ(dim, qtype, opts.M, faiss.METRIC_INNER_PRODUCT)
         if not graph.is_trained:  # int8 ranges; fp16 has nothing to learn
-            graph.train(np.ascontiguousarray(vectors[:65_536], dtype=np.float32))
+            graph.train(np.ascontiguousarray(sample[:65_536], dtype=np.float32))
     graph.hnsw.efConstruction = opts.ef_construction
-    add_to_graph(graph, vectors)
     return graph
 
 
-def add_to_graph(graph: Graph, vectors: NDArray[np.floating], batch: int = 65_536) -> None:
+def add_to_graph(
+    graph: Graph,
+    vectors: NDArray[np.floating],
+    batch: int = 65_536,
+    before_batch: Callable[[], None] | None = None,
+) -> None:
     """Append rows to an in-memory (not memory-mapped) graph, in batches to bound copies
-    (float32 rows are passed as views; other dtypes are upcast 8,192 rows at a time)."""
+    (float32 rows are passed as views; other dtypes are upcast 8,192 rows at a time).
+    ``before_batch`` runs before each faiss add (the background build sets its thread count
+    there, and raises to stop)."""
     if vectors.dtype != np.float32:
         batch = min(batch, 8192)
     for start in range(0, vectors.shape[0], batch):
+        if before_batch is not None:
+            before_batch()
         graph.add(np.ascontiguousarray(vectors[start : start + batch], dtype=np.float32))
+
+
+def build_threads() -> int:
+    """The OpenMP threads a faiss build started now in this thread would use."""
+    return int(_faiss().omp_get_max_threads())
+
+
+def set_build_threads(n: int) -> None:
+    """Set the OpenMP threads of the faiss calls made by the calling thread from now on
+    (OpenMP keeps the count per thread: other threads' searches and builds are unaffected)."""
+    _faiss().omp_set_num_threads(int(n))
 
 
 def save_graph(graph: Graph, path: str, codes: bool = True) -> int:

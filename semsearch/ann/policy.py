@@ -79,6 +79,11 @@ class AnnOptions:
             share one copy). A file of format 5 or older keeps the codes in its graph file
             until its first write migrates it. Takes effect when the graph is next built,
             merged or compacted.
+        build_while_writing: grow the collection's first graph in a background thread while
+            it is written, from the threshold on (ann/grower.py): one faiss thread while
+            writes keep coming, all of them once they pause, so the first search after a
+            large fill waits for little or nothing and ``close()`` saves the graph. False:
+            the first search builds it, as before.
     """
 
     threshold: int = 20_000
@@ -91,6 +96,7 @@ class AnnOptions:
     compact_fraction: float = 0.2
     persist: bool = True
     codes_in_graph: bool = False
+    build_while_writing: bool = True
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any] | None) -> AnnOptions:

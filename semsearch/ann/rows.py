@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -28,9 +28,18 @@ from semsearch.stores.sqlite.vector_reads import (
     slot_column,
 )
 
-__all__ = ["AnnState", "LogPruned"]
+__all__ = ["AnnState", "LogPruned", "Reader"]
 
 _FETCH = 4096
+
+
+T = TypeVar("T")
+
+
+class Reader(Protocol):
+    """Runs a function inside one read transaction of the store's connection."""
+
+    def __call__(self, fn: Callable[[sqlite3.Connection], T], /) -> T: ...
 
 
 class LogPruned(Exception):
@@ -196,11 +205,17 @@ def load_rows(
     )  # fmt: skip
 
 
-def catch_up(conn: sqlite3.Connection, cid: int, state: AnnState) -> AnnState:
+def catch_up(conn: sqlite3.Connection, cid: int, state: AnnState, half: bool = False) -> AnnState:
     """Apply the change log since ``state.last_seq``: tombstone touched chunks, append them anew.
 
     A chunk touched by any number of adds and deletes ends as its current row in ``chunks``
     (appended if still embedded), so the order of operations in the log does not matter.
+    ``half``: the appended rows stay float16 as stored (for a graph build, like
+    :func:`load_rows`), a state with no fresh rows then gets float16 ``fresh``.
+
+    The appended vectors are read into one array sized for the touched chunks, and become
+    ``fresh`` as they are when the state had none: a catch-up of 800,000 rows copies no
+    vector twice.
 
     Raises:
         LogPruned: the log rows after ``state.last_seq`` were pruned (stores/sqlite/changes.py):
@@ -219,14 +234,21 @@ def catch_up(conn: sqlite3.Connection, cid: int, state: AnnState) -> AnnState:
     if not touched:
         return replace(state, version=version, last_seq=last_seq)
     dim = state.dim or int(_dim(conn, cid))
-    found = [
-        _touched_rows(conn, cid, touched[i : i + 500], dim) for i in range(0, len(touched), 500)
-    ]
-    ids = np.concatenate([f[0] for f in found])
-    rowids = np.concatenate([f[1] for f in found])
-    vectors = np.concatenate([f[2] for f in found])
+    ids = np.empty(len(touched), np.int64)
+    rowids = np.empty(len(touched), np.int64)
+    vectors = np.empty((len(touched), dim), np.float16 if half else np.float32)
+    filled = 0
+    for i in range(0, len(touched), 500):
+        got_ids, got_rowids, got = _touched_rows(conn, cid, touched[i : i + 500], dim, half)
+        end = filled + got_ids.size
+        ids[filled:end], rowids[filled:end], vectors[filled:end] = got_ids, got_rowids, got
+        filled = end
+    ids, rowids, vectors = ids[:filled], rowids[:filled], vectors[:filled]
     alive = state.alive & ~np.isin(state.chunk_ids, np.asarray(touched, np.int64))
-    fresh = state.fresh if state.dim else np.empty((0, dim), np.float32)
+    if state.dim and state.fresh.shape[0]:
+        fresh = np.concatenate([state.fresh, vectors])
+    else:
+        fresh = vectors
     return replace(
         state,
         version=version,
@@ -234,7 +256,7 @@ def catch_up(conn: sqlite3.Connection, cid: int, state: AnnState) -> AnnState:
         chunk_ids=np.concatenate([state.chunk_ids, ids]),
         record_rowids=np.concatenate([state.record_rowids, rowids]),
         alive=np.concatenate([alive, np.ones(ids.size, np.bool_)]),
-        fresh=np.concatenate([fresh, vectors]),
+        fresh=fresh,
         graph_vectors=state.graph_vectors.reshape(-1, dim),
     )
 
@@ -245,15 +267,15 @@ def _dim(conn: sqlite3.Connection, cid: int) -> int:
 
 
 def _touched_rows(
-    conn: sqlite3.Connection, cid: int, ids: Sequence[int], dim: int
-) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float32]]:
+    conn: sqlite3.Connection, cid: int, ids: Sequence[int], dim: int, half: bool
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.floating]]:
     marks = ", ".join("?" for _ in ids)
     cursor = conn.execute(
         f"SELECT id, record_rowid, vector, {slot_column(conn)} FROM chunks "
         f"WHERE collection_id = ? AND status = 'embedded' AND id IN ({marks}) ORDER BY id",
         (cid, *ids),
     )
-    return _fetch(conn, cid, cursor, len(ids), dim)
+    return _fetch(conn, cid, cursor, len(ids), dim, half)
 
 
 def open_sidecar(

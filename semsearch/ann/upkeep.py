@@ -9,6 +9,7 @@ pass ``compact_fraction`` of it, and fresh rows are merged into it past ``merge_
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -21,7 +22,7 @@ from semsearch.ann.policy import AnnOptions
 from semsearch.ann.rows import AnnState
 from semsearch.ann.scan import Fetch, gather
 
-__all__ = ["compact_fresh", "drop_graph", "merged", "rebuild_for", "rebuilt"]
+__all__ = ["compact_fresh", "drop_graph", "grown", "merged", "rebuild_for", "rebuilt"]
 
 
 def rebuilt(state: AnnState, fetch: Fetch) -> AnnState:
@@ -44,9 +45,26 @@ def merged(state: AnnState, db_path: str, cid: int) -> tuple[AnnState, int]:
         graph = ann_graph.owned_copy(state.graph, ann_file.graph_path(db_path, cid, state.token))
     else:
         graph = ann_graph.clone_graph(state.graph)
+    return grown(replace(state, graph=graph))
+
+
+def grown(
+    state: AnnState, batch: int = 65_536, before_batch: Callable[[], None] | None = None
+) -> tuple[AnnState, int]:
+    """(the state with its live fresh rows added to its own graph, rows added); a state
+    without a graph gets a new one over its live rows.
+
+    The graph is changed in place: only for a state no search can hold (a private copy, or
+    the background build's, ann/grower.py). ``batch`` and ``before_batch`` are passed to
+    :func:`~semsearch.ann.graph.add_to_graph`.
+    """
     fresh_alive = np.flatnonzero(state.alive[state.graph_rows :])
-    added = state.fresh[fresh_alive]
-    ann_graph.add_to_graph(graph, added)
+    whole = fresh_alive.size == state.fresh.shape[0]
+    added = state.fresh if whole else state.fresh[fresh_alive]  # no copy of a fresh load
+    graph = state.graph
+    if graph is None:
+        graph = ann_graph.new_graph(state.dim, state.options, added)
+    ann_graph.add_to_graph(graph, added, batch, before_batch)
     keep = np.concatenate([np.arange(state.graph_rows), state.graph_rows + fresh_alive])
     return _with_graph(state, graph, keep, state.alive[keep].copy()), int(added.shape[0])
 

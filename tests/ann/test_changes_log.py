@@ -109,7 +109,8 @@ def test_plumbing_without_a_sidecar_the_log_is_pruned_only_below_the_graph_thres
     dim, threshold = 16, 50
     vectors = syn.clustered(threshold, dim, seed=3)
     with semsearch.connect(db_path) as db:
-        coll = syn.open_collection(db, dim, threshold=threshold)
+        # no graph grown while writing: the case of a file nobody has searched yet
+        coll = syn.open_collection(db, dim, threshold=threshold, build_while_writing=False)
         syn.write(coll, vectors[: threshold - 1], list(range(threshold - 1)))
     conn = sqlite3.connect(db_path)
     cid = int(conn.execute("SELECT id FROM collections WHERE name = 'vecs'").fetchone()[0])

@@ -11,13 +11,14 @@ from __future__ import annotations
 import json
 import sqlite3
 from datetime import UTC, datetime
+from typing import Any
 
 from semsearch.stores.base import CollectionInfo
 from semsearch.stores.sqlite import schema as ddl
 from semsearch.stores.sqlite import windows as sqlite_windows
 from semsearch.stores.sqlite.vector_blocks import drop_collection_blocks
 
-__all__ = ["create", "drop_rows", "list_collections", "rename_over", "update"]
+__all__ = ["create", "drop_rows", "list_collections", "options_of", "rename_over", "update"]
 
 
 def _fields(schema_json: str) -> list[str]:
@@ -54,6 +55,12 @@ def create(conn: sqlite3.Connection, info: CollectionInfo) -> None:
     )
     if cur.rowcount == 1:  # else another process created it first: keep theirs
         ddl.create_collection_objects(conn, cid, _fields(info.schema_json))
+
+
+def options_of(conn: sqlite3.Connection, cid: int) -> dict[str, Any]:
+    """The options object of collection ``cid`` (empty when it is gone)."""
+    row = conn.execute("SELECT options FROM collections WHERE id = ?", (cid,)).fetchone()
+    return dict(json.loads(row[0] or "{}")) if row else {}
 
 
 def update(conn: sqlite3.Connection, cid: int, info: CollectionInfo) -> None:

@@ -85,9 +85,19 @@ class SQLiteStore(SQLiteConnections):
     def _keyword_sidecars(self) -> dict[int, KeywordSidecar]:
         return self._keywords.sidecars
 
+    def close(self) -> None:
+        """Finish the graphs being grown in the background (each is saved as its sidecar, so
+        the next open searches at once; ann/grower.py), then close the connections; afterwards
+        reads and writes raise BackendUnavailable."""
+        for index in list(self._cache.values()):
+            index.finish_growing()
+        super().close()
+
     def _forget(self, cid: int) -> None:
         """Let go of a dropped collection's derived caches."""
-        self._cache.pop(cid, None)
+        index = self._cache.pop(cid, None)
+        if index is not None:
+            index.stop_growing()
         self._keywords.forget(cid)
 
     # -- collections --------------------------------------------------------------------------
@@ -184,6 +194,9 @@ class SQLiteStore(SQLiteConnections):
             cid = self._collection_id(conn, collection)
             write_vectors(conn, cid, collection, chunk_ids, vectors)
             sqlite_changes.maybe_prune(conn, cid, partial(changes_horizon, conn, self.location))
+            options = catalog.options_of(conn, cid)
+        # the first graph grows in the background while the collection is written (ann/grower.py)
+        sqlite_vectors.cache_for(self, self._cache, cid).grow(self._in_read_txn, options)
 
     def set_windows(self, collection: str, windows: Mapping[int, WindowSet]) -> None:
         """Store chunks' sentence windows (see SentenceWindows); not a change of the index."""

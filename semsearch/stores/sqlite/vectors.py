@@ -85,6 +85,15 @@ def stored_vectors(
     return out
 
 
+def cache_for(db: SQLiteConnections, caches: VectorCaches, cid: int) -> AnnIndex:
+    """The vector cache of collection ``cid``, made on first use."""
+    index = caches.get(cid)
+    if index is None:
+        fetch = partial(stored_vectors, db, cid)
+        index = caches.setdefault(cid, AnnIndex(db.location, cid, fetch))
+    return index
+
+
 def matrix(
     db: SQLiteConnections, caches: VectorCaches, collection: str, upkeep: bool = True
 ) -> tuple[int, AnnIndex, AnnState] | None:
@@ -111,10 +120,7 @@ def matrix(
             time.sleep(0.002 * (attempt + 1))  # a swap's commit may be landing: look again
             continue
         cid = int(rows[0][0])
-        index = caches.get(cid)
-        if index is None:
-            fetch = partial(stored_vectors, db, cid)
-            index = caches.setdefault(cid, AnnIndex(db.location, cid, fetch))
+        index = cache_for(db, caches, cid)
         state = index.refresh(db._in_read_txn, upkeep)
         if state is not None:
             return cid, index, state
