@@ -129,6 +129,12 @@ class AnnIndex:
         if self._grower is not None:
             self._grower.finish()
 
+    def close_growing(self) -> None:
+        """The store is closing: finish a background build whose graph is saved as the
+        sidecar; drop one that would only live in memory (``persist=False``)."""
+        if self._grower is not None:
+            self._grower.close()
+
     def stop_growing(self) -> None:
         """Drop a background build without waiting (the collection is gone)."""
         if self._grower is not None:

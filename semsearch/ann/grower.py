@@ -90,6 +90,7 @@ class GraphGrower:
         self._thread: threading.Thread | None = None
         self._last_write = 0.0
         self._threads = 1
+        self._persist = True  # the collection's ``persist`` option at the last catch-up
 
     def poke(self) -> None:
         """A write committed: start the build thread, or wake the running one."""
@@ -121,6 +122,17 @@ class GraphGrower:
         self._hurry.set()
         self._wake.set()
         thread.join()
+
+    def close(self) -> None:
+        """The store is closing: finish the build when its graph will be saved (``persist``),
+        else drop it (nothing would keep it) and wait for the thread to end."""
+        if self._persist:
+            self.finish()
+            return
+        thread = self._thread
+        self.stop()
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
 
     def stop(self) -> None:
         """Drop the build (a dropped collection): the thread ends at its next batch, saving
@@ -181,6 +193,7 @@ class GraphGrower:
             raise _Stopped
         identity, _, options = meta
         opts = AnnOptions.from_options(options)
+        self._persist = opts.persist
         if not opts.build_while_writing:
             raise _Stopped
         if (

@@ -88,9 +88,10 @@ class SQLiteStore(SQLiteConnections):
     def close(self) -> None:
         """Finish the graphs being grown in the background (each is saved as its sidecar, so
         the next open searches at once; ann/grower.py), then close the connections; afterwards
-        reads and writes raise BackendUnavailable."""
+        reads and writes raise BackendUnavailable. A graph that would not be saved
+        (``persist=False``) is dropped instead of finished."""
         for index in list(self._cache.values()):
-            index.finish_growing()
+            index.close_growing()
         super().close()
 
     def _forget(self, cid: int) -> None:

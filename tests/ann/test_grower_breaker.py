@@ -1,0 +1,45 @@
+"""Breaker tests for the background graph build (ann/grower.py)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+import semsearch
+from semsearch.ann import cache as ann_cache
+from semsearch.ann import grower as ann_grower
+from tests.ann import synthetic as syn
+
+DIM, THRESHOLD, N = 16, 300, 1200
+
+
+def test_close_does_not_wait_for_a_graph_it_would_throw_away(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """persist=False: nothing is saved, so close() must not finish (build) the graph."""
+    monkeypatch.setattr(ann_grower, "SETTLE", 60.0)  # writes never count as paused here
+    adopted: list[int] = []
+    adopt = ann_cache.AnnIndex.adopt
+
+    def spy(self: ann_cache.AnnIndex, state: ann_cache.AnnState, read: object) -> bool:
+        adopted.append(state.graph_rows)
+        return adopt(self, state, read)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ann_cache.AnnIndex, "adopt", spy)
+    vectors = syn.clustered(N, DIM, seed=31)
+    db = semsearch.connect(db_path)
+    coll = syn.open_collection(db, DIM, threshold=THRESHOLD, persist=False)
+    for start in range(0, N, 100):
+        ids = list(range(start, start + 100))
+        syn.write(coll, vectors[ids], ids)
+    (index,) = coll.store._cache.values()
+    grower = index._grower
+    assert grower is not None and grower.running()
+    db.close()
+    deadline = time.monotonic() + 5
+    while grower.running() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not grower.running()
+    assert adopted == []  # no graph finished (and dropped) on close
