@@ -105,7 +105,13 @@ class AnnOptions:
         Raises:
             InvalidQuery: an unknown key, or a value out of range (the hint lists valid keys).
         """
-        raw = dict((options or {}).get("ann") or {})
+        ann = (options or {}).get("ann") or {}
+        if not isinstance(ann, Mapping):
+            raise InvalidQuery(
+                f"the ANN options must be an object, got {type(ann).__name__} ({ann!r:.40})",
+                hint="set them with configure_ann(collection, ...)",
+            )
+        raw = dict(ann)
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(raw) - known)
         if unknown:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import sqlite3
 import time
 from pathlib import Path
 
@@ -10,6 +12,7 @@ import pytest
 import semsearch
 from semsearch.ann import cache as ann_cache
 from semsearch.ann import grower as ann_grower
+from semsearch.errors import InvalidQuery
 from tests.ann import synthetic as syn
 
 DIM, THRESHOLD, N = 16, 300, 1200
@@ -43,3 +46,19 @@ def test_close_does_not_wait_for_a_graph_it_would_throw_away(
         time.sleep(0.01)
     assert not grower.running()
     assert adopted == []  # no graph finished (and dropped) on close
+
+
+@pytest.mark.parametrize("bad", [["x"], 5, "abc"])
+def test_a_committed_set_vectors_never_raises_for_ann_options_that_are_not_an_object(
+    db_path: Path, bad: object
+) -> None:
+    """grow() runs after the commit: malformed ``ann`` options must not fail the write."""
+    vectors = syn.clustered(200, DIM, seed=32)
+    with semsearch.connect(db_path) as db:
+        coll = syn.open_collection(db, DIM, threshold=THRESHOLD)
+        syn.write(coll, vectors[:100], list(range(100)))
+        with sqlite3.connect(db_path) as conn:
+            conn.execute("UPDATE collections SET options = ?", (json.dumps({"ann": bad}),))
+        syn.write(coll, vectors[100:], list(range(100, 200)))  # raised after its commit
+        with pytest.raises(InvalidQuery):  # the search reports the bad options
+            coll.store.vector_search(coll.name, vectors[0], 5, None)
