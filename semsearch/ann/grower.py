@@ -15,8 +15,8 @@ re-embeds count too) and adds them to a private graph, in place.
   waiter asked it to finish (then after one last catch-up). The graph is saved as the sidecar
   and handed to the cache (:meth:`~semsearch.ann.cache.AnnIndex.adopt`), whose next refresh
   catches up with whatever came since, as after any build.
-- It never fails a write or a search: an error is logged and the first search builds the
-  graph as it would without a grower.
+- It never fails a write or a search: an error is logged, the grower gives up (later writes
+  do not restart it) and the first search builds the graph as it would without a grower.
 
 It only builds a collection's *first* graph (no graph in the cache, no sidecar on disk); a
 graph that exists is kept up by the cache's merges. ``AnnOptions.build_while_writing=False``
@@ -151,6 +151,7 @@ class GraphGrower:
         except _Stopped:
             return
         except Exception as exc:  # a background thread: report, and the search builds instead
+            self._stop.set()  # for good: retrying on each write would re-read every row
             log.warning(
                 "background ANN build of collection %d stopped (%s: %s); the first search "
                 "builds the graph", self._index.collection_id, type(exc).__name__, exc,

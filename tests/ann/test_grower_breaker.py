@@ -62,3 +62,31 @@ def test_a_committed_set_vectors_never_raises_for_ann_options_that_are_not_an_ob
         syn.write(coll, vectors[100:], list(range(100, 200)))  # raised after its commit
         with pytest.raises(InvalidQuery):  # the search reports the bad options
             coll.store.vector_search(coll.name, vectors[0], 5, None)
+
+
+def test_a_failed_background_build_is_not_restarted_by_every_later_write(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After an error the first search builds the graph (module docstring); a grower restarted
+    by each write would re-read every row and fail again, once per write batch."""
+    attempts: list[int] = []
+
+    def failing(state: ann_cache.AnnState, *args: object) -> tuple[ann_cache.AnnState, int]:
+        attempts.append(state.rows)
+        raise MemoryError("no room for the graph")
+
+    monkeypatch.setattr(ann_grower.ann_upkeep, "grown", failing)
+    vectors = syn.clustered(N, DIM, seed=33)
+    with semsearch.connect(db_path) as db:
+        coll = syn.open_collection(db, DIM, threshold=THRESHOLD)
+        for start in range(0, N, 50):
+            ids = list(range(start, start + 50))
+            syn.write(coll, vectors[ids], ids)
+            (index,) = coll.store._cache.values()
+            if index._grower is not None and attempts:  # let the failed thread end
+                deadline = time.monotonic() + 5
+                while index._grower.running() and time.monotonic() < deadline:
+                    time.sleep(0.005)
+        hits = [h.record_id for h in coll.store.vector_search(coll.name, vectors[7], 10, None)]
+    assert len(attempts) == 1
+    assert hits[0] == syn.name(7)
