@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
+import threading
 import time
 from pathlib import Path
 
@@ -12,7 +14,9 @@ import pytest
 import semsearch
 from semsearch.ann import cache as ann_cache
 from semsearch.ann import grower as ann_grower
+from semsearch.ann.policy import configure_ann
 from semsearch.errors import InvalidQuery
+from semsearch.stores.sqlite import vectors as sqlite_vectors
 from tests.ann import synthetic as syn
 
 DIM, THRESHOLD, N = 16, 300, 1200
@@ -90,3 +94,35 @@ def test_a_failed_background_build_is_not_restarted_by_every_later_write(
         hits = [h.record_id for h in coll.store.vector_search(coll.name, vectors[7], 10, None)]
     assert len(attempts) == 1
     assert hits[0] == syn.name(7)
+
+
+def test_a_write_racing_close_starts_no_grower_on_the_closed_store(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """close() lands between set_vectors' commit and its poke of the grower: no thread may
+    start on the closed store (it would only fail, with a warning, and save nothing)."""
+    vectors = syn.clustered(N, DIM, seed=34)
+    db = semsearch.connect(db_path)
+    coll = syn.open_collection(db, DIM, threshold=THRESHOLD, build_while_writing=False)
+    for start in range(0, N - 100, 100):
+        ids = list(range(start, start + 100))
+        syn.write(coll, vectors[ids], ids)
+    configure_ann(coll, build_while_writing=True)
+    real = sqlite_vectors.cache_for
+
+    closer = threading.Thread(target=db.close)
+
+    def close_first(*args: object) -> ann_cache.AnnIndex:
+        closer.start()  # another thread's close(), between the commit and the poke
+        closer.join(0.5)
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sqlite_vectors, "cache_for", close_first)
+    with caplog.at_level(logging.WARNING, "semsearch.stores.ann"):
+        ids = list(range(N - 100, N))
+        syn.write(coll, vectors[ids], ids)
+        closer.join(10)
+        time.sleep(0.3)
+    assert not closer.is_alive()
+    assert not [t for t in threading.enumerate() if t.name.startswith("semsearch-ann-grow")]
+    assert not [r for r in caplog.records if "background ANN build" in r.getMessage()]

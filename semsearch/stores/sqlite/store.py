@@ -14,6 +14,7 @@ collections table (catalog.py), row writes (writes.py), plain reads (reads.py), 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
@@ -70,6 +71,10 @@ class SQLiteStore(SQLiteConnections):
         super().__init__(path)
         self._cache: sqlite_vectors.VectorCaches = {}  # derived vector caches (ann/cache.py)
         self._keywords = KeywordLeg(self)  # term counts and keyword sidecars (bm25/sidecar.py)
+        # close() sets _closing under _grow_lock: a write's poke of a grower either comes first
+        # (close() then finishes that grower) or is skipped, never a grower on a closed store
+        self._grow_lock = threading.Lock()
+        self._closing = False
 
     @property
     def keyword_sidecar(self) -> bool:
@@ -90,6 +95,8 @@ class SQLiteStore(SQLiteConnections):
         the next open searches at once; ann/grower.py), then close the connections; afterwards
         reads and writes raise BackendUnavailable. A graph that would not be saved
         (``persist=False``) is dropped instead of finished."""
+        with self._grow_lock:
+            self._closing = True
         for index in list(self._cache.values()):
             index.close_growing()
         super().close()
@@ -197,7 +204,9 @@ class SQLiteStore(SQLiteConnections):
             sqlite_changes.maybe_prune(conn, cid, partial(changes_horizon, conn, self.location))
             options = catalog.options_of(conn, cid)
         # the first graph grows in the background while the collection is written (ann/grower.py)
-        sqlite_vectors.cache_for(self, self._cache, cid).grow(self._in_read_txn, options)
+        with self._grow_lock:  # not after close() began (see __init__)
+            if not self._closing:
+                sqlite_vectors.cache_for(self, self._cache, cid).grow(self._in_read_txn, options)
 
     def set_windows(self, collection: str, windows: Mapping[int, WindowSet]) -> None:
         """Store chunks' sentence windows (see SentenceWindows); not a change of the index."""
