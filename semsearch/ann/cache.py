@@ -102,7 +102,8 @@ class AnnIndex:
         if os.path.exists(ann_file.ann_path(self.db_path, self.collection_id)):
             return
         try:
-            if not AnnOptions.from_options(options).build_while_writing:
+            opts = AnnOptions.from_options(options)
+            if not opts.build_while_writing or opts.storage == "int8":  # see ann/grower.py
                 return
         except InvalidQuery:  # never fail a committed write; the search reports bad options
             return

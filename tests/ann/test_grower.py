@@ -112,12 +112,14 @@ def test_plumbing_deletes_and_new_vectors_during_the_build_are_caught_up(db_path
     assert mean >= 0.95
 
 
+@pytest.mark.parametrize("ann", [{"build_while_writing": False}, {"storage": "int8"}])
 def test_plumbing_switched_off_the_first_search_builds_the_graph(
-    db_path: Path, caplog: pytest.LogCaptureFixture
+    db_path: Path, caplog: pytest.LogCaptureFixture, ann: dict[str, object]
 ) -> None:
+    """Off by option, and for int8 graphs (their quantiser trains on a sample of every row)."""
     vectors = syn.clustered(N, DIM, seed=18)
     with semsearch.connect(db_path) as db, caplog.at_level(logging.INFO, LOGGER):
-        coll = syn.open_collection(db, DIM, threshold=THRESHOLD, build_while_writing=False)
+        coll = syn.open_collection(db, DIM, threshold=THRESHOLD, **ann)
         write_in_batches(coll, vectors)
         (index,) = coll.store._cache.values()
         assert index._grower is None or not index._grower.running()
