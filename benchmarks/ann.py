@@ -52,7 +52,8 @@ ORDER = [
     "numpy", "semsearch-exact", "semsearch-hnsw", "faiss", "chromadb", "lancedb", "sqlite-vec",
     "milvus-lite",
 ]  # fmt: skip
-# also runnable, not in the default set: "semsearch-hnsw-int8" (an SQ8 graph, rescored)
+# also runnable, not in the default set: "semsearch-hnsw-int8" (an SQ8 graph, rescored) and
+# "semsearch-hnsw-first-search" (no graph grown while writing: the first search builds it)
 SLOW = {"milvus-lite": 50, "sqlite-vec": 50, "lancedb": 100}  # query caps for slow scanners
 
 

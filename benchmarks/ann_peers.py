@@ -78,13 +78,15 @@ class Semsearch:
 
     filters = True
 
-    def __init__(self, exact: bool, storage: str | None = None) -> None:
+    def __init__(self, exact: bool, storage: str | None = None, grow: bool = True) -> None:
         self.exact = exact
         self.storage = storage  # the graph's vector storage; None: the library default (fp16)
+        self.grow = grow  # False: the first search builds the graph (build_while_writing off)
         self.distinct_filters = False  # benchmarks/ann.py: a new filter per query when True
         self._fresh = 0
         self.name = "semsearch SQLite, exact" if exact else "semsearch SQLite, HNSW"
         self.name += f" ({storage} graph)" if storage else ""
+        self.name += "" if grow else " (graph built by the first search)"
         self.efs = [None] if exact else EFS
 
     def build(self, x: np.ndarray, buckets: np.ndarray, folder: Path) -> None:
@@ -107,6 +109,8 @@ class Semsearch:
         ann: dict[str, Any] = {"M": M, "ef_construction": EF_CONSTRUCTION}
         if self.storage is not None:
             ann["storage"] = self.storage
+        if not self.grow:
+            ann["build_while_writing"] = False
         if ef is not None:
             ann["ef_search"] = ef
         info = CollectionInfo("bench", self.schema.to_json(), "bench:384", None, {"ann": ann})
@@ -295,6 +299,7 @@ SYSTEMS = {
     "semsearch-exact": lambda: Semsearch(exact=True),
     "semsearch-hnsw": lambda: Semsearch(exact=False),
     "semsearch-hnsw-int8": lambda: Semsearch(exact=False, storage="int8"),
+    "semsearch-hnsw-first-search": lambda: Semsearch(exact=False, grow=False),
     "faiss": Faiss,
     "chromadb": Chroma,
     "lancedb": Lance,
