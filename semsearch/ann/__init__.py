@@ -3,7 +3,8 @@
 What lives here, by job: ``cache.py`` (:class:`~semsearch.ann.cache.AnnIndex`, the cache one
 store holds per collection: catching up with the file, scheduling graph upkeep, answering a
 search), ``scan.py`` (exact and graph searches over one snapshot), ``upkeep.py`` (building,
-merging, compacting and dropping the graph), ``rows.py`` (the cache's rows, read from a
+merging, compacting and dropping the graph), ``grower.py`` (the first graph, grown in a
+background thread while the collection is written), ``rows.py`` (the cache's rows, read from a
 ``.embed.db`` file), ``graph.py`` (thin faiss HNSW wrappers), ``file.py`` (the ``.ann`` sidecar
 on disk), ``horizon.py`` (how far the change log may be pruned without stranding a cache),
 ``filter.py`` (allowed sets per filter and snapshot), ``policy.py`` (HNSW parameters,
