@@ -105,11 +105,12 @@ class GraphGrower:
                 self._wake.set()
                 return
             self._hurry.clear()
-            self._thread = threading.Thread(
+            thread = threading.Thread(
                 target=self._run, name=f"semsearch-ann-grow-{self._index.collection_id}",
                 daemon=True,
             )  # fmt: skip
-            self._thread.start()
+            thread.start()
+            self._thread = thread  # only once started: finish() may join it at any moment
 
     def running(self) -> bool:
         """True while the build thread is alive."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -192,3 +193,25 @@ def test_plumbing_catch_up_reads_new_rows_as_stored_float16_or_upcast(db_path: P
     np.testing.assert_array_equal(half.fresh, expected)
     np.testing.assert_array_equal(full.fresh, expected.astype(np.float32))
     assert half.rows == 600 and half.live() == 600
+
+
+def test_plumbing_a_finish_racing_the_start_of_the_build_thread_never_joins_it_unstarted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A search (finish) can run while a write's poke is starting the thread: it must see
+    either no thread or a started one (joining an unstarted thread raises RuntimeError; CI
+    caught it in tests/integration/test_sqlite_concurrency.py)."""
+    grower: ann_grower.GraphGrower
+
+    class FinishFirst(threading.Thread):
+        def start(self) -> None:
+            grower.finish()  # what another thread may do at this very moment
+            super().start()
+
+    monkeypatch.setattr(ann_grower.threading, "Thread", FinishFirst)
+    monkeypatch.setattr(ann_grower.GraphGrower, "_run", lambda self: None)
+    taker = type("Taker", (), {"collection_id": 1})()
+    grower = ann_grower.GraphGrower(index=taker, read=None)  # type: ignore[arg-type]
+    grower.poke()  # raised RuntimeError("cannot join thread before it is started") before
+    grower.finish()
+    assert not grower.running()
