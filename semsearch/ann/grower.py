@@ -22,8 +22,7 @@ It only builds a collection's *first* graph (no graph in the cache, no sidecar o
 graph that exists is kept up by the cache's merges. An ``int8`` graph is left to the first
 search: its quantiser is trained on a sample of the rows, and at the threshold the grower would
 see only the first ones (a breaker's run: the graph's own recall fell from 0.91 to 0.84 on
-drifting data). ``AnnOptions.build_while_writing=False``
-turns it off for a collection.
+drifting data). ``AnnOptions.build_while_writing=False`` turns it off for a collection.
 """
 
 from __future__ import annotations
