@@ -22,7 +22,7 @@ from tests.ann import synthetic as syn
 DIM, THRESHOLD, N = 16, 300, 1200
 
 
-def test_close_does_not_wait_for_a_graph_it_would_throw_away(
+def test_plumbing_close_does_not_wait_for_a_graph_it_would_throw_away(
     db_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """persist=False: nothing is saved, so close() must not finish (build) the graph."""
@@ -53,7 +53,7 @@ def test_close_does_not_wait_for_a_graph_it_would_throw_away(
 
 
 @pytest.mark.parametrize("bad", [["x"], 5, "abc"])
-def test_a_committed_set_vectors_never_raises_for_ann_options_that_are_not_an_object(
+def test_plumbing_a_committed_set_vectors_never_raises_for_ann_options_that_are_not_an_object(
     db_path: Path, bad: object
 ) -> None:
     """grow() runs after the commit: malformed ``ann`` options must not fail the write."""
@@ -68,7 +68,7 @@ def test_a_committed_set_vectors_never_raises_for_ann_options_that_are_not_an_ob
             coll.store.vector_search(coll.name, vectors[0], 5, None)
 
 
-def test_a_failed_background_build_is_not_restarted_by_every_later_write(
+def test_plumbing_a_failed_background_build_is_not_restarted_by_every_later_write(
     db_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """After an error the first search builds the graph (module docstring); a grower restarted
@@ -96,7 +96,7 @@ def test_a_failed_background_build_is_not_restarted_by_every_later_write(
     assert hits[0] == syn.name(7)
 
 
-def test_a_write_racing_close_starts_no_grower_on_the_closed_store(
+def test_plumbing_a_write_racing_close_starts_no_grower_on_the_closed_store(
     db_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """close() lands between set_vectors' commit and its poke of the grower: no thread may
