@@ -10,14 +10,11 @@ takes the store's connections (stores/sqlite/connection.py), never the store cla
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import sqlite3
 from collections.abc import Sequence
 
 from semsearch.bm25.chunks import best_chunks_from_text
-from semsearch.bm25.file import keyword_path
 from semsearch.bm25.sidecar import KeywordSidecar
 from semsearch.filters import Filter
 from semsearch.stores.base import ScoredChunk
@@ -133,13 +130,9 @@ class KeywordLeg:
         return rank
 
     def forget(self, cid: int) -> None:
-        """After a collection is dropped: let go of its sidecar and delete its ``.kw`` file (a
-        build still running may write it again; collection ids are never reused, so such a file
-        is never read)."""
+        """After a collection is dropped: let go of its sidecar (the store deletes its ``.kw``
+        file: stores/sqlite/cache_files.py)."""
         self.sidecars.pop(cid, None)
-        if self.db.location != ":memory:":
-            with contextlib.suppress(OSError):
-                os.unlink(keyword_path(self.db.location, cid))
 
     def refresh(self, collection: str, wait: bool) -> None:
         """Bring ``collection``'s keyword sidecar in step with the file after writes: load the

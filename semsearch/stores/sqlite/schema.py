@@ -180,6 +180,15 @@ def migrate(conn: sqlite3.Connection) -> None:
             raise
 
 
+def last_collection_id(conn: sqlite3.Connection) -> int:
+    """The highest collection id this file has given (0 before the first)."""
+    row = conn.execute(
+        "SELECT max(COALESCE((SELECT CAST(value AS INTEGER) FROM semsearch_meta "
+        "WHERE key = 'last_collection_id'), 0), COALESCE((SELECT MAX(id) FROM collections), 0))"
+    ).fetchone()
+    return int(row[0])
+
+
 def next_collection_id(conn: sqlite3.Connection) -> int:
     """Inside a write transaction: an id no collection of this file has had, and record it.
 
@@ -187,11 +196,7 @@ def next_collection_id(conn: sqlite3.Connection) -> int:
     caches keyed by id in any process (vectors, word counts) cannot mix an old collection's
     rows with a new one's. The high-water mark is kept in ``semsearch_meta``.
     """
-    row = conn.execute(
-        "SELECT max(COALESCE((SELECT CAST(value AS INTEGER) FROM semsearch_meta "
-        "WHERE key = 'last_collection_id'), 0), COALESCE((SELECT MAX(id) FROM collections), 0))"
-    ).fetchone()
-    cid = int(row[0]) + 1
+    cid = last_collection_id(conn) + 1
     conn.execute(
         "INSERT INTO semsearch_meta (key, value) VALUES ('last_collection_id', ?) "
         "ON CONFLICT (key) DO UPDATE SET value = excluded.value",

@@ -43,6 +43,7 @@ from semsearch.stores.sqlite import keyword as sqlite_keyword
 from semsearch.stores.sqlite import schema as ddl
 from semsearch.stores.sqlite import vectors as sqlite_vectors
 from semsearch.stores.sqlite import windows as sqlite_windows
+from semsearch.stores.sqlite.cache_files import remove_collection_files, remove_orphans
 from semsearch.stores.sqlite.connection import SQLiteConnections
 from semsearch.stores.sqlite.keyword_leg import KeywordLeg
 from semsearch.stores.sqlite.sql import batches
@@ -102,11 +103,13 @@ class SQLiteStore(SQLiteConnections):
         super().close()
 
     def _forget(self, cid: int) -> None:
-        """Let go of a dropped collection's derived caches."""
+        """Let go of a dropped collection's derived caches and delete their files."""
         index = self._cache.pop(cid, None)
         if index is not None:
             index.stop_growing()
         self._keywords.forget(cid)
+        if self.location != ":memory:":
+            remove_collection_files(self.location, cid)
 
     # -- collections --------------------------------------------------------------------------
 
@@ -243,7 +246,8 @@ class SQLiteStore(SQLiteConnections):
     def compact(self) -> tuple[int, int]:
         """Prune the change log as far as every reader allows, merge each FTS5 index into one
         segment (deleted rows leave tombstones that VACUUM cannot drop), then VACUUM the file
-        and truncate its WAL (``semsearch compact``).
+        and truncate its WAL (``semsearch compact``); last, delete cache files left for
+        dropped collections (stores/sqlite/cache_files.py).
 
         Pruning is safe for other processes (stores/sqlite/changes.py). VACUUM rewrites the
         whole file: it needs free disk space about the file's size and holds the write lock
@@ -261,7 +265,11 @@ class SQLiteStore(SQLiteConnections):
             sqlite_changes.prune_all(conn, partial(changes_horizon, conn, self.location))
             record_changes.prune_all(conn, partial(record_log_horizon, self.location))
             ddl.optimize_keyword_indexes(conn)
+            live = {int(r[0]) for r in conn.execute("SELECT id FROM collections")}
+            newest = ddl.last_collection_id(conn)
         self._vacuum()
+        if self.location != ":memory:":  # cache files a dropped collection's builder rewrote
+            remove_orphans(self.location, live, newest)
         return before, self.file_size()
 
     # -- reads (stores/sqlite/reads.py) -------------------------------------------------------

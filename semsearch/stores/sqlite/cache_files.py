@@ -1,0 +1,65 @@
+"""The files of a SQLite store's derived caches, beside it: ``<file>.c<collection id>.ann``
+(the ANN sidecar, :mod:`semsearch.ann.file`), ``<file>.c<id>.<token>.hnsw`` (its graphs),
+``<file>.c<id>.kw`` (the keyword sidecar, :mod:`semsearch.bm25.file`) and their temporaries
+(``<name>.tmp-<pid>[-<hex>]``).
+
+They are derived from the SQLite file, so deleting one only costs a rebuild. A dropped (or
+replaced) collection's files are deleted with it: at 1M chunks they are over a gigabyte. A
+process that was still building a cache for it may write a file again after that; such a file
+is never read (collection ids are never given again: ``schema.next_collection_id``), and
+``semsearch compact`` deletes it (:func:`remove_orphans`).
+"""
+
+from __future__ import annotations
+
+import glob
+import logging
+import os
+import re
+from collections.abc import Collection
+
+__all__ = ["remove_collection_files", "remove_orphans"]
+
+log = logging.getLogger(__name__)
+
+#: The cache files' names after the SQLite file's: the collection id, then one of the kinds.
+_NAME = re.compile(r"\.c(\d+)\.(?:ann|kw|[0-9a-f]+\.hnsw)(?:\.tmp-[0-9a-f-]+)?$")
+
+
+def _files(db_path: str) -> dict[int, list[str]]:
+    """``{collection id: [paths]}`` of the cache files beside ``db_path``."""
+    found: dict[int, list[str]] = {}
+    for path in glob.glob(glob.escape(db_path) + ".c*"):
+        match = _NAME.fullmatch(path[len(db_path) :])
+        if match is not None:
+            found.setdefault(int(match.group(1)), []).append(path)
+    return found
+
+
+def _unlink(paths: list[str]) -> int:
+    removed = 0
+    for path in paths:
+        try:
+            os.unlink(path)
+            removed += 1
+        except FileNotFoundError:  # another process removed it first
+            pass
+        except OSError as exc:  # the drop itself is done: only disk is wasted
+            log.warning("could not delete cache file %s (%s); delete it by hand", path, exc)
+    return removed
+
+
+def remove_collection_files(db_path: str, collection_id: int) -> int:
+    """Delete the cache files of collection ``collection_id`` (dropped). Returns how many;
+    never raises (a file that cannot be deleted is logged as a warning and left)."""
+    return _unlink(_files(db_path).get(int(collection_id), []))
+
+
+def remove_orphans(db_path: str, live: Collection[int], newest: int) -> int:
+    """Delete the cache files of every collection id up to ``newest`` that is not ``live``
+    (dropped ones); ids above ``newest`` may belong to a collection created since ``live``
+    was read, so they are kept. Returns how many files were deleted; never raises (as
+    :func:`remove_collection_files`)."""
+    gone = [p for cid, paths in _files(db_path).items() if cid <= newest and cid not in live
+            for p in paths]  # fmt: skip
+    return _unlink(gone)
