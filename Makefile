@@ -36,7 +36,7 @@ $(TESTS): $(BASE)
 
 demo: install
 	$(VENV)/bin/semsearch models prepare
-	rm -f docs.embed.db docs.embed.db-wal docs.embed.db-shm
+	rm -f docs.embed.db docs.embed.db-wal docs.embed.db-shm docs.embed.db.c*
 	$(VENV)/bin/semsearch index docs --index docs.embed.db
 	$(VENV)/bin/semsearch search "how do I keep private notes out of results?" --index docs.embed.db --limit 3
 	$(VENV)/bin/semsearch search "which scores does hybrid search return" --index docs.embed.db --limit 3

@@ -38,7 +38,7 @@ def test_plumbing_dropping_a_collection_deletes_its_cache_files_and_no_others(
         kept, dropped = fill(db, "kept", 1), fill(db, "dropped", 2)
         before = files_of(db_path, dropped)
         # the sidecar, one graph and the keyword file, as named in ann/file.py and bm25/file.py
-        assert [n.rsplit(".", 1)[-1] for n in before] == ["ann", "hnsw", "kw"]
+        assert sorted(n.rsplit(".", 1)[-1] for n in before) == ["ann", "hnsw", "kw"]
         kept_before = files_of(db_path, kept)
         assert len(kept_before) == 3
         assert db.drop_collection("dropped")
@@ -81,12 +81,24 @@ def test_plumbing_compact_deletes_files_a_late_writer_left_for_a_dropped_collect
         assert files_of(db_path, kept) == kept_before
 
 
-def test_collection_ids_are_matched_whole(tmp_path: Path) -> None:
+def test_collection_ids_and_cache_names_are_matched_whole(tmp_path: Path) -> None:
     db = tmp_path / "a.embed.db"
-    names = [".c1.ann", ".c1.00ff.hnsw", ".c10.ann", ".c11.kw", ".c1.kw.tmp-7-beef0001"]
-    for suffix in names:
+    token = "0123456789abcdef"
+    ours = [".c1.ann", f".c1.{token}.hnsw", ".c1.kw.tmp-7-beef0001"]
+    # another id, zero-padded ids, a short token, temporaries not named as ours, user files
+    theirs = [".c10.ann", ".c11.kw", ".c01.ann", ".c1.00ff.hnsw", ".c1.ann.tmp-ab-cd"]
+    theirs += [".c1.ann.bak", ".c1.kw.old", ".c1.ANN"]
+    for suffix in ours + theirs:
         Path(f"{db}{suffix}").write_bytes(b"")
     assert remove_collection_files(str(db), 1) == 3
-    assert sorted(p.name[len(db.name) :] for p in tmp_path.iterdir()) == [".c10.ann", ".c11.kw"]
+    left = sorted(p.name[len(db.name) :] for p in tmp_path.iterdir())
+    assert left == sorted(theirs)
     assert remove_orphans(str(db), live={11}, newest=10) == 1  # c10 gone, c11 live
-    assert sorted(p.name[len(db.name) :] for p in tmp_path.iterdir()) == [".c11.kw"]
+    assert not Path(f"{db}.c10.ann").exists() and Path(f"{db}.c11.kw").exists()
+
+
+def test_a_doubled_slash_in_the_index_path_still_finds_the_files(tmp_path: Path) -> None:
+    (tmp_path / "w").mkdir()
+    Path(tmp_path / "w" / "n.embed.db.c2.ann").write_bytes(b"")
+    assert remove_collection_files(f"{tmp_path}/w//n.embed.db", 2) == 1
+    assert list((tmp_path / "w").iterdir()) == []

@@ -12,7 +12,6 @@ is never read (collection ids are never given again: ``schema.next_collection_id
 
 from __future__ import annotations
 
-import glob
 import logging
 import os
 import re
@@ -22,17 +21,24 @@ __all__ = ["remove_collection_files", "remove_orphans"]
 
 log = logging.getLogger(__name__)
 
-#: The cache files' names after the SQLite file's: the collection id, then one of the kinds.
-_NAME = re.compile(r"\.c(\d+)\.(?:ann|kw|[0-9a-f]+\.hnsw)(?:\.tmp-[0-9a-f-]+)?$")
+#: The cache files' names after the SQLite file's: the collection id, then one of the kinds
+#: (graph tokens: ann/file.py ``new_token``; temporaries: atomic_file.py).
+_NAME = re.compile(r"\.c([1-9]\d*)\.(?:ann|kw|[0-9a-f]{16}\.hnsw)(?:\.tmp-\d+(?:-[0-9a-f]+)?)?")
 
 
 def _files(db_path: str) -> dict[int, list[str]]:
-    """``{collection id: [paths]}`` of the cache files beside ``db_path``."""
+    """``{collection id: [paths]}`` of the cache files beside ``db_path`` (matched by name in
+    its folder, so ``a//b.db`` or ``./b.db`` find the same files as ``a/b.db``)."""
+    folder, base = os.path.split(db_path)
     found: dict[int, list[str]] = {}
-    for path in glob.glob(glob.escape(db_path) + ".c*"):
-        match = _NAME.fullmatch(path[len(db_path) :])
+    try:
+        names = os.listdir(folder or ".")
+    except OSError:  # the folder is gone or unreadable: nothing to delete
+        return found
+    for name in names:
+        match = _NAME.fullmatch(name[len(base) :]) if name.startswith(base) else None
         if match is not None:
-            found.setdefault(int(match.group(1)), []).append(path)
+            found.setdefault(int(match.group(1)), []).append(os.path.join(folder, name))
     return found
 
 
