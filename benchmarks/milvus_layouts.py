@@ -23,7 +23,8 @@ runs between the calls, so each figure is the floor of that layout.
   that keeps semsearch's chunk columns;
 - ``raw + BM25``: ``benchmarks/milvus.py``'s raw pymilvus collection with the BM25 function.
 
-Rounds alternate the layouts (interleaved); medians are printed.
+Rounds alternate the layouts (interleaved), ``--settle`` seconds apart (default n / 700, at
+least 10, as ``benchmarks/milvus.py``); medians are printed.
 """
 
 from __future__ import annotations
@@ -138,8 +139,14 @@ def main() -> None:
     )
     parser.add_argument("--n", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=4)
-    parser.add_argument("--settle", type=float, default=5.0, help="seconds between fills")
+    parser.add_argument(
+        "--settle", type=float, default=None, help="seconds between fills (n / 700, at least 10)"
+    )
     args = parser.parse_args()
+    # Lite goes on building a fill's HNSW graph in a background thread after its flush; a
+    # shorter wait let it slow the next fill (stop 41: layout 2 took 30.6 s in round 0 and 47.4 s
+    # in round 1 at 100k with 5 s), as benchmarks/milvus.py found for its own fills
+    settle = args.settle if args.settle is not None else max(10.0, args.n / 700)
     vectors, _ = clustered(args.n, 1, 384, 100)
     buckets = np.random.default_rng(11).integers(0, 100, args.n)
     tmp = Path(tempfile.mkdtemp(prefix="semsearch-milvus-layouts-"))
@@ -157,7 +164,7 @@ def main() -> None:
                     seconds = fill(folder / "s.db", name, vectors, buckets)
                 times[name].append(seconds)
                 print(f"round {rnd}: {name}: {seconds:.2f} s", flush=True)
-                time.sleep(args.settle)  # Lite builds indexes in the background after a flush
+                time.sleep(settle)
                 shutil.rmtree(folder, ignore_errors=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
