@@ -10,8 +10,10 @@ subdomains, ``*`` any name, as Starlette's ``TrustedHostMiddleware`` takes them)
 gets **421** ``misdirected_request``. A state-changing request (any method but GET, HEAD and
 OPTIONS) whose ``Origin`` is not ``http(s)://`` one of those hosts, nor one given with
 ``--allow-origin`` / ``SEMSEARCH_ALLOWED_ORIGINS``, gets **403** ``forbidden_origin``; requests
-without an ``Origin`` (curl, scripts, agents) are not affected. Both answers use the HTTP API's
-error shape ``{error, message, hint}``.
+without an ``Origin`` (curl, scripts, agents) are not affected. An Origin on a loopback name (or
+the bound address) must also have the server's own port: another local server's page is another
+origin. Both answers use the HTTP API's error shape ``{error, message, hint}``. Every answer
+carries :data:`NO_FRAMING`, so no other site can show the pages in a frame.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ __all__ = [
     "ENV_ALLOWED_HOSTS",
     "ENV_ALLOWED_ORIGINS",
     "LOOPBACK_NAMES",
+    "NO_FRAMING",
     "HostGuard",
     "HostPolicy",
     "names_from_env",
@@ -39,6 +42,14 @@ ENV_ALLOWED_ORIGINS = "SEMSEARCH_ALLOWED_ORIGINS"
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 _WILDCARD_BINDS = ("", "0.0.0.0", "::")
+#: Sent with every answer: no other site may show these pages in a frame, where a user could be
+#: tricked into clicking the page's buttons (clickjacking; the frame's requests carry the
+#: server's own Origin). ``X-Frame-Options`` for older browsers, CSP ``frame-ancestors`` (CSP
+#: Level 2) for current ones.
+NO_FRAMING = (
+    (b"x-frame-options", b"DENY"),
+    (b"content-security-policy", b"frame-ancestors 'none'"),
+)
 
 
 def names_from_env(given: Iterable[str] = (), env: str = ENV_ALLOWED_HOSTS) -> tuple[str, ...]:
@@ -50,9 +61,21 @@ def names_from_env(given: Iterable[str] = (), env: str = ENV_ALLOWED_HOSTS) -> t
 def _host_name(host: str) -> str:
     """The name of a ``Host`` value without its port, lower-cased; IPv6 without brackets."""
     host = host.strip().lower()
-    if host.startswith("["):
-        return host[1 : host.find("]")] if "]" in host else host
+    if host.startswith("["):  # "[::1]" or "[::1]:8000"; anything else after "]" is no name
+        name, bracket, rest = host[1:].partition("]")
+        port_only = rest == "" or (rest[:1] == ":" and rest[1:].isdigit())
+        return name if bracket and port_only else ""
     return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def _port(netloc: str, scheme: str) -> int | None:
+    """The port of a ``host[:port]`` value, the scheme's default when it has none; None when
+    the port is malformed."""
+    try:
+        port = urlsplit(f"//{netloc.strip()}").port
+    except ValueError:
+        return None
+    return port if port is not None else (443 if scheme == "https" else 80)
 
 
 @dataclass(frozen=True)
@@ -88,9 +111,7 @@ class HostPolicy:
         name = _host_name(host)
         if not name:
             return False
-        if name in LOOPBACK_NAMES or _is_loopback_ip(name):
-            return True
-        if self.bind not in _WILDCARD_BINDS and name == _host_name(self.bind):
+        if self._local(name):
             return True
         for allowed in self.allowed_hosts:
             pattern = _host_name(allowed)
@@ -100,15 +121,31 @@ class HostPolicy:
                 return True
         return False
 
-    def origin_allowed(self, origin: str) -> bool:
-        """True when a browser ``Origin`` is this server's own or one allowed explicitly."""
+    def origin_allowed(self, origin: str, host: str | None = None) -> bool:
+        """True when a browser ``Origin`` is this server's own or one allowed explicitly.
+
+        With the request's ``host`` (its ``Host`` header), an Origin on a loopback name or on
+        the bound address must also have the request's port: a page that another local server
+        serves (``http://localhost:3000``) is another origin, and must not start work here
+        with a form post. Names allowed with ``--allowed-host`` match on any port.
+        """
         origin = origin.strip().rstrip("/").lower()
         if origin in self.allowed_origins:
             return True
         parts = urlsplit(origin)
         if parts.scheme not in ("http", "https") or not parts.netloc or parts.path:
             return False  # "null" (sandboxed frames, file://) and anything malformed
-        return self.host_allowed(parts.netloc)
+        if not self.host_allowed(parts.netloc):
+            return False
+        if host is None or not self._local(_host_name(parts.netloc)):
+            return True
+        return _port(parts.netloc, parts.scheme) == _port(host, parts.scheme)
+
+    def _local(self, name: str) -> bool:
+        """True for a loopback name or the specific address the server is bound to."""
+        if name in LOOPBACK_NAMES or _is_loopback_ip(name):
+            return True
+        return self.bind not in _WILDCARD_BINDS and name == _host_name(self.bind)
 
     def refusal(self, method: str, headers: dict[bytes, bytes]) -> tuple[int, str, str, str] | None:
         """(status, code, message, hint) when a request must be refused, else None."""
@@ -123,7 +160,7 @@ class HostPolicy:
         origin = headers.get(b"origin")
         if origin is not None and method.upper() not in _SAFE_METHODS:
             text = origin.decode("latin-1")
-            if not self.origin_allowed(text):
+            if not self.origin_allowed(text, host):
                 return (
                     403, "forbidden_origin",
                     f"requests that change or query data are not accepted from the web page "
@@ -154,13 +191,21 @@ class HostGuard:
         self.policy = policy
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            headers = dict(scope.get("headers") or [])
-            refused = self.policy.refusal(scope.get("method", "GET"), headers)
-            if refused is not None:
-                await _send_error(send, *refused)
-                return
-        await self.app(scope, receive, send)
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        refused = self.policy.refusal(scope.get("method", "GET"), headers)
+        if refused is not None:
+            await _send_error(send, *refused)
+            return
+
+        async def send_unframeable(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *NO_FRAMING]}
+            await send(message)
+
+        await self.app(scope, receive, send_unframeable)
 
 
 async def _send_error(send: Any, status: int, code: str, message: str, hint: str) -> None:

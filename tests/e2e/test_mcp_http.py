@@ -126,6 +126,11 @@ def test_a_wrong_token_is_told_apart_from_a_missing_one(http_server: str) -> Non
 
 def test_token_lets_a_raw_initialize_through(http_server: str) -> None:
     assert _post(http_server, {"Authorization": f"Bearer {TOKEN}"}) == 200
+    # the scheme name is case-insensitive (RFC 9110, section 11.1); the token is not
+    assert _post(http_server, {"Authorization": f"bearer {TOKEN}"}) == 200
+    assert _post(http_server, {"Authorization": f"BEARER  {TOKEN}"}) == 200
+    assert _post(http_server, {"Authorization": f"Bearer {TOKEN.upper()}x"}) == 401
+    assert _post(http_server, {"Authorization": f"Basic {TOKEN}"}) == 401
 
 
 def test_foreign_origin_and_host_are_refused(http_server: str) -> None:

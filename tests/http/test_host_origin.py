@@ -138,9 +138,55 @@ def test_serve_refuses_state_changing_requests_from_a_foreign_origin(serve: int)
     # its own page, and reads with any Origin (a browser shows them to no other page)
     own = {**host, "Origin": f"http://127.0.0.1:{serve}"}
     assert request(serve, "POST", "/collections/notes/search", own, SEARCH)[0] == 200
+    same_port = {**host, "Origin": f"http://localhost:{serve}"}
+    assert request(serve, "POST", "/collections/notes/search", same_port, SEARCH)[0] == 200
     assert (
         request(serve, "GET", "/collections", {**host, "Origin": "http://evil.example"})[0] == 200
     )
+
+
+def test_serve_refuses_a_form_post_from_another_local_port(serve: int) -> None:
+    """A page another local server serves (``http://localhost:3000``) is another origin: a
+    body-less form POST from it must not start a re-index (before: 202)."""
+    other = serve + 1 if serve < 65535 else serve - 1
+    for origin in (f"http://localhost:{other}", f"http://127.0.0.1:{other}", "http://localhost"):
+        status, body = request(
+            serve, "POST", "/collections/notes/reindex?wait=false",
+            {"Host": f"127.0.0.1:{serve}", "Origin": origin,
+             "Content-Type": "application/x-www-form-urlencoded"},
+        )  # fmt: skip
+        assert (status, body["error"]) == (403, "forbidden_origin"), origin
+
+
+def test_serve_pages_cannot_be_framed_by_another_site(serve: int) -> None:
+    conn = http.client.HTTPConnection("127.0.0.1", serve, timeout=30)
+    conn.request("GET", "/", headers={"Host": f"127.0.0.1:{serve}"})
+    response = conn.getresponse()
+    response.read()
+    conn.close()
+    assert response.status == 200
+    assert response.getheader("X-Frame-Options") == "DENY"
+    assert response.getheader("Content-Security-Policy") == "frame-ancestors 'none'"
+
+
+@pytest.mark.parametrize(
+    "origin, host, allowed",
+    [("http://127.0.0.1:8000", "127.0.0.1:8000", True),
+     ("http://localhost:8000", "127.0.0.1:8000", True),  # the same server by another name
+     ("http://localhost", "localhost", True), ("https://localhost", "localhost:443", True),
+     ("http://localhost:3000", "127.0.0.1:8000", False),
+     ("http://localhost", "127.0.0.1:8000", False), ("http://[::1]:9", "[::1]:8000", False),
+     ("http://notes.lan:9000", "notes.lan:8000", True)],  # allowed by name: any port
+)  # fmt: skip
+def test_origin_policy_on_a_loopback_name_needs_the_request_port(
+    origin: str, host: str, allowed: bool
+) -> None:
+    assert HostPolicy(("notes.lan",)).origin_allowed(origin, host) is allowed
+
+
+@pytest.mark.parametrize("host", ["[::1]evil.example", "[::1]:80x", "[::1]]", "[::1"])
+def test_a_bracketed_host_with_anything_but_a_port_after_it_is_refused(host: str) -> None:
+    assert HostPolicy().host_allowed(host) is False
 
 
 @pytest.fixture(scope="module")

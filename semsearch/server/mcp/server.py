@@ -95,12 +95,17 @@ class BearerToken:
 
     def __init__(self, app: Any, token: str) -> None:
         self.app = app
-        self._expected = f"Bearer {token}".encode()
+        self._expected = token.encode()
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self._expected):
+            scheme, _, credentials = given.strip().partition(b" ")
+            # the scheme name is case-insensitive (RFC 9110, section 11.1)
+            valid = scheme.lower() == b"bearer" and hmac.compare_digest(
+                credentials.strip(), self._expected
+            )
+            if not valid:
                 await _unauthorized(send, "the bearer token is not valid" if given else None)
                 return
         await self.app(scope, receive, send)
