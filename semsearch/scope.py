@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from semsearch.filters import Filter, IdMatch, conjoin, path_filter, split_path_pattern
 from semsearch.stores.base import PartialIdFilters, Store
 
-__all__ = ["PathScope", "path_matches", "store_filter"]
+__all__ = ["PathScope", "has_dot_segment", "path_matches", "store_filter"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,12 @@ class PathScope:
         store cannot express, giving a superset; see :func:`semsearch.filters.path_filter`.
         """
         return path_filter(self.folder, self.include, self.exclude, compiles)
+
+
+def has_dot_segment(record_id: str) -> bool:
+    """True when one of the ``/``-separated segments of ``record_id`` is ``.`` or ``..``: such
+    an id reads as another path (``public/../private/a.md``) than the string globs match."""
+    return any(part in (".", "..") for part in record_id.split("/"))
 
 
 def path_matches(path: str, pattern: str) -> bool:

@@ -62,6 +62,21 @@ def test_hidden_records_look_missing_and_cannot_be_written(scoped: McpProcess) -
     assert scoped.ok("get", {"id": "garden/roses.md"})["id"] == "garden/roses.md"
 
 
+def test_ids_with_dot_segments_cannot_be_written_past_the_path_filters(
+    scoped: McpProcess,
+) -> None:
+    """``garden/../private/diary.md`` matches the glob ``garden/*`` as a string, but names
+    private/diary.md to anyone who reads it as a path (HTTP clients resolve it so)."""
+    for record_id in ("garden/../private/diary.md", "garden/./roses.md", "garden/.."):
+        refused = scoped.call("upsert", {"records": [{"id": record_id, "text": "planted"}]})
+        assert refused.is_error, record_id
+        assert "'.' or '..'" in text_of(refused) and "nothing was written" in text_of(refused)
+    listing = scoped.ok("search", {"query": "", "folder": "garden"})
+    assert sorted(h["id"] for h in listing["hits"]) == ["garden/roses.md", "garden/tomatoes.md"]
+    with_dots = scoped.ok("upsert", {"records": [{"id": "garden/v1.2..notes.md", "text": "ok"}]})
+    assert with_dots["added"] == 1  # dots inside a segment are fine
+
+
 def test_an_empty_query_with_a_folder_lists_its_records_fake_embedder(scoped: McpProcess) -> None:
     listing = scoped.ok("search", {"query": "", "folder": "garden"})
     assert sorted(h["id"] for h in listing["hits"]) == ["garden/roses.md", "garden/tomatoes.md"]

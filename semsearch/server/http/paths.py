@@ -18,6 +18,7 @@ from collections.abc import Iterable
 
 from starlette.convertors import PathConvertor, register_url_convertor
 
+from semsearch.scope import has_dot_segment
 from semsearch.server.http.errors import ApiError
 
 __all__ = ["ANY_PATH", "has_dot_segment", "refuse_unaddressable"]
@@ -33,11 +34,6 @@ class _AnyPathConvertor(PathConvertor):
 
 
 register_url_convertor(ANY_PATH, _AnyPathConvertor())
-
-
-def has_dot_segment(identifier: str) -> bool:
-    """True when one of the ``/``-separated segments of ``identifier`` is ``.`` or ``..``."""
-    return any(part in (".", "..") for part in identifier.split("/"))
 
 
 def refuse_unaddressable(ids: Iterable[str], what: str, *, slashes: bool = True) -> None:

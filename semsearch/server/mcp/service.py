@@ -23,6 +23,7 @@ from semsearch.health import read_health
 from semsearch.rerank import resolve_reranker
 from semsearch.rerank.stage import retrieval_reason
 from semsearch.schema import Schema
+from semsearch.scope import has_dot_segment
 from semsearch.search import PathScope
 from semsearch.server.mcp.views import (
     chunk_view,
@@ -333,6 +334,15 @@ class McpService:
             return {"collection": coll.name, "chunks_embedded": report.chunks_embedded}
 
     def _check_writable(self, ids: Sequence[str]) -> None:
+        if self.config.exclude or self.config.read_paths:
+            dotted = [i for i in ids if has_dot_segment(i)]
+            if dotted:  # the globs match the string, a reader sees another path
+                raise InvalidRecord(
+                    f"id {dotted[0][:200]!r} has a '.' or '..' path segment, so it names "
+                    "another path than the one this server's path filters check; nothing was "
+                    "written",
+                    hint="write ids without '.' or '..' segments (e.g. public/notes.md)",
+                )
         hidden = [i for i in ids if i and not self.scope.allows(i)]
         if hidden:
             raise InvalidRecord(
