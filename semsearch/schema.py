@@ -15,13 +15,25 @@ import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import Any, Literal, NoReturn, cast
 
 from semsearch.errors import InvalidQuery, InvalidRecord, SemsearchError
 
-__all__ = ["FIELD_TYPES", "Field", "FieldType", "Schema", "SchemaConflict"]
+__all__ = [
+    "FIELD_TYPES",
+    "INT64_RANGE",
+    "Field",
+    "FieldType",
+    "Schema",
+    "SchemaConflict",
+    "short_int",
+]
 
 log = logging.getLogger(__name__)
+
+#: The values an ``int`` field can hold: what every store binds (SQLite INTEGER, PostgreSQL
+#: bigint, Milvus INT64). Filters use the same range (filters/values.py).
+INT64_RANGE = (-(2**63), 2**63 - 1)
 
 FieldType = Literal["str", "int", "float", "bool", "list[str]"]
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -279,7 +291,18 @@ def _as_text(value: Any) -> str:
         return "\n\n".join(s for s in (_as_text(v) for v in value) if s)
     if isinstance(value, Mapping):
         return json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return str(value).strip()
+    try:
+        return str(value).strip()
+    except ValueError:  # an int past Python's str() limit (4,300 digits)
+        raise InvalidRecord(
+            f"a text field holds {short_int(value)}, too long to write as text",
+            hint="send it as a string; nothing was written",
+        ) from None
+
+
+def short_int(value: int) -> str:
+    """An int for a message: its digits, or its size when too long to print (str() limits)."""
+    return str(value) if value.bit_length() < 200 else f"a {value.bit_length()}-bit integer"
 
 
 def _coerce(record_id: str, f: Field, value: Any) -> Any:
@@ -288,20 +311,39 @@ def _coerce(record_id: str, f: Field, value: Any) -> Any:
         ok = isinstance(value, bool)
     elif f.type == "int":
         ok = isinstance(value, int) and not isinstance(value, bool)
+        if ok and not INT64_RANGE[0] <= value <= INT64_RANGE[1]:
+            _refuse_number(record_id, f, value, "outside the 64-bit integer range that stores hold")
     elif f.type == "float":
         ok = isinstance(value, int | float) and not isinstance(value, bool)
-        value = float(value) if ok else value
+        if ok:
+            try:
+                value = float(value)
+            except OverflowError:  # an int past float's range (about 1.8e308)
+                _refuse_number(record_id, f, value, "too large for a float")
     elif f.type == "str":
         ok = isinstance(value, str)
     else:
         ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
     if not ok:
+        shown = short_int(value) if isinstance(value, int) else json.dumps(value, default=str)
         raise InvalidRecord(
             f"record {record_id!r}: field {f.name!r} expects {f.type}, got "
-            f"{_type_name(value)} ({json.dumps(value, default=str)[:60]})",
+            f"{_type_name(value)} ({shown[:60]})",
             hint="fix the value or declare the field with the right type; nothing was written",
         )
     return value
+
+
+def _refuse_number(record_id: str, f: Field, value: int, why: str) -> NoReturn:
+    raise InvalidRecord(
+        f"record {record_id!r}: field {f.name!r} ({f.type}) got {short_int(value)}, {why}",
+        hint=(
+            f"int fields hold [{INT64_RANGE[0]}, {INT64_RANGE[1]}]; declare larger numbers as float"
+            if f.type == "int"
+            else "float fields hold up to about 1.8e308; keep larger numbers in a str field"
+        )
+        + "; nothing was written",
+    )
 
 
 def _type_name(value: Any) -> str:

@@ -13,7 +13,9 @@ from fractions import Fraction
 from typing import Any
 
 from semsearch.errors import InvalidFilter
+from semsearch.schema import INT64_RANGE as _INT64
 from semsearch.schema import Field
+from semsearch.schema import short_int as _short_int
 
 __all__ = ["FLOAT_VALUES", "read_fraction", "scalar"]
 
@@ -60,9 +62,6 @@ def scalar(field: Field, value: Any) -> Any:
     return float(value) if element == "float" else value
 
 
-_INT64 = (-(2**63), 2**63 - 1)
-
-
 def _check_number(field: Field, value: int | float) -> None:
     """Raise InvalidFilter for NaN, infinity, or an int no store can bind (outside int64).
 
@@ -79,11 +78,6 @@ def _check_number(field: Field, value: int | float) -> None:
             f"range [{_INT64[0]}, {_INT64[1]}] that stored numbers use",
             hint="give a smaller number",
         )
-
-
-def _short_int(value: int) -> str:
-    """An int for a message: its digits, or its size when too long to print (str() limits)."""
-    return str(value) if value.bit_length() < 200 else f"a {value.bit_length()}-bit integer"
 
 
 def _check_unicode(field: Field, value: str) -> None:

@@ -79,6 +79,30 @@ def test_bool_is_not_an_int_and_int_is_a_float() -> None:
     assert schema.declared_values("r", {"n": 3, "x": 2}) == {"n": 3, "x": 2.0}
 
 
+def test_numbers_no_store_can_hold_are_refused_with_the_field_named(
+    db: semsearch.Database,
+) -> None:
+    """Before: 10**30 in an int field was stored as a REAL (and no filter could match it, as
+    filters refuse it), 10**400 in a float field and a 5,000-digit int as text raised a bare
+    OverflowError / ValueError."""
+    schema = Schema((Field("n", "int"), Field("x", "float")))
+    top = 2**63 - 1  # int64, worked out from the stores' column types
+    assert schema.declared_values("r", {"n": top, "x": 10**300}) == {"n": top, "x": 1e300}
+    assert schema.declared_values("r", {"n": -top - 1})["n"] == -(2**63)
+    for values, words in (({"n": top + 1}, "64-bit"), ({"n": -(2**63) - 1}, "64-bit"),
+                          ({"x": 10**400}, "too large for a float")):  # fmt: skip
+        with pytest.raises(semsearch.InvalidRecord) as info:
+            schema.declared_values("r1", values)
+        assert words in info.value.message and "'r1'" in info.value.message
+        assert "nothing was written" in info.value.hint
+    coll = db.collection("nums", schema=schema, embedder="fake:16")
+    coll.upsert([{"id": "kept", "text": "kept", "n": 1}])
+    for record in ({"id": "a", "text": "x", "n": 10**30}, {"id": "b", "text": 10**5000}):
+        with pytest.raises(semsearch.InvalidRecord):
+            coll.upsert([record])
+    assert coll.count() == 1 and coll.get("kept") is not None
+
+
 def test_schema_model_and_dim_are_stored_with_the_collection(db_path) -> None:
     with semsearch.connect(db_path) as db:
         db.collection("spells", schema=SPELL_SCHEMA, embedder="fake:32").upsert(

@@ -30,6 +30,7 @@ from typing import Any
 from semsearch.errors import InvalidFilter
 from semsearch.filters import And, Compare, Filter, IdMatch, Not, Or
 from semsearch.globs import Lit, Many, parse_glob, prefix_end
+from semsearch.schema import INT64_RANGE as _INT64
 
 __all__ = ["FIELD_PREFIX", "column", "compile_filter", "compiles_id_match", "literal"]
 
@@ -39,7 +40,6 @@ FIELD_PREFIX = "f_"
 _ESCAPES = {"\\": "\\\\", '"': '\\"', "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _ESCAPE_TABLE = str.maketrans(_ESCAPES)
 _CMP = {"eq": "==", "ne": "!=", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
-_INT64 = (-(2**63), 2**63 - 1)
 
 
 def column(name: str) -> str:
