@@ -48,13 +48,15 @@ def read_records(path: str | Path, schema: Schema | None = None) -> list[dict[st
     """Read every record of a ``.json`` (array), ``.jsonl``/``.ndjson`` or ``.csv`` file.
 
     Raises:
-        SemsearchError: missing file, unknown extension, or malformed JSON (with line number).
+        SemsearchError: missing file, unknown extension, malformed JSON or CSV (with line
+            number; a CSV row with more cells than the header has columns is malformed).
         InvalidRecord: a CSV cell cannot be converted to its declared type.
     """
     file = Path(path)
     if file.is_dir():
         raise SemsearchError(
-            f"{file.name} is a folder, not a file", hint="give a .json, .jsonl or .csv file"
+            f"{file.name or str(file)} is a folder, not a file",
+            hint="give a .json, .jsonl or .csv file",
         )
     if not file.is_file():
         raise SemsearchError(f"no such file: {file.name}", hint="check the path")
@@ -132,7 +134,16 @@ def _read_csv(name: str, text: str) -> Iterator[dict[str, str]]:
                 f"{name}: the header names column(s) {repeated} more than once",
                 hint="give every column a distinct name",
             )
-        yield from reader
+        for row in reader:
+            if None in row:  # DictReader's key for cells past the header's columns
+                raise SemsearchError(
+                    f"{name}: the CSV record ending on line {reader.line_num} has "
+                    f"{len(reader.fieldnames or ()) + len(row[None])} cells, but the header "
+                    f"names {len(reader.fieldnames or ())} columns",
+                    hint="quote cells that hold commas, or add the missing column names to the "
+                    "header; nothing was written",
+                )
+            yield row
     except csv.Error as exc:
         too_long = "field limit" in str(exc)
         raise SemsearchError(
@@ -144,7 +155,8 @@ def _read_csv(name: str, text: str) -> Iterator[dict[str, str]]:
 
 
 def _convert_csv(row: Mapping[str, str], schema: Schema, line: int) -> dict[str, Any]:
-    out: dict[str, Any] = {k: v for k, v in row.items() if k is not None and v != ""}
+    # a missing trailing cell (None) counts as an empty one
+    out: dict[str, Any] = {k: v for k, v in row.items() if k is not None and v not in ("", None)}
     for field in schema.fields:
         if field.source in out:
             out[field.source] = _convert_cell(out[field.source], field, line)

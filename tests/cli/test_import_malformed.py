@@ -39,6 +39,8 @@ CASES = {
     "dup.csv": (b"id,id\na,b\n", ["'id'", "more than once"]),
     "quote.csv": (b'id,name\na,x\nb,"caf\nc,z\n', ["line 3", "unexpected end of data"]),
     "after.csv": (b'id,name\na,"x"y\n', ["line 2"]),
+    # before: the cells past the header's columns were dropped without a word
+    "extra.csv": (b"id,name,desc\nx1,a,b\nx2,a,b,c,d\n", ["line 3", "5 cells", "3 columns"]),
     "deep.json": (b"[" * 100_000 + b"]" * 100_000, ["too deep"]),
     "deep.jsonl": (b'{"id":"a","x":' + b"[" * 100_000 + b"]" * 100_000 + b"}\n", ["too deep"]),
     "deep9.jsonl": (b'{"id":"deep9","name":"x","x":' + b"[" * 900 + b"]" * 900 + b"}\n", ["32"]),
@@ -61,6 +63,16 @@ def test_fake_embedder_folder_named_like_a_file_is_said_to_be_a_folder(tmp_path:
     (tmp_path / "dir.json").mkdir()
     code, output = import_cli(tmp_path, tmp_path / "dir.json")
     assert code != 0 and "is a folder" in output and "no such file" not in output
+
+
+def test_fake_embedder_a_short_csv_row_leaves_its_missing_cells_empty(tmp_path: Path) -> None:
+    rows = list(read_records(_write(tmp_path / "short.csv", b"id,name,desc\nx8,a\nx9,b,\n")))
+    assert rows == [{"id": "x8", "name": "a"}, {"id": "x9", "name": "b"}]  # no desc: null
+
+
+def _write(path: Path, content: bytes) -> Path:
+    path.write_bytes(content)
+    return path
 
 
 def test_fake_embedder_long_csv_cells_import_up_to_the_limit(tmp_path: Path) -> None:
