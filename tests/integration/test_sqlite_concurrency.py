@@ -588,3 +588,34 @@ def test_fake_embedder_first_vectors_arrive_while_the_vector_cache_loads(
         found = store.vector_search("b", query, 5, None)
     assert [c.record_id for c in found] in ([], ["r1"])
     assert [c.record_id for c in store.vector_search("b", query, 5, None)] == ["r1"]
+
+
+def test_fake_embedder_a_search_racing_a_reembed_to_another_dimension_says_so(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``semsearch reembed`` swaps in a collection of another dimension while a search runs:
+    the search's snapshot lost its records, so it searches a fresh one, which holds 32-d
+    vectors for a 16-d query. That is a DimensionMismatch naming both, not numpy's ValueError
+    from the dot product (a breaker saw it about once in 330 searches during a reembed)."""
+    from semsearch.embedders.fake import FakeEmbedder
+    from semsearch.stores.sqlite import vectors as sqlite_vectors
+
+    with semsearch.connect(db_path) as db:
+        old = db.collection("k", embedder=FakeEmbedder(16))
+        old.upsert([{"id": f"r{i}", "text": f"note {i}"} for i in range(20)])
+        new = db.collection("k_next", embedder=FakeEmbedder(32))
+        new.upsert([{"id": f"r{i}", "text": f"note {i}"} for i in range(20)])
+        real = sqlite_vectors.record_names
+        calls = []
+
+        def swap_then_name(rows: Any, rowids: list[int]) -> dict[int, str]:
+            if not calls:  # the swap lands between the snapshot and naming its records
+                assert db.store.replace_collection("k", "k_next")
+            calls.append(1)
+            return real(rows, rowids)
+
+        monkeypatch.setattr(sqlite_vectors, "record_names", swap_then_name)
+        query = FakeEmbedder(16).embed_query("note 3")
+        with pytest.raises(semsearch.DimensionMismatch) as info:
+            db.store.vector_search("k", query, 5, None)
+        assert "16-d" in info.value.message and "32-d" in info.value.message

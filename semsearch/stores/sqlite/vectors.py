@@ -242,6 +242,8 @@ def _ranked(
         if found is None:
             return []
         cid, index, state = found
+        if state.rows:  # the collection may have been re-embedded with another model meanwhile
+            check_query_dim(collection, state.dim, vector)
         allowed = None if where is None else filter_key(db._rows, cid, where)
     hits = [
         ScoredChunk(int(c), names[rid], float(s))
