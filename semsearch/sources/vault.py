@@ -179,7 +179,8 @@ def read_note(
     Args:
         warnings: appended (and logged) when the file is indexed but probably not as meant:
             front matter opened with ``---`` on the first line and never closed is indexed
-            whole, as body, with no front matter fields.
+            whole, as body, with no front matter fields; front matter that is not valid YAML
+            (or not a mapping) gives no fields.
     Raises:
         UnicodeDecodeError: the file is not valid UTF-8. OSError: it cannot be read.
         LinkOutsideFolder: (an OSError) a symbolic link takes the path outside ``root``.
@@ -197,9 +198,11 @@ def read_note(
         stat = {"path": rel, "folder": folder, "modified": path.stat().st_mtime}
         return {"id": rel, **document, **stat}
     raw = path.read_bytes().decode("utf-8-sig")  # a BOM must not hide the front matter
-    front, body, body_line = split_front_matter(raw)
+    problems: list[str] = []
+    front, body, body_line = split_front_matter(raw, problems)
     if body_line == 1 and _OPENING.match(raw):
-        reason = UNCLOSED_FRONT_MATTER
+        problems.append(UNCLOSED_FRONT_MATTER)
+    for reason in problems:
         log.warning("%s: %s", rel, reason)
         if warnings is not None:
             warnings.append((rel, reason))
@@ -216,16 +219,26 @@ def read_note(
     return {"id": rel, "text": body, **fields}
 
 
-def split_front_matter(raw: str) -> tuple[dict[str, Any], str, int]:
-    """(front matter mapping, body, 1-based line where the body starts). Bad YAML gives {}."""
+def split_front_matter(
+    raw: str, problems: list[str] | None = None
+) -> tuple[dict[str, Any], str, int]:
+    """(front matter mapping, body, 1-based line where the body starts). Front matter that is
+    not valid YAML, or not a mapping, gives {}; with ``problems``, why is appended to it."""
     match = _FRONT_MATTER.match(raw)
     if match is None:
         return {}, raw, 1
+    body_line = raw[: match.end()].count("\n") + 1
     try:
         data = yaml.safe_load(match.group(1) or "") or {}
-    except yaml.YAMLError:
-        data = {}
-    body_line = raw[: match.end()].count("\n") + 1
+    except yaml.YAMLError as exc:
+        data, why = {}, f"is not valid YAML ({str(exc).splitlines()[0][:120]})"
+    else:
+        why = "" if isinstance(data, dict) else f"is a YAML {type(data).__name__}, not key: value"
+    if why and problems is not None:
+        problems.append(
+            f"front matter on lines 1-{body_line - 1} {why}; the note was indexed without its "
+            "fields (fix the YAML, e.g. quote values that hold ':' or '[')"
+        )
     return (data if isinstance(data, dict) else {}), raw[match.end() :], body_line
 
 

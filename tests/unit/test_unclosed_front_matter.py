@@ -54,3 +54,24 @@ def test_cli_index_summary_counts_the_warning_fake_embedder(
     assert result.exit_code == 0, result.output
     assert "0 skipped, 1 warnings;" in result.output
     assert "warning: open.md: front matter" in " ".join(result.output.split())
+
+
+@pytest.mark.parametrize(
+    "front, why", [("title: [unclosed\ntags: a\n", "not valid YAML"),
+                   ("- just\n- a list\n", "YAML list")],
+)  # fmt: skip
+def test_front_matter_that_is_not_yaml_key_values_is_warned_fake_embedder(
+    tmp_path: Path, front: str, why: str
+) -> None:
+    """Before, such front matter was dropped without a word: the note lost its fields and the
+    index said nothing."""
+    root = tmp_path / "vault"
+    root.mkdir()
+    (root / "bad.md").write_text(f"---\n{front}---\n# Bad\n\nThe body of bad.\n")
+    with semsearch.connect(str(tmp_path / "v.embed.db")) as db:
+        coll = db.collection("notes", schema=VAULT_SCHEMA, embedder="fake:16")
+        report = index_folder(coll, root)
+        assert [rel for rel, _ in report.warnings] == ["bad.md"]
+        lines = front.count("\n") + 2  # the opening and closing '---' lines
+        assert why in report.warnings[0][1] and f"lines 1-{lines}" in report.warnings[0][1]
+        assert coll.search("body", mode="keyword", limit=1).ids == ["bad.md"]  # still indexed
