@@ -134,7 +134,7 @@ def validate_request(
             f'"default", got {min_score!r} ({type_name(min_score)})',
             hint='e.g. min_score=0.3; "default" uses the model\'s calibrated default',
         )
-    check_text("folder", folder, optional=True)
+    check_text("folder", folder, optional=True, no_nul=True)
     for name, globs in (("exclude", exclude), ("include", include)):
         if isinstance(globs, str) or not isinstance(globs, list | tuple):
             raise InvalidQuery(
@@ -142,7 +142,7 @@ def validate_request(
                 hint=f'wrap one glob in a list: {name}=["private/*"]',
             )
         for glob in globs:
-            check_text(f"each {name} glob", glob)
+            check_text(f"each {name} glob", glob, no_nul=True)
     if fallback not in (None, "keyword"):
         raise InvalidQuery(f"unknown fallback {fallback!r}", hint='use fallback="keyword" or None')
     if not isinstance(exact, bool):

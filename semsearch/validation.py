@@ -44,9 +44,10 @@ SURROGATE_HINT = (
 )
 
 
-#: The hint of every NUL-character error (queries and record ids).
+#: The hint of every NUL-character error (queries, record ids, paths and filter values).
 NUL_HINT = (
-    "remove the NUL (\\x00) characters: PostgreSQL text cannot hold them, so no store takes them"
+    "remove the NUL (\\x00) characters: PostgreSQL text cannot hold them, so every store "
+    "refuses them here alike"
 )
 
 #: Most nested lists/objects in one record field value (``{"a": [[1]]}``: field ``a`` is 2 deep).

@@ -81,12 +81,19 @@ def _check_number(field: Field, value: int | float) -> None:
 
 
 def _check_unicode(field: Field, value: str) -> None:
-    """Raise InvalidFilter for a lone surrogate, which no store can bind as UTF-8 text."""
-    from semsearch.validation import surrogate_at
+    """Raise InvalidFilter for a lone surrogate, which no store can bind as UTF-8 text, or a
+    NUL, which PostgreSQL cannot (refused on every store alike, as in queries)."""
+    from semsearch.validation import NUL_HINT, surrogate_at
 
     position = surrogate_at(value)
     if position is not None:
         raise InvalidFilter(
             f"the filter value for {field.name!r} holds a lone surrogate at character {position}",
             hint="it is not valid Unicode (an unpaired \\uD800-\\uDFFF escape); remove it",
+        )
+    if "\x00" in value:
+        raise InvalidFilter(
+            f"the filter value for {field.name!r} holds a NUL character (\\x00) at character "
+            f"{value.index(chr(0))}",
+            hint=NUL_HINT,
         )

@@ -177,6 +177,24 @@ def test_a_nul_in_a_record_id_is_invalid_record_and_nothing_is_written(database)
             call()
 
 
+def test_a_nul_in_a_filter_value_or_a_path_is_refused_alike_on_every_store(database) -> None:
+    """PostgreSQL raised a raw psycopg.DataError for a NUL in a filter value; Milvus an
+    InvalidFilter with a developer's hint for one in ``folder``; SQLite answered []."""
+    coll = spells(database)
+    for where in ({"school": "a\x00"}, {"classes": {"$contains": "\x00"}},
+                  {"school": {"$in": ["abjuration", "x\x00"]}}):  # fmt: skip
+        for verb, args in ((coll.find, ()), (coll.search, ("ward",)), (coll.delete_where, ())):
+            with pytest.raises(InvalidFilter, match="NUL character") as info:
+                verb(*args, where=where)
+            assert "NUL" in str(info.value.hint)
+    for mode in ("keyword", "semantic"):
+        with pytest.raises(InvalidQuery, match="folder holds a NUL character"):
+            coll.search("", folder="b\x00", mode=mode)
+        with pytest.raises(InvalidQuery, match="exclude glob holds a NUL character"):
+            coll.search("ward", exclude=["x\x00"], mode=mode)
+    assert coll.count() == len(RECORDS)  # delete_where deleted nothing
+
+
 def _every_verb(coll) -> dict[str, object]:
     """One call of each Collection verb, by name (reads, searches and writes)."""
     return {

@@ -104,3 +104,22 @@ def test_trigram_keyword_tokenizer_is_refused_clearly(mdb: semsearch.Database) -
         mdb.collection("notes", embedder=FakeEmbedder(8), keyword_tokenizer="trigram")
     assert err.value.hint and "porter" in err.value.hint
     assert mdb.collections() == []
+
+
+def test_a_list_field_longer_than_milvus_holds_is_invalid_record_fake_embedder(
+    mdb: semsearch.Database,
+) -> None:
+    """Milvus' ARRAY column holds 4,096 items (docs/milvus.md). Before, 4,097 raised
+    StoreCorrupted with a "re-index" hint, as if the collections had been damaged."""
+    schema = semsearch.Schema.from_types({"tags": "list[str]"})
+    coll = mdb.collection("tagged", schema=schema, embedder="fake:16")
+    coll.upsert([{"id": "kept", "text": "old text", "tags": ["a"]}])
+    full = [f"t{i}" for i in range(4096)]
+    coll.upsert([{"id": "full", "text": "x", "tags": full}])  # exactly the capacity: stored
+    batch = [{"id": "kept", "text": "new text"}, {"id": "k", "text": "x", "tags": [*full, "one"]}]
+    with pytest.raises(semsearch.InvalidRecord) as info:
+        coll.upsert(batch)
+    assert "'tags'" in info.value.message and "4097 items" in info.value.message
+    assert "4096" in info.value.message and "nothing was written" in str(info.value.hint)
+    assert [r.text for r in coll.get(["kept"])] == ["old text"]
+    assert len(coll.get(["full"])[0].fields["tags"]) == 4096

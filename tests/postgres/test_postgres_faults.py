@@ -128,3 +128,27 @@ def test_pool_survives_a_server_restart(pg_location) -> None:
         assert coll.search("alpha beta", limit=1).ids == ["a"]
         coll.upsert([{"id": "c", "text": "delta"}])
         assert coll.count() == 3
+
+
+def test_an_id_too_long_for_an_index_is_invalid_record_not_a_lost_server(pg_location) -> None:
+    """A btree entry holds at most 2,704 bytes (PostgreSQL's limit, a third of an 8 KB page);
+    an id of 3,000 random letters (incompressible) is past it. Before, PostgreSQL's
+    ProgramLimitExceeded (an OperationalError) was reported as BackendUnavailable, with a hint
+    about the host, port and password."""
+    import random
+    import string
+
+    from semsearch.errors import InvalidRecord
+
+    long_id = "".join(random.Random(7).choices(string.ascii_letters, k=3000))
+    with semsearch.connect(pg_location) as db:
+        coll = db.collection("notes", embedder=FakeEmbedder(16))
+        coll.upsert([{"id": "kept", "text": "old text"}])
+        with pytest.raises(InvalidRecord) as info:
+            coll.upsert([{"id": "kept", "text": "new text"}, {"id": long_id, "text": "x"}])
+        assert "2,704 bytes" in str(info.value.hint) and "nothing was written" in str(
+            info.value.hint
+        )
+        assert [r.text for r in coll.get(["kept"])] == ["old text"] and coll.count() == 1
+        coll.upsert([{"id": "after", "text": "the pool still works"}])
+        assert coll.count() == 2

@@ -93,6 +93,8 @@ WRITING = "writing"
 MAX_TOPK = 16384
 #: Milvus' VARCHAR limit in bytes; a body slice of this many characters always fits (<= 4 B/char).
 VARCHAR_MAX = 65535
+#: Most items of a ``list[str]`` field (its ``ARRAY`` column's ``max_capacity``).
+LIST_MAX_ITEMS = 4096
 BODY_PART_CHARS = VARCHAR_MAX // 4
 #: Index parameters per vector index type (metric COSINE). ``search`` holds query-time params.
 INDEXES: dict[str, dict[str, Any]] = {
@@ -176,7 +178,7 @@ def _add_fields(schema: Any, fields: list[dict[str, Any]]) -> None:
                 name,
                 DataType.ARRAY,
                 element_type=DataType.VARCHAR,
-                max_capacity=4096,
+                max_capacity=LIST_MAX_ITEMS,
                 max_length=VARCHAR_MAX,
                 nullable=True,
             )

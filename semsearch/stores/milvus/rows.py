@@ -43,7 +43,8 @@ def _attrs(fields: list[dict[str, Any]], values: dict[str, Any]) -> dict[str, An
 
 
 def check_sizes(records: Sequence[RecordWrite]) -> None:
-    """Refuse values larger than a Milvus VARCHAR before anything is written."""
+    """Refuse values larger than a Milvus VARCHAR, and lists longer than its ARRAY columns
+    hold, before anything is written."""
     for r in records:
         too_big = len(r.id.encode()) > lay.VARCHAR_MAX - 16 or any(
             len(c.chunk.text.encode()) > lay.VARCHAR_MAX for c in r.chunks
@@ -51,6 +52,17 @@ def check_sizes(records: Sequence[RecordWrite]) -> None:
         too_big = too_big or any(
             isinstance(v, str) and len(v.encode()) > lay.VARCHAR_MAX for v in r.attrs.values()
         )
+        long_list = next(
+            (k for k, v in r.attrs.items() if isinstance(v, list) and len(v) > lay.LIST_MAX_ITEMS),
+            None,
+        )
+        if long_list is not None:
+            raise InvalidRecord(
+                f"record {r.id[:60]!r}: list field {long_list!r} has {len(r.attrs[long_list])} "
+                f"items; a Milvus list column holds at most {lay.LIST_MAX_ITEMS}",
+                hint="keep fewer items (e.g. the most relevant tags), or keep the list in an "
+                "undeclared field; nothing was written",
+            )
         if too_big:
             raise InvalidRecord(
                 f"record {r.id[:60]!r} has an id, a declared string field or a chunk over "

@@ -178,7 +178,16 @@ class PostgresStore(PostgresReads):
             with self._write(collection) as conn:
                 t, fields, _ = self._need_tables(conn, collection)
                 with conn.cursor() as cur:
-                    write_batch(cur, t, fields, records, result)
+                    try:
+                        write_batch(cur, t, fields, records, result)
+                    except psycopg.errors.ProgramLimitExceeded as exc:  # an OperationalError
+                        raise InvalidRecord(  # raised here, it is not taken for a lost server
+                            "PostgreSQL refused a record of this batch: "
+                            f"{str(exc).strip().splitlines()[0]}",
+                            hint="a record id, declared str field or list[str] item is too long "
+                            "for a PostgreSQL index (a btree entry holds at most 2,704 bytes); "
+                            "shorten it; nothing was written",
+                        ) from None
         except psycopg.DataError as exc:  # e.g. a NUL character, which text columns refuse
             raise InvalidRecord(
                 f"PostgreSQL refused a record of this batch: {exc}",
