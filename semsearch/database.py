@@ -197,13 +197,24 @@ class Database:
 
         For :class:`semsearch.memory.conversation.ConversationMemory` and the servers' memory routes only:
         the collection returned reads every user's messages. Arguments and errors as
-        :meth:`collection` (with ``create=True``, minus the memory refusal).
+        :meth:`collection` (with ``create=True``, minus the memory refusal); also
+        SchemaConflict when ``name`` is an existing collection that does not hold messages.
         """
         self._life.check_open()
         if not isinstance(name, str) or not _NAME.fullmatch(name):
             from semsearch.errors import InvalidQuery
 
             raise InvalidQuery(f"invalid collection name {name!r}", hint="e.g. 'messages'")
+        info = self.store.get_collection(name)
+        if info is not None and not is_memory(info) and not _holds_messages(info, schema):
+            from semsearch.schema import SchemaConflict
+
+            raise SchemaConflict(
+                f"collection {name!r} exists and does not hold conversation memory; making it "
+                "memory would hide its records from every search",
+                hint="give the memory another collection name (collection=...), or drop that "
+                "collection first; nothing was changed",
+            )
         coll = self._open(name, schema, embedder, True, None, True, {MEMORY_OPTION: True})
         info = self.store.get_collection(name)
         if info is not None and not is_memory(info):  # made before the marker existed
@@ -349,3 +360,10 @@ class Database:
 
     def __repr__(self) -> str:
         return f"Database({self.location!r})"
+
+
+def _holds_messages(info: CollectionInfo, schema: Schema) -> bool:
+    """True when ``info`` declares every field of the message ``schema``: a memory collection
+    made before the memory marker existed (anything else is not memory)."""
+    stored = {f.name for f in Schema.from_json(info.schema_json).fields}
+    return {f.name for f in schema.fields} <= stored

@@ -12,6 +12,7 @@ from typing import Any
 
 from semsearch.errors import InvalidQuery, InvalidRecord, SemsearchError
 from semsearch.memory.types import MEMORY_MODES, ROLES, MemoryMode
+from semsearch.validation import check_text
 
 __all__ = [
     "MAX_ID_CHARS",
@@ -34,14 +35,15 @@ def check_id(name: str, value: object, error: type[SemsearchError] = InvalidQuer
     """Return ``value`` if it is a usable id (a non-blank string of at most 256 chars).
 
     Raises:
-        ``error`` (InvalidQuery by default, InvalidRecord for writes): not a string, blank, or
-        too long.
+        ``error`` (InvalidQuery by default, InvalidRecord for writes): not a string, blank,
+        too long, or holding a NUL or a lone surrogate.
     """
     if not isinstance(value, str):
         raise error(
             f"{name} must be a string, got {type(value).__name__}",
             hint=f'pass the {name} as text, e.g. {name}="alice"',
         )
+    check_text(name, value, error, no_nul=True)  # a NUL or lone surrogate no filter can match
     if not value.strip():
         raise error(f"{name} must not be empty", hint=f"pass a non-blank {name}")
     if len(value) > MAX_ID_CHARS:
@@ -81,11 +83,15 @@ def check_topics(topics: Iterable[str] | None, error: type[SemsearchError]) -> l
     """Return topics as a list of non-blank strings (a bare string is refused, not split)."""
     if topics is None:
         return []
+    if not isinstance(topics, str):
+        topics = list(topics)  # read once: a generator would be empty the second time
     if isinstance(topics, str) or not all(isinstance(t, str) and t.strip() for t in topics):
         raise error(
             f"topics must be a list of non-empty strings, got {topics!r}",
             hint='e.g. topics=["restaurants"]',
         )
+    for topic in topics:  # stored, a topic no filter could name would be unsearchable
+        check_text("each topic", topic, error, no_nul=True)
     return list(dict.fromkeys(topics))
 
 

@@ -140,6 +140,11 @@ def test_user_id_is_required_and_validated(fake_memory, bad):
         {"created_at": 1e20},  # about 3e12 years: was a raw OverflowError
         {"created_at": "0001-01-01T00:00:00+05:00"},  # before year 1 once moved to UTC
         {"conversation_id": ""},
+        # a NUL or lone surrogate: no filter can name them (was InvalidFilter, or for a topic
+        # stored and then unsearchable)
+        {"user_id": "u\x00"},
+        {"conversation_id": "c\ud800"},
+        {"topics": ["ok", "t\x00"]},
     ],
 )
 def test_bad_message_is_refused_and_nothing_stored(fake_memory, kwargs):
@@ -148,6 +153,29 @@ def test_bad_message_is_refused_and_nothing_stored(fake_memory, kwargs):
         fake_memory.add_message(**args)
     assert err.value.hint
     assert fake_memory.stats().messages == 0
+
+
+def test_topics_from_a_generator_are_all_kept(fake_memory):
+    """The check read the generator once, and the store got what was left: nothing."""
+    fake_memory.add_message("u", "c", "user", "hi", topics=(t for t in ["food", "travel"]))
+    assert list(fake_memory.recent("u", "c")[0].topics) == ["food", "travel"]
+
+
+def test_memory_refuses_to_take_over_a_collection_with_other_records(tmp_path: Path):
+    """Before, the collection was marked as memory: its records vanished from every search,
+    and ``stats()`` raised KeyError('user_id')."""
+    from semsearch.schema import SchemaConflict
+
+    with connect(tmp_path / "m.embed.db") as db:
+        db.collection("chat", embedder=FakeEmbedder(32)).upsert([{"id": "doc1", "text": "notes"}])
+        with pytest.raises(SchemaConflict) as err:
+            ConversationMemory(db, collection="chat", embedder=FakeEmbedder(32), background=False)
+        assert "collection=" in str(err.value.hint)
+        assert [h.id for h in db.collection("chat").search("notes", mode="keyword")] == ["doc1"]
+        memory = ConversationMemory(db, embedder=FakeEmbedder(32), background=False)
+        memory.add_message("u", "c", "user", "hello")  # its own collection still works
+        reopened = ConversationMemory(db, embedder=FakeEmbedder(32), background=False)
+        assert reopened.stats().messages == 1
 
 
 def test_created_at_is_normalised_to_utc_iso(fake_memory):
