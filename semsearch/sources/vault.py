@@ -31,6 +31,7 @@ from semsearch.results import UpsertReport
 from semsearch.schema import Field, Schema
 from semsearch.search import path_matches
 from semsearch.sources.pdf import PdfSkipped, is_pdf, pdf_record
+from semsearch.validation import surrogate_at
 
 __all__ = [
     "VAULT_SCHEMA",
@@ -65,6 +66,10 @@ UNCLOSED_FRONT_MATTER = (
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S)
 _H1 = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.M)
 FILES_PER_BATCH = 64
+
+
+class UnreadableName(OSError):
+    """A file whose name is not valid UTF-8: no store can hold it as a record id (skipped)."""
 
 
 class LinkOutsideFolder(OSError):
@@ -183,9 +188,12 @@ def read_note(
             (or not a mapping) gives no fields.
     Raises:
         UnicodeDecodeError: the file is not valid UTF-8. OSError: it cannot be read.
+        UnreadableName: (an OSError) its name is not valid UTF-8.
         LinkOutsideFolder: (an OSError) a symbolic link takes the path outside ``root``.
         PdfSkipped: a PDF with no text, encrypted, broken, or pypdf is not installed.
     """
+    if surrogate_at(rel) is not None:  # os.fsdecode kept the bytes of a non-UTF-8 name
+        raise UnreadableName(0, "its name is not valid UTF-8; rename the file", rel)
     path = root / rel
     if not inside_root(root, path):
         log.info("skipped %s: a symbolic link to a path outside the indexed folder", rel)

@@ -101,6 +101,24 @@ def test_bad_files_are_reported_and_skipped(db: semsearch.Database, vault: Path)
     assert coll.count() == 2
 
 
+def test_a_file_name_that_is_not_utf8_is_skipped_and_the_rest_indexed(
+    db: semsearch.Database, vault: Path
+) -> None:
+    """Before, one such name stopped the whole run with a lone-surrogate error on the record
+    id, and quarantined an index that was fine."""
+    import os
+
+    coll = db.collection("notes", schema=VAULT_SCHEMA, embedder="fake:32")
+    assert index_folder(coll, vault).new == 2
+    with open(os.path.join(os.fsencode(vault), b"garden", b"caf\xe9.md"), "wb") as out:
+        out.write(b"# Cafe\n\nA note with a latin-1 name.\n")
+    write(vault, "work/next.md", "# Next\n\nA new note beside it.\n")
+    report = index_folder(coll, vault)
+    ((rel, reason),) = report.skipped
+    assert rel == os.fsdecode(b"garden/caf\xe9.md") and "name is not valid UTF-8" in reason
+    assert (report.new, report.removed) == (1, 0) and coll.count() == 3
+
+
 def test_excluded_files_are_removed_on_reindex(db: semsearch.Database, vault: Path) -> None:
     coll = db.collection("notes", schema=VAULT_SCHEMA, embedder="fake:32")
     index_folder(coll, vault)
