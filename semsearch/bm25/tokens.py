@@ -34,6 +34,9 @@ class PieceTokenizer:
     def __init__(self, tokenize: str) -> None:
         self.tokenize = tokenize
         self._conn = sqlite3.connect(":memory:", check_same_thread=False)
+        # FTS5 cuts a very long token (e.g. 21,000 CJK characters without a space) inside a
+        # character; the same bytes give the same term here for texts and for queries
+        self._conn.text_factory = _decode_term
         quoted = tokenize.replace("'", "''")
         self._conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='{quoted}')")
         self._conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
@@ -73,3 +76,8 @@ class PieceTokenizer:
             out.setdefault(int(doc), []).append((int(offset), str(term)))
         for i, piece in enumerate(batch, 1):
             self._cache[piece] = tuple(t for _, t in sorted(out.get(i, [])))
+
+
+def _decode_term(raw: bytes) -> str:
+    """A term's bytes as text: invalid UTF-8 (a token FTS5 cut short) becomes U+FFFD."""
+    return raw.decode("utf-8", "replace")

@@ -250,6 +250,23 @@ def test_best_chunk_from_text_is_the_fts5_best_chunk(db: semsearch.Database) -> 
     assert several > 100  # the choice was made among several chunks often
 
 
+def test_a_very_long_cjk_run_does_not_stop_the_sidecar_build(tmp_path: Path) -> None:
+    """FTS5 cuts a 21,000-character token inside a character; reading it back raised "Could
+    not decode to UTF-8 column 'term'", so the .kw file was never built and every search
+    retried the build. Its scores still match FTS5's ``bm25()`` (worked out by FTS5 itself)."""
+    with semsearch.connect(tmp_path / "cjk.embed.db") as db:
+        coll = db.collection("docs", embedder=FakeEmbedder(16))
+        coll.upsert([{"id": "long", "text": "图" * 21000 + " quokka"},
+                     {"id": "short", "text": "a quokka and a wombat"},
+                     {"id": "other", "text": "nothing here"}])  # fmt: skip
+        sidecar = sidecar_of(coll)
+        assert is_current(coll) and Path(keyword_path(str(db.location), sidecar.cid)).exists()
+        hits = coll.search("quokka", mode="keyword")
+        want = fts5_path(coll, "quokka", 10)
+        assert [(h.id, round(h.score, 6)) for h in hits] == [(i, round(s, 6)) for i, s in want]
+        assert {h.id for h in hits} == {"long", "short"}
+
+
 def test_dropping_the_collection_deletes_its_keyword_file(
     db: semsearch.Database, db_path: Path, coll: Collection
 ) -> None:
