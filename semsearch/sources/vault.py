@@ -3,7 +3,7 @@ and idempotent.
 
 A record's id is the file's path relative to the folder (POSIX). Its fields are ``path``,
 ``title`` (front matter ``title``, else the first H1, else the file name), ``folder``,
-``modified`` (mtime, Unix seconds), ``body_line`` (1-based line where the body starts) and the
+``modified`` (mtime, Unix seconds), ``body_line`` (1-based line of the body's first non-blank line) and the
 keys of the YAML front matter. The front matter never goes into a chunk. A PDF's fields are
 ``path``, ``title`` (its Title, else the file name), ``folder``, ``modified``, ``pages`` and
 ``page_starts`` (see :mod:`semsearch.sources.pdf`); one that has no text, is encrypted or
@@ -214,6 +214,8 @@ def read_note(
         log.warning("%s: %s", rel, reason)
         if warnings is not None:
             warnings.append((rel, reason))
+    # the record's text is stripped (schema.render), so its first line is the first non-blank
+    body_line += body[: len(body) - len(body.lstrip())].count("\n")
     h1 = _H1.search(body)
     title = front.get("title") or (h1.group(1).strip() if h1 else Path(rel).stem)
     fields = {k: _jsonable(v) for k, v in front.items() if k not in ("id", "text")}

@@ -119,6 +119,27 @@ def test_a_file_name_that_is_not_utf8_is_skipped_and_the_rest_indexed(
     assert (report.new, report.removed) == (1, 0) and coll.count() == 3
 
 
+@pytest.mark.parametrize(
+    ("content", "line"),
+    [("---\ntitle: T\n---\n\n# Head\n\nword\n", 5),  # front matter, a blank line, the text
+     ("\n\n\n# Head\n\nword\n", 4), ("---\ntitle: T\n---\n# Head\n\nword\n", 4),
+     ("# Head\n\nword\n", 1)],
+)  # fmt: skip
+def test_hit_line_numbers_count_the_blank_lines_before_the_text(
+    db: semsearch.Database, tmp_path: Path, content: str, line: int
+) -> None:
+    """The record's text is stripped, so chunk lines were counted from its first non-blank
+    line as if it were the body's first: one line early per blank line (a blank line after
+    front matter is common). Expected lines counted by hand in each file."""
+    root = tmp_path / "lines"
+    write(root, "n.md", content)
+    coll = db.collection("notes", schema=VAULT_SCHEMA, embedder="fake:32")
+    index_folder(coll, root)
+    (hit,) = coll.search("word", mode="keyword")
+    assert hit.chunk is not None and hit.chunk.line_start == line
+    assert content.splitlines()[line - 1] == "# Head"
+
+
 def test_excluded_files_are_removed_on_reindex(db: semsearch.Database, vault: Path) -> None:
     coll = db.collection("notes", schema=VAULT_SCHEMA, embedder="fake:32")
     index_folder(coll, vault)
