@@ -83,4 +83,6 @@ def embed_pending(collection: Collection, report: SyncReport) -> list[str]:
 
 def failure_message(exc: BaseException) -> str:
     """Why a sync failed, in one line for the index health."""
+    if isinstance(exc, KeyboardInterrupt):  # its text is empty: "KeyboardInterrupt: " said nothing
+        return "it was interrupted (Ctrl-C); the next sync repairs the index"
     return exc.message if isinstance(exc, SemsearchError) else f"{type(exc).__name__}: {exc}"

@@ -307,9 +307,15 @@ def index_folder(
     existing = collection.ids()
     gone = [i for i in existing if i not in kept]
     if existing and not kept:
+        found = (
+            f"none of the {len(paths)} notes in {base.name or root!r} could be read (first: "
+            f"{report.skipped[0][0]}: {report.skipped[0][1]})"
+            if paths and report.skipped
+            else f"no notes found in {base.name or root!r} (with these --include/--exclude globs)"
+        )
         raise SemsearchError(
-            f"no notes found in {base.name or root!r} (with these --include/--exclude globs); "
-            f"refusing to remove all {len(existing)} records of collection {collection.name!r}",
+            f"{found}; refusing to remove all {len(existing)} records of collection "
+            f"{collection.name!r}",
             hint="check the folder and globs, or use another --collection for another folder",
         )
     report.removed = collection.delete(gone) if gone else 0

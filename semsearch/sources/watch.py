@@ -203,6 +203,8 @@ class FolderWatcher:
             reason = "not valid UTF-8" if isinstance(exc, UnicodeDecodeError) else str(exc)
             report.skipped.append((rel, reason))
             self.failed.add(rel)
+            if self._stored(rel):  # its old text is no longer the file's: as a full sync does
+                report.removed += self.collection.delete([rel])
             return []
         report.add_upsert(result)
         return list(result.errors)

@@ -140,6 +140,23 @@ def test_hit_line_numbers_count_the_blank_lines_before_the_text(
     assert content.splitlines()[line - 1] == "# Head"
 
 
+def test_a_folder_whose_only_notes_cannot_be_read_says_so(
+    db: semsearch.Database, tmp_path: Path
+) -> None:
+    """It said "no notes found", though the note was there, only unreadable."""
+    root = tmp_path / "one"
+    write(root, "a.md", "# A\n\nfine\n")
+    coll = db.collection("notes", schema=VAULT_SCHEMA, embedder="fake:32")
+    index_folder(coll, root)
+    write(root, "a.md", b"x \xff y")
+    with pytest.raises(semsearch.SemsearchError) as info:
+        index_folder(coll, root)
+    assert "none of the 1 notes" in info.value.message and "a.md: not valid UTF-8" in (
+        info.value.message
+    )
+    assert coll.ids() == ["a.md"]  # refused: nothing removed
+
+
 def test_excluded_files_are_removed_on_reindex(db: semsearch.Database, vault: Path) -> None:
     coll = db.collection("notes", schema=VAULT_SCHEMA, embedder="fake:32")
     index_folder(coll, vault)

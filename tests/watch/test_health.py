@@ -122,6 +122,23 @@ def test_store_raising_mid_sync_quarantines_fake_embedder(
     assert coll.search("wikilinks between notes", mode="semantic").hits
 
 
+def test_ctrl_c_mid_sync_says_so_in_the_health_fake_embedder(
+    db: semsearch.Database, vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reason read "the sync failed: KeyboardInterrupt: " (the exception has no text)."""
+    coll = db.collection("notes", schema=VAULT_SCHEMA, embedder=QuickFake())
+
+    def interrupted(collection: str, records: list) -> object:  # type: ignore[type-arg]
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(coll.store, "write_records", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        sync_folder(coll, vault)
+    health = read_health(coll.store, "notes")
+    assert health.state == "quarantined"
+    assert "interrupted (Ctrl-C)" in (health.reason or "") and "next sync" in (health.reason or "")
+
+
 def test_unreadable_note_degrades_and_is_listed_fake_embedder(
     db: semsearch.Database, vault: Path
 ) -> None:
@@ -152,6 +169,29 @@ def test_watcher_batch_after_outage_returns_index_to_ok_fake_embedder(
     assert read_health(coll.store, "notes").state == "ok"
     assert coll.stats().pending == 0
     assert "inbox/after.md" in coll.search("outage", mode="keyword").ids
+
+
+def test_a_note_turned_unreadable_leaves_the_index_as_a_full_sync_would_fake_embedder(
+    db: semsearch.Database, vault: Path, tmp_path: Path
+) -> None:
+    """The watcher kept the note's old text searchable while a full sync removed it: the two
+    disagreed about the same folder. Both now drop it and list it as failed."""
+    coll = db.collection("notes", schema=VAULT_SCHEMA, embedder=QuickFake())
+    write(vault, "inbox/stale.md", "# Stale\n\nhello staletok\n")
+    watcher = FolderWatcher(coll, vault)
+    watcher.sync()
+    assert "inbox/stale.md" in coll.search("staletok", mode="keyword").ids
+    write(vault, "inbox/stale.md", b"x \xff y")
+    report = watcher.apply(["inbox/stale.md"])
+    assert report.removed == 1 and coll.search("staletok", mode="keyword").ids == []
+    health = read_health(coll.store, "notes")
+    assert health.state == "degraded" and health.failed == ("inbox/stale.md",)
+    watched = sorted(coll.ids())
+    other = semsearch.connect(tmp_path / "full.embed.db")
+    full = other.collection("notes", schema=VAULT_SCHEMA, embedder=QuickFake())
+    sync_folder(full, vault)
+    assert sorted(full.ids()) == watched
+    other.close()
 
 
 def test_health_is_read_by_another_connection(db: semsearch.Database, vault: Path) -> None:
