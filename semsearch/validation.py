@@ -283,10 +283,15 @@ def check_page(limit: object, offset: object, max_limit: int) -> None:
                 hint=f"e.g. {name}={100 if name == 'limit' else 0}",
             )
     assert isinstance(limit, int) and isinstance(offset, int)  # for mypy: checked above
-    if not 1 <= limit <= max_limit or not 0 <= offset < 2**63:
+    if not 1 <= limit <= max_limit:
         raise InvalidQuery(
-            f"limit must be in [1, {max_limit}] and offset >= 0 (below 2**63), got {limit}, {offset}",
-            hint="e.g. limit=100",
+            f"limit must be in [1, {max_limit}], got {limit}",
+            hint=f"e.g. limit={min(100, max_limit)}",
+        )
+    if not 0 <= offset < 2**63:
+        raise InvalidQuery(
+            f"offset must be >= 0 (and below 2**63), got {offset}",
+            hint="e.g. offset=0 for the first page, offset=limit for the next",
         )
 
 

@@ -59,6 +59,10 @@ def machine_on(location: str) -> type[RuleBasedStateMachine]:
         def add(self, user: str, conversation: str, role: str, text: str) -> None:
             ref = self.memory.add_message(user, conversation, role, text)
             assert ref.id not in self.live and ref.id not in self.deleted
+            # a live embedded message with the same text (any user's) lends its vector: the
+            # stores reuse vectors by content hash, so this one is embedded at once
+            if any(v[2] == text for i, v in self.live.items() if i in self.embedded):
+                self.embedded.add(ref.id)
             self.live[ref.id] = (user, conversation, text)
 
         @rule()

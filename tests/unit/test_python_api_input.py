@@ -212,3 +212,19 @@ def test_a_filter_value_with_a_lone_surrogate_is_invalid_filter_fake_embedder(
             call()
         assert f"surrogate at character {position}" in info.value.message
         assert info.value.hint
+
+
+def test_a_bad_offset_is_named_as_the_offset_fake_embedder(
+    db: semsearch.Database, fake_embedder: FakeEmbedder
+) -> None:
+    """One message named both ("limit must be in [1, 1000] and offset >= 0") and hinted at
+    the limit, so a bad offset read as a bad limit."""
+    coll = db.collection("docs", embedder=fake_embedder)
+    coll.upsert(DOCS)
+    for call in (lambda: coll.find(offset=-3), lambda: coll.search("", offset=-3)):
+        with pytest.raises(InvalidQuery) as info:
+            call()
+        assert "offset must be >= 0" in info.value.message and "limit" not in info.value.message
+        assert "offset=0" in str(info.value.hint)
+    with pytest.raises(InvalidQuery, match=r"limit must be in \[1, 10000\], got 0"):
+        coll.find(limit=0)
