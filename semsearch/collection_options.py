@@ -6,6 +6,9 @@ messages, so only the memory API (which scopes each read to one user) may open i
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from semsearch.errors import InvalidQuery
 from semsearch.schema import Schema
 from semsearch.stores.base import CollectionInfo
@@ -19,6 +22,7 @@ __all__ = [
     "is_memory",
     "keyword_options",
     "memory_refused",
+    "reuse_scope",
 ]
 
 
@@ -31,6 +35,9 @@ MEMORY_COLLECTION = "messages"
 
 
 MEMORY_OPTION = "conversation_memory"
+
+#: The declared field of a memory message that names its user (:mod:`semsearch.memory.types`).
+MEMORY_USER_FIELD = "user_id"
 
 
 #: Keyword tokenizers a collection may choose (``Database.collection(keyword_tokenizer=...)``).
@@ -52,6 +59,17 @@ def keyword_options(keyword_tokenizer: str | None) -> dict[str, str]:
 
 def is_memory(info: CollectionInfo) -> bool:
     return info.name == MEMORY_COLLECTION or bool(info.options.get(MEMORY_OPTION))
+
+
+def reuse_scope(info: CollectionInfo, fields: Mapping[str, Any]) -> str:
+    """Within what a chunk may take the stored vector of a chunk with the same embedded text
+    (stores reuse vectors by content hash): "" for the whole collection, except in
+    conversation memory, where it is the message's user. Reuse across users would tell a user
+    that another user stored the same text: their message would be embedded at once (its
+    status, the memory's pending count and the write's timing show it)."""
+    if not is_memory(info):
+        return ""
+    return str(fields.get(MEMORY_USER_FIELD, ""))
 
 
 def memory_refused(name: str) -> Exception:

@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from semsearch.chunking import ChunkSpan, Tokenizer, chunk_markdown, chunk_text, embedding_text
+from semsearch.collection_options import reuse_scope
 from semsearch.collection_parts import CollectionParts
 from semsearch.embedders.base import check_rows
 from semsearch.errors import BadVectors, DimensionMismatch, EmbedderUnavailable
@@ -114,9 +115,13 @@ def _leftover_chunks(coll: CollectionParts, ids: list[str]) -> list[PendingChunk
 
 def _record_write(coll: CollectionParts, r: PreparedRecord) -> RecordWrite:
     writes = []
+    # a scope ("" or a memory user, who cannot hold NUL) keys the hash: vectors are reused
+    # within it only
+    scope = reuse_scope(coll.info, r.fields)
     for c in chunk_text_for(coll, r.text, r.fields):
         embed = embedding_text(c.text, c.heading_path)
-        writes.append(ChunkWrite(c, embed, hashlib.sha256(embed.encode()).hexdigest()))
+        key = f"{scope}\x00{embed}" if scope else embed
+        writes.append(ChunkWrite(c, embed, hashlib.sha256(key.encode()).hexdigest()))
     return RecordWrite(r.id, r.fields, r.attrs, r.text, r.content_hash, writes)
 
 

@@ -58,7 +58,9 @@ class CollectionInfo:
 
 @dataclass(frozen=True)
 class ChunkWrite:
-    """A chunk to store. ``content_hash`` is sha256 of the embedded text (model fixed per collection)."""
+    """A chunk to store. ``content_hash`` is sha256 of the embedded text (model fixed per
+    collection), keyed by the reuse scope in conversation memory (the user: see
+    :func:`semsearch.collection_options.reuse_scope`); stores reuse a vector by equal hash."""
 
     chunk: Chunk
     embed_text: str

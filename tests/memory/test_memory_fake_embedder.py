@@ -332,3 +332,17 @@ def test_a_bad_turn_refuses_the_whole_conversation(fake_memory, turns):
     with pytest.raises(InvalidRecord):
         fake_memory.add_conversation("u", "c", turns)
     assert fake_memory.stats().messages == 0
+
+
+def test_a_vector_is_reused_within_a_user_never_across_users_plumbing(fake_memory):
+    # stores reuse a vector by content hash; across users that would tell the second writer
+    # that someone already stored this exact text (their message would be embedded at once)
+    secret = "my locker code is 4711"
+    fake_memory.add_message("alice", "c", "user", secret)
+    fake_memory.backfill()
+    assert fake_memory.stats("alice").embedded == 1
+    fake_memory.add_message("mallory", "c", "user", secret)
+    assert (fake_memory.stats("mallory").embedded, fake_memory.stats("mallory").pending) == (0, 1)
+    # the same user repeating herself still reuses her own vector
+    fake_memory.add_message("alice", "c2", "user", secret)
+    assert (fake_memory.stats("alice").embedded, fake_memory.stats("alice").pending) == (2, 0)

@@ -59,9 +59,9 @@ def machine_on(location: str) -> type[RuleBasedStateMachine]:
         def add(self, user: str, conversation: str, role: str, text: str) -> None:
             ref = self.memory.add_message(user, conversation, role, text)
             assert ref.id not in self.live and ref.id not in self.deleted
-            # a live embedded message with the same text (any user's) lends its vector: the
-            # stores reuse vectors by content hash, so this one is embedded at once
-            if any(v[2] == text for i, v in self.live.items() if i in self.embedded):
+            # a live embedded message of the same user with the same text lends its vector:
+            # the stores reuse vectors by content hash, scoped to the user in memory
+            if any(v[::2] == (user, text) for i, v in self.live.items() if i in self.embedded):
                 self.embedded.add(ref.id)
             self.live[ref.id] = (user, conversation, text)
 
