@@ -6,10 +6,8 @@ messages, so only the memory API (which scopes each read to one user) may open i
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from semsearch.errors import InvalidQuery
+from semsearch.memory_marks import MEMORY_COLLECTION, MEMORY_OPTION, is_memory, reuse_scope
 from semsearch.schema import Schema
 from semsearch.stores.base import CollectionInfo
 
@@ -24,20 +22,6 @@ __all__ = [
     "memory_refused",
     "reuse_scope",
 ]
-
-
-#: The collection of conversation memory (:class:`semsearch.memory.conversation.ConversationMemory`). It holds
-#: every user's messages, so only the memory API, which scopes each read to one user, opens it:
-#: ``Database.collection`` refuses it and ``Database.collections`` leaves it out, and every face
-#: (CLI, HTTP, MCP) goes through those two. A memory kept under another name is marked with the
-#: option :data:`MEMORY_OPTION` when the memory opens it, and is private from then on.
-MEMORY_COLLECTION = "messages"
-
-
-MEMORY_OPTION = "conversation_memory"
-
-#: The declared field of a memory message that names its user (:mod:`semsearch.memory.types`).
-MEMORY_USER_FIELD = "user_id"
 
 
 #: Keyword tokenizers a collection may choose (``Database.collection(keyword_tokenizer=...)``).
@@ -55,21 +39,6 @@ def keyword_options(keyword_tokenizer: str | None) -> dict[str, str]:
             hint=f"use one of: {', '.join(KEYWORD_TOKENIZERS)}",
         )
     return {"keyword_tokenizer": keyword_tokenizer}
-
-
-def is_memory(info: CollectionInfo) -> bool:
-    return info.name == MEMORY_COLLECTION or bool(info.options.get(MEMORY_OPTION))
-
-
-def reuse_scope(info: CollectionInfo, fields: Mapping[str, Any]) -> str:
-    """Within what a chunk may take the stored vector of a chunk with the same embedded text
-    (stores reuse vectors by content hash): "" for the whole collection, except in
-    conversation memory, where it is the message's user. Reuse across users would tell a user
-    that another user stored the same text: their message would be embedded at once (its
-    status, the memory's pending count and the write's timing show it)."""
-    if not is_memory(info):
-        return ""
-    return str(fields.get(MEMORY_USER_FIELD, ""))
 
 
 def memory_refused(name: str) -> Exception:

@@ -20,11 +20,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from semsearch.chunking import ChunkSpan, Tokenizer, chunk_markdown, chunk_text, embedding_text
-from semsearch.collection_options import reuse_scope
 from semsearch.collection_parts import CollectionParts
 from semsearch.embedders.base import check_rows
 from semsearch.errors import BadVectors, DimensionMismatch, EmbedderUnavailable
 from semsearch.filters import Filter, IdMatch, Or
+from semsearch.memory_marks import reuse_scope
 from semsearch.results import PAGE_STARTS, Chunk, UpsertReport, with_pages
 from semsearch.stores.base import ChunkWrite, PendingChunk, RecordWrite
 from semsearch.windows import embed_windows, windows_enabled

@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 from semsearch.bm25.postings import K1, B, Clause, Postings, add_term, idf, top_of
 from semsearch.bm25.prune import top_pruned
 
-__all__ = ["LivePostings"]
+__all__ = ["LivePostings", "top_weighty"]
 
 
 def _positions(rowids: NDArray[np.int64], ids: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -124,3 +124,18 @@ class LivePostings:
         if not self.caught_up:
             return top_pruned(self.base, terms, k, mask)
         return top_of(self.scores(terms), k, mask)
+
+
+def top_weighty(
+    p: LivePostings, terms: list[Clause], k: int, mask: NDArray[np.bool_] | None
+) -> tuple[NDArray[np.int64], NDArray[np.float64], int]:
+    """:meth:`LivePostings.top` of ``terms`` without the weightless ones (held by at least half of
+    the records: IDF clamped to ``postings.IDF_FLOOR``) when that still finds ``k`` records; of all
+    ``terms`` otherwise, as FTS5's record ranking in stores/sqlite/keyword.py does."""
+    weighty = [t for t in terms if 2 * p.df(t) < p.n]
+    found = None
+    if 0 < len(weighty) < len(terms):
+        found = p.top(weighty, k, mask)
+    if found is None or found[2] < k:
+        found = p.top(terms, k, mask)
+    return found

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from semsearch.bm25.delta import LivePostings
+from semsearch.bm25.delta import LivePostings, top_weighty
 from semsearch.bm25.file import (
     KeywordFileInvalid,
     keyword_path,
@@ -318,11 +318,5 @@ class KeywordSidecar:
         p = snap.live
         terms = [t[0] if len(t) == 1 else snap.phrase(rows, self.cid, c) for c, t in parts]
         mask = None if allowed is None else snap.mask(allowed)
-        n = p.n
-        weighty = [t for t in terms if 2 * p.df(t) < n]
-        found = None
-        if 0 < len(weighty) < len(terms):
-            found = p.top(weighty, k, mask)
-        if found is None or found[2] < k:
-            found = p.top(terms, k, mask)
+        found = top_weighty(p, terms, k, mask)
         return snap.hits(found[0], found[1], k)

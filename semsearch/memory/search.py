@@ -15,7 +15,9 @@ filtering the fused list afterwards instead measured 0.918 against 0.929 with RR
 Keyword mode has no cosine and applies no threshold.
 
 The user filter travels inside ``where`` to both legs, so it is applied by the store before
-ranking in every mode (see :mod:`semsearch.memory.conversation`).
+ranking in every mode (see :mod:`semsearch.memory.conversation`). The keyword leg's BM25 is
+computed from the messages inside ``where`` alone (:mod:`semsearch.memory.keyword`), so no
+score depends on another user's messages.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any, Literal
 from semsearch.collection import Collection
 from semsearch.errors import EmbedderUnavailable
 from semsearch.memory.checks import check_mode
+from semsearch.memory.keyword import keyword_messages
 from semsearch.memory.types import MemoryMode
 from semsearch.results import Hit
 from semsearch.search import HYBRID_FUSION, fused_components
@@ -53,7 +56,9 @@ def rank_messages(
     """(the best ``limit`` message hits of ``query`` inside ``where`` (the user's scope), None
     or why the result is degraded: hybrid without its semantic leg when the embedder fails).
 
-    Scores: cosine similarity in [-1, 1] (semantic), BM25 > 0 (keyword), or the fused score
+    Scores: cosine similarity in [-1, 1] (semantic), BM25 > 0 over the messages inside
+    ``where`` only, or a substring count >= 1 for a query no word of which matches (keyword:
+    :func:`~semsearch.memory.keyword.keyword_messages`), or the fused score
     (hybrid, the library's HYBRID_FUSION, in [0, 1]: comparable within one query only; each
     leg's score and rank are in ``Hit.components``).
 
@@ -63,13 +68,13 @@ def rank_messages(
             answers from the keyword leg alone).
     """
     mode = check_mode(mode)
-    if mode != "hybrid":
-        return collection.search(
-            query, mode=mode, limit=limit, where=where,
-            min_score=min_score if mode == "semantic" else None,
-        ).hits, None  # fmt: skip
+    if mode == "keyword":
+        return keyword_messages(collection, query, limit, where), None
+    if mode == "semantic":
+        hits = collection.search(query, mode=mode, limit=limit, where=where, min_score=min_score)
+        return hits.hits, None
     depth = max(limit, MEMORY_HYBRID_DEPTH)
-    keyword = collection.search(query, mode="keyword", limit=depth, where=where).hits
+    keyword = keyword_messages(collection, query, depth, where)
     reason = None
     try:
         semantic = collection.search(

@@ -34,6 +34,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "collection_parts", "health", "lifecycle", "windows", "highlight", "long_query",
             "scope", "search_request", "listing", "hits", "ingest", "search", "vector_query",
+            "memory_marks",
         ),
     ),
     ("collection", ("handle", "collection_reads", "collection")),
@@ -56,6 +57,10 @@ INDEPENDENT: tuple[tuple[str, ...], ...] = (
 #: ``database``, which opens a store from a location: so the caches below never reach it.
 ALLOWED_USERS: Mapping[str, tuple[str, ...]] = {
     "bm25": ("bm25", "stores.sqlite"),
+    # memory scores one user's messages with postings of those alone (memory/keyword.py)
+    "bm25.delta": ("bm25", "stores.sqlite", "memory.keyword"),
+    "bm25.postings": ("bm25", "stores.sqlite", "memory.keyword"),
+    "bm25.tokens": ("bm25", "stores.sqlite", "memory.keyword"),
     "ann": ("ann", "stores.sqlite", "stores.ann"),
     "ann.exact": ("ann", "stores.sqlite", "stores.milvus"),
     "stores.sqlite.store": ("stores.sqlite", "database"),

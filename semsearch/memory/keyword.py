@@ -1,0 +1,106 @@
+"""Conversation memory's keyword leg: BM25 over one user's messages, with that user's statistics.
+
+A store's keyword index holds every user's messages, and BM25 weighs a word by how many
+documents hold it (IDF) and each document's length against the average (avgdl), both counted
+over the whole index (SQLite's FTS5 and its sidecar, Milvus' BM25 function). So a user's
+keyword scores would move with other users' words, and the score of a one-word query would tell
+a user how many messages of other users hold that word (a rare name, a diagnosis). Memory
+therefore ranks word queries itself: it reads the messages inside the user's scope (the
+``where`` filter, applied by the store), builds BM25 postings of those alone
+(:mod:`semsearch.bm25.postings`, words tokenized as the SQLite store's FTS5 table does:
+``porter unicode61 remove_diacritics 2``), and scores the query's words there. BM25 is
+Robertson & Zaragoza's Okapi BM25 (2009) with FTS5's constants k1 = 1.2, b = 0.75; as the
+stores do, words held by at least half of the messages are left out when the rest still finds
+``limit`` messages. A query word that is cut into several terms (``ADR-0042``) counts each term
+on its own: the stores' extra phrase score is not given.
+
+A query none of whose words matches (Chinese or Japanese text, a word part such as ``blaz``)
+goes to the store's keyword search inside the same scope, which scans for substrings: those
+scores count occurrences in each message and use no other message.
+
+Cost: every keyword or hybrid memory search reads every message in the scope, so it is linear
+in the size of one user's history (see docs/memory.md for a measurement); other users'
+messages are never read.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from semsearch.bm25.delta import LivePostings, top_weighty
+from semsearch.bm25.postings import Clause, build_postings
+from semsearch.bm25.tokens import PieceTokenizer
+from semsearch.collection import Collection
+from semsearch.results import Hit, Record
+from semsearch.stores.sqlite.schema import FTS_TOKENIZER
+
+__all__ = ["PAGE", "keyword_messages"]
+
+#: Messages read per store call while collecting a user's scope (the stores' page limit).
+PAGE = 1000
+
+_tokenizer: PieceTokenizer | None = None
+_lock = threading.Lock()  # PieceTokenizer is not thread-safe; it is cheap next to the scan
+
+
+def keyword_messages(
+    collection: Collection, query: str, limit: int, where: Mapping[str, Any]
+) -> list[Hit]:
+    """The best ``limit`` messages inside ``where`` for ``query``'s words, best first, ties by
+    message id. Scores: BM25 > 0 from the messages inside ``where`` only (the module
+    docstring); for a query whose words match nothing there, the store's keyword search inside
+    ``where`` (a substring count >= 1). Hits carry the message id and score only (``chunk``
+    None, ``fields`` empty): memory reads the messages afterwards.
+
+    Raises:
+        InvalidQuery: from the store's keyword search (e.g. a bad ``where``).
+    """
+    messages = list(_scope(collection, where))
+    with _lock:
+        tokenizer = _shared_tokenizer()
+        terms = list(dict.fromkeys(tokenizer.terms(query)))
+        postings = LivePostings(
+            build_postings(((i, "", m.text) for i, m in enumerate(messages)), tokenizer)
+        )
+    ranked = _ranked(postings, terms, limit)
+    if not ranked:
+        return collection.search(query, mode="keyword", limit=limit, where=where).hits
+    return [
+        Hit(messages[i].id, score, None, {})
+        for i, score in sorted(ranked, key=lambda p: (-p[1], messages[p[0]].id))[:limit]
+    ]
+
+
+def _ranked(postings: LivePostings, terms: list[str], limit: int) -> list[tuple[int, float]]:
+    """(message position, BM25 > 0) of the best ``limit`` messages holding a term."""
+    found: list[Clause] = [t for t in terms if postings.df(t)]
+    if not found:
+        return []
+    positions, scores, _ = top_weighty(postings, found, limit, None)
+    return [(int(p), float(s)) for p, s in zip(positions, scores, strict=True) if s > 0]
+
+
+def _scope(collection: Collection, where: Mapping[str, Any]) -> Iterator[Record]:
+    """Every message inside ``where``, each once (pages in message order)."""
+    seen: set[str] = set()
+    offset = 0
+    while True:
+        page = collection.find(
+            where, limit=PAGE, offset=offset, order_by=["conversation_id", "message_index"]
+        )
+        for record in page:
+            if record.id not in seen:  # a write between pages may shift one
+                seen.add(record.id)
+                yield record
+        if len(page) < PAGE:
+            return
+        offset += PAGE
+
+
+def _shared_tokenizer() -> PieceTokenizer:
+    global _tokenizer
+    if _tokenizer is None:
+        _tokenizer = PieceTokenizer(FTS_TOKENIZER)
+    return _tokenizer
