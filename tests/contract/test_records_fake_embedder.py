@@ -172,3 +172,35 @@ def test_empty_store_reads_without_creating_anything(store) -> None:
         with pytest.raises(semsearch.IndexNotFound):
             db.collection("nothing", create=False)
         assert db.exists() is False
+
+
+def test_undeclared_number_fields_come_back_as_written_plumbing(database) -> None:
+    # PostgreSQL's jsonb stores numbers as numeric: 1e20 came back as the int
+    # 100000000000000000000 and -0.0 as 0; every store must give back the JSON written
+    coll = database.collection("numbers", embedder=FakeEmbedder(8))
+    fields = {"big": 1e20, "neg_zero": -0.0, "tiny": 5e-324, "one": 1.0, "huge_int": 2**70}
+    coll.upsert([{"id": "n", "text": "numbers", **fields}], embed=False)
+    got = coll.get(["n"])[0].fields
+    assert got == fields
+    assert {k: type(v) for k, v in got.items()} == {k: type(v) for k, v in fields.items()}
+    assert str(got["neg_zero"]) == "-0.0"
+
+
+def test_postgres_table_of_an_older_version_with_jsonb_fields_still_takes_writes_plumbing(
+    store,
+) -> None:
+    if store.backend != "postgres":
+        pytest.skip("a PostgreSQL table layout")
+    import psycopg
+
+    db = store.connect()
+    coll = db.collection("older", embedder=FakeEmbedder(8))
+    coll.upsert([{"id": "a", "text": "first", "n": 1}], embed=False)
+    with psycopg.connect(store.location) as conn:
+        (cid,) = conn.execute(
+            "SELECT id FROM semsearch_collections WHERE name = 'older'"
+        ).fetchone()
+        conn.execute(f"ALTER TABLE semsearch_c{cid}_records ALTER COLUMN fields TYPE jsonb")
+    coll.upsert([{"id": "a", "text": "second", "n": 2}, {"id": "b", "text": "b", "n": 3}])
+    assert {r.id: r.fields for r in coll.get(["a", "b"])} == {"a": {"n": 2}, "b": {"n": 3}}
+    db.close()

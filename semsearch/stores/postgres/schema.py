@@ -3,7 +3,9 @@
 Global tables (created by migration 1): ``semsearch_meta``, ``semsearch_collections`` and
 ``semsearch_migrations``. Each collection gets two tables named from its integer id:
 
-- ``semsearch_c<id>_records``: ``rid`` (bigserial), ``id`` (text, unique), ``fields`` (jsonb),
+- ``semsearch_c<id>_records``: ``rid`` (bigserial), ``id`` (text, unique), ``fields`` (json:
+  the text as written, as jsonb would turn 1e20 into an integer and -0.0 into 0; tables made
+  before this version keep jsonb),
   ``text``, ``content_hash``, ``updated_at``, and one typed column ``f_<name>`` per declared
   field with a B-tree index (``list[str]`` fields are ``text[]`` with a GIN index);
 - ``semsearch_c<id>_chunks``: chunk text, offsets, heading path (jsonb), ``content_hash``,
@@ -129,7 +131,7 @@ def create_collection_tables(
         f"""CREATE TABLE {t.records} (
             rid bigserial PRIMARY KEY,
             id text COLLATE "C" NOT NULL UNIQUE,
-            fields jsonb NOT NULL,
+            fields json NOT NULL,
             text text NOT NULL,
             content_hash text NOT NULL,
             updated_at timestamptz NOT NULL DEFAULT now())"""

@@ -55,7 +55,8 @@ def _upsert_rows(
     sets = ", ".join(f"{column(f)} = EXCLUDED.{column(f)}" for f in fields)
     sql = (
         f"INSERT INTO {t.records} (id, fields, text, content_hash{', ' + cols if cols else ''}) "
-        f"VALUES (%s, %s::jsonb, %s, %s{', ' + marks if marks else ''}) "
+        # no cast: the text fits the json column and an older table's jsonb one
+        f"VALUES (%s, %s, %s, %s{', ' + marks if marks else ''}) "
         "ON CONFLICT (id) DO UPDATE SET fields = EXCLUDED.fields, text = EXCLUDED.text, "
         f"content_hash = EXCLUDED.content_hash, updated_at = now(){', ' + sets if sets else ''} "
         "RETURNING id, rid"
