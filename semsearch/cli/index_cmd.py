@@ -16,6 +16,7 @@ from semsearch.cli.common import (
     FileIncludeOpt,
     IndexOpt,
     KeywordTokenizerOpt,
+    NewFolderOpt,
     SentenceWindowsOpt,
     cli_errors,
     err_console,
@@ -33,6 +34,7 @@ def index(
     exclude: FileExcludeOpt = None,
     keyword_tokenizer: KeywordTokenizerOpt = None,
     sentence_windows: SentenceWindowsOpt = None,
+    new_folder: NewFolderOpt = False,
 ) -> None:
     """Index (or re-index) a folder of markdown notes and PDFs. Unchanged files are not re-embedded."""
     import semsearch
@@ -58,6 +60,7 @@ def index(
             include=tuple(include or DEFAULT_INCLUDE),
             exclude=tuple(exclude or ()),
             progress=bar.update,
+            new_folder=new_folder,
         )
     refresh_keyword_index(coll.store, coll.name)  # a build left to a search dies with us
     for rel, reason in report.skipped:
