@@ -39,13 +39,18 @@ def index(
     """Index (or re-index) a folder of markdown notes and PDFs. Unchanged files are not re-embedded."""
     import semsearch
     from semsearch.cli.progress import ProgressLine
-    from semsearch.sources.vault import DEFAULT_INCLUDE, VAULT_SCHEMA
+    from semsearch.sources.folder_guard import check_folder
+    from semsearch.sources.vault import DEFAULT_INCLUDE, VAULT_SCHEMA, scan_folder
     from semsearch.sources.watch import sync_folder  # index_folder + health (clears quarantine)
     from semsearch.stores.base import refresh_keyword_index
 
     if not Path(path).expanduser().is_dir():  # before the index file is created
         raise SemsearchError(f"{path} is not a folder", hint="give the path of a folder of notes")
     db = semsearch.connect(index)
+    globs = (tuple(include or DEFAULT_INCLUDE), tuple(exclude or ()))
+    if not new_folder and collection in db.collections():  # before an option is stored
+        found = db.collection(collection, embedder=os.environ.get(settings.ENV_MODEL))
+        check_folder(found, path, lambda: scan_folder(Path(path).expanduser(), *globs))
     coll = db.collection(
         collection,
         schema=VAULT_SCHEMA,
@@ -57,8 +62,8 @@ def index(
         report, health = sync_folder(
             coll,
             path,
-            include=tuple(include or DEFAULT_INCLUDE),
-            exclude=tuple(exclude or ()),
+            include=globs[0],
+            exclude=globs[1],
             progress=bar.update,
             new_folder=new_folder,
         )
