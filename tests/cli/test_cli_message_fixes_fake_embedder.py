@@ -1,0 +1,61 @@
+"""Three CLI messages that misled: a --min-score hint offering values the option refuses, an
+unwritable --index named without its folder, and index warnings printed twice.
+
+Plumbing tests with SEMSEARCH_MODEL=fake:32 (the deterministic fake embedder), through typer's
+runner and, where the library's log output matters, a real subprocess (pytest's log capture
+would hide a duplicate printed through logging).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from semsearch.cli.app import app
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def fake_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SEMSEARCH_MODEL", "fake:32")
+    monkeypatch.setenv("COLUMNS", "1000")  # one line per message
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Path:
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "bees.md").write_text("# Bees\n\nBees make honey in summer.\n")
+    return root
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "SEMSEARCH_MODEL": "fake:32", "HF_HUB_OFFLINE": "1", "COLUMNS": "1000"}
+    argv = [sys.executable, "-m", "semsearch.cli.app", *args]
+    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_plumbing_fake_embedder_min_score_hint_offers_only_what_the_cli_takes(
+    notes: Path, tmp_path: Path
+) -> None:
+    index = str(tmp_path / "n.embed.db")
+    assert runner.invoke(app, ["index", str(notes), "--index", index]).exit_code == 0
+    bad = runner.invoke(app, ["search", "bees", "--index", index, "--min-score", "5"])
+    assert bad.exit_code == 4
+    assert "error: --min-score must be a number (cosine similarity) in [-1, 1], got 5" in (
+        bad.output
+    )
+    assert '"default"' not in bad.output and "None" not in bad.output
+    assert "hint: e.g. --min-score 0.3; leave the option out" in bad.output
+    assert "--min-score -1" in bad.output
+    for value in ("0.3", "-1"):  # what the hint offers, the CLI takes
+        ok = runner.invoke(app, ["search", "bees", "--index", index, "--min-score", value])
+        assert ok.exit_code == 0, ok.output
+    refused = runner.invoke(app, ["search", "bees", "--index", index, "--min-score", "default"])
+    assert refused.exit_code == 2  # why the hint must not offer it
