@@ -59,3 +59,15 @@ def test_plumbing_fake_embedder_min_score_hint_offers_only_what_the_cli_takes(
         assert ok.exit_code == 0, ok.output
     refused = runner.invoke(app, ["search", "bees", "--index", index, "--min-score", "default"])
     assert refused.exit_code == 2  # why the hint must not offer it
+
+
+def test_plumbing_fake_embedder_unwritable_index_names_the_path_given(
+    notes: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["index", str(notes), "--index", "sub/dir/t.embed.db"])
+    assert result.exit_code == 6
+    assert "error: cannot write the index sub/dir/t.embed.db:" in result.output
+    assert "hint: check that its folder exists (sub/dir)" in result.output
+    assert "sub/dir/t.embed.db and that folder are writable" in result.output
+    assert not (tmp_path / "sub").exists()
