@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -58,7 +61,7 @@ def index(
         keyword_tokenizer=keyword_tokenizer,
         sentence_windows=sentence_windows,
     )
-    with ProgressLine("indexing files", "files") as bar:
+    with ProgressLine("indexing files", "files") as bar, reported_below():
         report, health = sync_folder(
             coll,
             path,
@@ -66,6 +69,7 @@ def index(
             exclude=globs[1],
             progress=bar.update,
             new_folder=new_folder,
+            on_interrupted=lambda line: err_console.print(f"[yellow]warning:[/] {escape(line)}"),
         )
     refresh_keyword_index(coll.store, coll.name)  # a build left to a search dies with us
     for rel, reason in report.skipped:
@@ -84,3 +88,20 @@ def index(
         f"pending {report.chunks_pending}); time: {report.seconds:.1f} s; health: {health.state}"
     )
     db.close()
+
+
+@contextlib.contextmanager
+def reported_below() -> Iterator[None]:
+    """Hold back the vault's per-file warnings (front matter) while the sync runs: they are in
+    the report, which the command prints as ``warning: FILE: why``; logged too, each was
+    printed twice."""
+    vault_log = logging.getLogger("semsearch.sources.vault")
+    vault_log.addFilter(_below_warning)
+    try:
+        yield
+    finally:
+        vault_log.removeFilter(_below_warning)
+
+
+def _below_warning(record: logging.LogRecord) -> bool:
+    return record.levelno < logging.WARNING

@@ -31,13 +31,16 @@ def sync_folder(
     exclude: Sequence[str] = (),
     progress: Callable[[int, int], None] | None = None,
     new_folder: bool = False,
+    on_interrupted: Callable[[str], None] | None = None,
 ) -> tuple[SyncReport, Health]:
     """A full incremental sync that records the index health (what ``semsearch index`` runs).
 
     Runs :func:`~semsearch.sources.vault.index_folder`, then embeds every chunk still pending
     (so a sync after an embedder outage repairs the index), and stores ``ok``, ``degraded``
     (files unread or not embedded; not ``by_policy`` skips) or ``quarantined`` (it failed).
-    ``new_folder``: see :func:`~semsearch.sources.vault.index_folder`.
+    ``new_folder``: see :func:`~semsearch.sources.vault.index_folder`. When the previous sync
+    was interrupted, ``on_interrupted`` is called with one line saying so (default: logged as
+    a warning), once.
 
     Returns:
         (what the sync did, the health stored at its end).
@@ -56,7 +59,8 @@ def sync_folder(
     name = collection.name
     found = begin_sync(collection.store, name, "full sync")
     if found.interrupted:
-        log.warning("the previous sync was interrupted: %s; repairing", found.reason)
+        said = f"the previous sync was interrupted: {found.reason}; repairing"
+        (on_interrupted or log.warning)(said)
     try:
         report = index_folder(
             collection,

@@ -125,15 +125,13 @@ class FolderWatcher:
 
     def sync(self) -> SyncReport:
         """Run a full incremental sync (see :func:`sync_folder`) and remember the failed files."""
-        found = read_health(self.collection.store, self.collection.name)
-        if found.interrupted:
-            self.echo(f"the previous sync was interrupted: {found.reason}; repairing")
         report, health = sync_folder(
             self.collection,
             self.root,
             include=self.include,
             exclude=self.exclude,
             new_folder=self.new_folder,
+            on_interrupted=self.echo,
         )
         self.failed = set(health.failed)
         refresh_keyword_index(self.collection.store, self.collection.name, wait=False)

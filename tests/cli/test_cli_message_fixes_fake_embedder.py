@@ -9,6 +9,7 @@ would hide a duplicate printed through logging).
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +17,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import semsearch
 from semsearch.cli.app import app
+from semsearch.health import Health, write_health
 
 runner = CliRunner()
 
@@ -71,3 +74,36 @@ def test_plumbing_fake_embedder_unwritable_index_names_the_path_given(
     assert "hint: check that its folder exists (sub/dir)" in result.output
     assert "sub/dir/t.embed.db and that folder are writable" in result.output
     assert not (tmp_path / "sub").exists()
+
+
+def test_plumbing_fake_embedder_index_prints_each_warning_once(notes: Path, tmp_path: Path) -> None:
+    (notes / "bad.md").write_text("---\ntitle: [unclosed\n---\n# Bad\n\nbody\n")
+    index = str(tmp_path / "w.embed.db")
+    first = run_cli("index", str(notes), "--index", index)
+    assert first.returncode == 0, first.stderr
+    assert first.stderr.count("front matter on lines 1-3 is not valid YAML") == 1
+    with semsearch.connect(index) as db:  # a sync whose process died (pid 999999 is gone)
+        owner = f"{socket.gethostname()}:999999"
+        write_health(db.store, "notes", Health("syncing", "full sync running", owner=owner))
+    again = run_cli("index", str(notes), "--index", index)
+    assert again.returncode == 0, again.stderr
+    assert again.stderr.count("the previous sync was interrupted") == 1
+    assert again.stderr.count("front matter on lines 1-3 is not valid YAML") == 1
+    assert "health: ok" in again.stdout
+
+
+def test_plumbing_fake_embedder_watcher_says_interrupted_once(
+    notes: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from semsearch.sources.vault import VAULT_SCHEMA
+    from semsearch.sources.watch import FolderWatcher
+
+    lines: list[str] = []
+    with semsearch.connect(tmp_path / "i.embed.db") as db:
+        coll = db.collection("notes", schema=VAULT_SCHEMA, embedder="fake:32")
+        owner = f"{socket.gethostname()}:999999"
+        write_health(db.store, "notes", Health("syncing", "full sync running", owner=owner))
+        with caplog.at_level("WARNING", logger="semsearch"):
+            FolderWatcher(coll, notes, echo=lines.append).sync()
+    said = [*lines, *(r.getMessage() for r in caplog.records)]  # what `semsearch watch` prints
+    assert sum("the previous sync was interrupted" in line for line in said) == 1
