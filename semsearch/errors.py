@@ -8,6 +8,7 @@ HTTP and MCP faces print both and map the class to an exit or status code in one
     ├── NotAnIndex             an existing file is not a semsearch index (left untouched)
     ├── ModelMismatch          the embedder differs from the one the collection was built with
     ├── DimensionMismatch      a vector has another dimension than the collection's
+    ├── FolderMismatch         a folder sync would replace the notes of the collection's folder
     ├── InvalidFilter          a ``where`` filter names an unknown field or operator
     ├── InvalidQuery           a query (or its arguments) cannot be run as given
     ├── InvalidRecord          a record is malformed (no id, wrong field type, ...)
@@ -28,6 +29,7 @@ __all__ = [
     "BadVectors",
     "DimensionMismatch",
     "EmbedderUnavailable",
+    "FolderMismatch",
     "IndexNotFound",
     "IndexUnhealthy",
     "InvalidFilter",
@@ -74,6 +76,13 @@ class ModelMismatch(SemsearchError):
 class DimensionMismatch(SemsearchError):
     """Raised when a vector's dimension differs from the collection's, or when vectors handed
     to ``Store.set_vectors`` are not one row per chunk id; nothing is stored."""
+
+
+class FolderMismatch(SemsearchError):
+    """Raised by a folder sync (``index_folder``, ``semsearch index``/``watch``) before it writes
+    anything, when the collection holds the notes of another folder: syncing would replace its
+    records by the new folder's and remove the rest. Nothing is changed; index the new folder
+    into another collection, or pass ``new_folder=True`` (``--new-folder``) to re-point it."""
 
 
 class InvalidFilter(SemsearchError):

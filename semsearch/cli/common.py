@@ -20,6 +20,7 @@ from semsearch.errors import (
     BackendUnavailable,
     DimensionMismatch,
     EmbedderUnavailable,
+    FolderMismatch,
     IndexNotFound,
     IndexUnhealthy,
     InvalidFilter,
@@ -39,6 +40,7 @@ __all__ = [
     "FileIncludeOpt",
     "IndexOpt",
     "KeywordTokenizerOpt",
+    "NewFolderOpt",
     "SentenceWindowsOpt",
     "cli_errors",
     "err_console",
@@ -99,6 +101,16 @@ SentenceWindowsOpt = Annotated[
     ),
 ]
 
+NewFolderOpt = Annotated[
+    bool,
+    typer.Option(
+        "--new-folder",
+        help="Re-point a collection that holds another folder's notes at PATH: its records "
+        "become PATH's notes and the others are removed (e.g. the folder moved; unchanged "
+        "notes are not re-embedded). Without it such a run is refused and nothing changes.",
+    ),
+]
+
 #: Exit codes per error family (documented in docs/cli.md); a subclass takes its base's code and
 #: any other SemsearchError exits 1. 0 is success and 2 is a command-line usage error (typer's).
 EXIT_CODES: dict[type[SemsearchError], int] = {
@@ -109,6 +121,7 @@ EXIT_CODES: dict[type[SemsearchError], int] = {
     ModelMismatch: 5,  # conflicts with what is stored: model, dimension, schema
     DimensionMismatch: 5,
     SchemaConflict: 5,
+    FolderMismatch: 5,
     BackendUnavailable: 6,  # the backend cannot be reached, is closed or not installed
     NotAnIndex: 7,  # the store is not a usable semsearch index: foreign file, corrupt, too new
     StoreCorrupted: 7,

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -16,6 +19,7 @@ from semsearch.cli.common import (
     FileIncludeOpt,
     IndexOpt,
     KeywordTokenizerOpt,
+    NewFolderOpt,
     SentenceWindowsOpt,
     cli_errors,
     err_console,
@@ -33,17 +37,23 @@ def index(
     exclude: FileExcludeOpt = None,
     keyword_tokenizer: KeywordTokenizerOpt = None,
     sentence_windows: SentenceWindowsOpt = None,
+    new_folder: NewFolderOpt = False,
 ) -> None:
     """Index (or re-index) a folder of markdown notes and PDFs. Unchanged files are not re-embedded."""
     import semsearch
     from semsearch.cli.progress import ProgressLine
-    from semsearch.sources.vault import DEFAULT_INCLUDE, VAULT_SCHEMA
+    from semsearch.sources.folder_guard import check_folder
+    from semsearch.sources.vault import DEFAULT_INCLUDE, VAULT_SCHEMA, scan_folder
     from semsearch.sources.watch import sync_folder  # index_folder + health (clears quarantine)
     from semsearch.stores.base import refresh_keyword_index
 
     if not Path(path).expanduser().is_dir():  # before the index file is created
         raise SemsearchError(f"{path} is not a folder", hint="give the path of a folder of notes")
     db = semsearch.connect(index)
+    globs = (tuple(include or DEFAULT_INCLUDE), tuple(exclude or ()))
+    if not new_folder and collection in db.collections():  # before an option is stored
+        found = db.collection(collection, embedder=os.environ.get(settings.ENV_MODEL))
+        check_folder(found, path, lambda: scan_folder(Path(path).expanduser(), *globs))
     coll = db.collection(
         collection,
         schema=VAULT_SCHEMA,
@@ -51,13 +61,15 @@ def index(
         keyword_tokenizer=keyword_tokenizer,
         sentence_windows=sentence_windows,
     )
-    with ProgressLine("indexing files", "files") as bar:
+    with ProgressLine("indexing files", "files") as bar, reported_below():
         report, health = sync_folder(
             coll,
             path,
-            include=tuple(include or DEFAULT_INCLUDE),
-            exclude=tuple(exclude or ()),
+            include=globs[0],
+            exclude=globs[1],
             progress=bar.update,
+            new_folder=new_folder,
+            on_interrupted=lambda line: err_console.print(f"[yellow]warning:[/] {escape(line)}"),
         )
     refresh_keyword_index(coll.store, coll.name)  # a build left to a search dies with us
     for rel, reason in report.skipped:
@@ -76,3 +88,20 @@ def index(
         f"pending {report.chunks_pending}); time: {report.seconds:.1f} s; health: {health.state}"
     )
     db.close()
+
+
+@contextlib.contextmanager
+def reported_below() -> Iterator[None]:
+    """Hold back the vault's per-file warnings (front matter) while the sync runs: they are in
+    the report, which the command prints as ``warning: FILE: why``; logged too, each was
+    printed twice."""
+    vault_log = logging.getLogger("semsearch.sources.vault")
+    vault_log.addFilter(_below_warning)
+    try:
+        yield
+    finally:
+        vault_log.removeFilter(_below_warning)
+
+
+def _below_warning(record: logging.LogRecord) -> bool:
+    return record.levelno < logging.WARNING

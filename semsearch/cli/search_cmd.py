@@ -74,6 +74,7 @@ def search(
     if hyde and mode == "keyword":
         err_console.print("[yellow]warning:[/] --hyde is ignored in keyword mode "
                           "(it changes what semantic and hybrid search embed)")  # fmt: skip
+    check_min_score(min_score)
     coll = open_collection(index, collection)
     scoring = {} if min_score is None else {"min_score": min_score}
     result = coll.search(
@@ -117,6 +118,22 @@ def check_argument(name: str, value: str | None) -> None:
             hint="the shell or script passed non-UTF-8 bytes: retype the text, convert it with "
             "`iconv -t UTF-8`, or use a UTF-8 locale (e.g. LANG=C.UTF-8)",
         ) from None
+
+
+def check_min_score(value: float | None) -> None:
+    """Refuse a --min-score outside [-1, 1] in the CLI's own terms: the library's message
+    offers ``None`` and ``"default"``, which the option does not take (leaving it out does).
+
+    Raises:
+        InvalidQuery: naming the flag, the value and what the flag accepts.
+    """
+    if value is None or -1.0 <= value <= 1.0:  # NaN fails both tests
+        return
+    raise InvalidQuery(
+        f"--min-score must be a number (cosine similarity) in [-1, 1], got {value:g}",
+        hint="e.g. --min-score 0.3; leave the option out for the model's calibrated default, "
+        "or give --min-score -1 to keep every hit",
+    )
 
 
 def _place(chunk: Chunk) -> str:

@@ -15,6 +15,7 @@ from semsearch.cli.common import (
     FileExcludeOpt,
     FileIncludeOpt,
     IndexOpt,
+    NewFolderOpt,
     cli_errors,
     err_console,
 )
@@ -33,6 +34,7 @@ def watch(
             "--debounce", min=0, help="Group file events over this many milliseconds (>= 0)."
         ),
     ] = 300,
+    new_folder: NewFolderOpt = False,
 ) -> None:
     """Sync the folder, then follow its changes until Ctrl-C. Health goes to `stats`."""
     import semsearch
@@ -52,6 +54,7 @@ def watch(
             include=tuple(include or DEFAULT_INCLUDE),
             exclude=tuple(exclude or ()),
             debounce_ms=debounce,
+            new_folder=new_folder,
             echo=lambda line: err_console.print(line, markup=False),
         )
         err_console.print(

@@ -15,7 +15,8 @@ from pathlib import Path
 from semsearch.collection import Collection
 from semsearch.errors import EmbedderUnavailable, SemsearchError
 from semsearch.health import Health, begin_sync, end_sync, quarantine
-from semsearch.sources.vault import DEFAULT_INCLUDE, SyncReport, index_folder
+from semsearch.sources.folder_guard import check_folder
+from semsearch.sources.vault import DEFAULT_INCLUDE, SyncReport, index_folder, scan_folder
 
 __all__ = ["embed_pending", "failure_message", "sync_folder"]
 
@@ -29,27 +30,46 @@ def sync_folder(
     include: Sequence[str] = DEFAULT_INCLUDE,
     exclude: Sequence[str] = (),
     progress: Callable[[int, int], None] | None = None,
+    new_folder: bool = False,
+    on_interrupted: Callable[[str], None] | None = None,
 ) -> tuple[SyncReport, Health]:
     """A full incremental sync that records the index health (what ``semsearch index`` runs).
 
     Runs :func:`~semsearch.sources.vault.index_folder`, then embeds every chunk still pending
     (so a sync after an embedder outage repairs the index), and stores ``ok``, ``degraded``
     (files unread or not embedded; not ``by_policy`` skips) or ``quarantined`` (it failed).
+    ``new_folder``: see :func:`~semsearch.sources.vault.index_folder`. When the previous sync
+    was interrupted, ``on_interrupted`` is called with one line saying so (default: logged as
+    a warning), once.
 
     Returns:
         (what the sync did, the health stored at its end).
     Raises:
         SemsearchError: ``root`` is not a folder, or the store failed (the index is then
             quarantined when the store still accepts that write).
+        FolderMismatch: the collection holds another folder's notes (nothing is written, not
+            even the health).
     """
-    if not Path(root).expanduser().is_dir():  # a wrong argument, not a failed sync
+    base = Path(root).expanduser()
+    if not base.is_dir():  # a wrong argument, not a failed sync
         raise SemsearchError(f"{root} is not a folder", hint="give the path of a folder of notes")
+    check_folder(
+        collection, root, lambda: scan_folder(base, include, exclude), new_folder=new_folder
+    )
     name = collection.name
     found = begin_sync(collection.store, name, "full sync")
     if found.interrupted:
-        log.warning("the previous sync was interrupted: %s; repairing", found.reason)
+        said = f"the previous sync was interrupted: {found.reason}; repairing"
+        (on_interrupted or log.warning)(said)
     try:
-        report = index_folder(collection, root, include=include, exclude=exclude, progress=progress)
+        report = index_folder(
+            collection,
+            root,
+            include=include,
+            exclude=exclude,
+            progress=progress,
+            new_folder=new_folder,
+        )
         errors = list(dict.fromkeys(report.errors))
         if not errors:
             errors = embed_pending(collection, report)

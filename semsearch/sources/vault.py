@@ -30,6 +30,7 @@ from semsearch.errors import SemsearchError
 from semsearch.results import UpsertReport
 from semsearch.schema import Field, Schema
 from semsearch.search import path_matches
+from semsearch.sources.folder_guard import check_folder, remember_folder
 from semsearch.sources.pdf import PdfSkipped, is_pdf, pdf_record
 from semsearch.validation import surrogate_at
 
@@ -271,18 +272,24 @@ def index_folder(
     include: Sequence[str] = DEFAULT_INCLUDE,
     exclude: Sequence[str] = (),
     progress: Callable[[int, int], None] | None = None,
+    new_folder: bool = False,
 ) -> SyncReport:
     """Bring ``collection`` in step with the markdown files and PDFs under ``root``.
 
     New files are added, changed ones replaced (unchanged chunks keep their vectors), files no
     longer present (or now excluded) are removed from every search path. A file that is not
     valid UTF-8 or cannot be read, and a PDF with no text layer, encrypted or broken, is
-    reported in ``skipped`` (and not stored) and the run goes on.
+    reported in ``skipped`` (and not stored) and the run goes on. A run that completes stores
+    ``root`` (resolved) as the collection's folder (see :mod:`semsearch.sources.folder_guard`).
 
     Args:
         progress: called with (files done, files total) after each batch.
+        new_folder: re-point a collection that holds another folder's notes at ``root``
+            (e.g. the folder moved; notes with unchanged text are not re-embedded). Without
+            it such a sync is refused.
     Raises:
         SemsearchError: ``root`` is not a folder.
+        FolderMismatch: the collection holds another folder's notes (nothing is written).
     """
     start = time.perf_counter()
     base = Path(root).expanduser()
@@ -294,6 +301,7 @@ def index_folder(
     report.skipped += folder_links
     report.links += [rel for rel, _ in folder_links]
     report.by_policy += report.links
+    check_folder(collection, base, lambda: paths, new_folder=new_folder)
     for offset in range(0, len(paths), FILES_PER_BATCH):
         batch = paths[offset : offset + FILES_PER_BATCH]
         records = [r for r in (_try_read(base, rel, report) for rel in batch) if r is not None]
@@ -319,6 +327,7 @@ def index_folder(
             hint="check the folder and globs, or use another --collection for another folder",
         )
     report.removed = collection.delete(gone) if gone else 0
+    remember_folder(collection, base)
     report.seconds = time.perf_counter() - start
     return report
 

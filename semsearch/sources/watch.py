@@ -36,6 +36,7 @@ from semsearch.collection import Collection
 from semsearch.errors import InvalidQuery, InvalidRecord, SemsearchError
 from semsearch.health import begin_sync, end_sync, quarantine, read_health
 from semsearch.search import path_matches
+from semsearch.sources.folder_guard import check_folder
 from semsearch.sources.pdf import PdfSkipped
 from semsearch.sources.sync import embed_pending, failure_message, sync_folder
 from semsearch.sources.vault import (
@@ -71,8 +72,11 @@ class FolderWatcher:
             both apply each event within about a millisecond).
         retry_s: while quarantined, retry a full sync after this many idle seconds.
         echo: called with one line per sync or batch (default: the module logger).
+        new_folder: re-point a collection that holds another folder's notes at ``root`` (see
+            :func:`~semsearch.sources.vault.index_folder`); without it that is refused here.
     Raises:
         SemsearchError: ``root`` is not a folder.
+        FolderMismatch: the collection holds another folder's notes (nothing is written).
         InvalidQuery: ``debounce_ms`` is not an int or is negative.
     """
 
@@ -86,6 +90,7 @@ class FolderWatcher:
         debounce_ms: int = DEBOUNCE_MS,
         retry_s: float = RETRY_S,
         echo: Callable[[str], None] | None = None,
+        new_folder: bool = False,
     ) -> None:
         if isinstance(debounce_ms, bool) or not isinstance(debounce_ms, int) or debounce_ms < 0:
             raise InvalidQuery(
@@ -100,6 +105,13 @@ class FolderWatcher:
         self.collection = collection
         self.include = tuple(include)
         self.exclude = tuple(exclude)
+        self.new_folder = new_folder
+        check_folder(
+            collection,
+            self.root,
+            lambda: scan_folder(self.root, self.include, self.exclude),
+            new_folder=new_folder,
+        )
         self.debounce_ms = max(1, debounce_ms)
         self.retry_s = retry_s
         self.echo = echo or log.info
@@ -113,11 +125,13 @@ class FolderWatcher:
 
     def sync(self) -> SyncReport:
         """Run a full incremental sync (see :func:`sync_folder`) and remember the failed files."""
-        found = read_health(self.collection.store, self.collection.name)
-        if found.interrupted:
-            self.echo(f"the previous sync was interrupted: {found.reason}; repairing")
         report, health = sync_folder(
-            self.collection, self.root, include=self.include, exclude=self.exclude
+            self.collection,
+            self.root,
+            include=self.include,
+            exclude=self.exclude,
+            new_folder=self.new_folder,
+            on_interrupted=self.echo,
         )
         self.failed = set(health.failed)
         refresh_keyword_index(self.collection.store, self.collection.name, wait=False)

@@ -33,6 +33,7 @@ from pathlib import Path
 import pytest
 
 import semsearch
+from semsearch.sources.folder_guard import remember_folder
 from semsearch.sources.vault import VAULT_SCHEMA, index_folder
 from tests.conftest import SHARED_DATA, shared_path
 
@@ -124,6 +125,8 @@ def sandbox(root: Path, notes_index: Path) -> tuple[Path, dict[str, str]]:
         folder.mkdir()
     shutil.copytree(shared_path("vault", "foam-docs"), home / "notes")
     shutil.copy(notes_index, work / "notes.embed.db")
+    with semsearch.connect(work / "notes.embed.db") as db:  # ~/notes is where it was indexed
+        remember_folder(db.collection("notes"), home / "notes")
     (root / "shared" / "data").symlink_to(SHARED_DATA)
     (bin_dir / "python").symlink_to(sys.executable)
     shim = bin_dir / "semsearch"

@@ -68,8 +68,10 @@ def test_index_refuses_to_empty_a_collection_when_nothing_matches(tmp_path: Path
     with semsearch.connect(tmp_path / "e.embed.db") as db:
         coll = db.collection("notes", schema=VAULT_SCHEMA)
         index_folder(coll, notes)
-        with pytest.raises(semsearch.SemsearchError) as info:
+        with pytest.raises(semsearch.FolderMismatch):  # another folder: refused first
             index_folder(coll, empty)
+        with pytest.raises(semsearch.SemsearchError) as info:  # re-pointed, still refused
+            index_folder(coll, empty, new_folder=True)
         assert "refusing to remove all 1 records" in info.value.message
         with pytest.raises(semsearch.SemsearchError):
             index_folder(coll, notes, include=["*.txt"])

@@ -78,9 +78,11 @@ def unwritable(path: str) -> Iterator[None]:
         text = str(exc)
         if "unable to open" not in text and "readonly" not in text:
             raise
+        folder = os.path.dirname(path) or "."
         raise BackendUnavailable(
-            f"cannot write the index {os.path.basename(path)}: {text}",
-            hint="check that its folder exists and that the file and folder are writable",
+            f"cannot write the index {path}: {text}",
+            hint=f"check that its folder exists ({folder}) and that {path} and that folder "
+            "are writable",
         ) from exc
 
 
