@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 from semsearch.bm25.postings import K1, B, Clause, Postings, add_term, idf, top_of
 from semsearch.bm25.prune import top_pruned
 
-__all__ = ["LivePostings", "top_weighty"]
+__all__ = ["LivePostings", "ScopedPostings", "top_weighty"]
 
 
 def _positions(rowids: NDArray[np.int64], ids: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -125,9 +125,73 @@ class LivePostings:
             return top_pruned(self.base, terms, k, mask)
         return top_of(self.scores(terms), k, mask)
 
+    def within(self, mask: NDArray[np.bool_]) -> ScopedPostings:
+        """BM25 over the live records ``mask`` allows, with N, n(q) and avgdl counted over
+        them only (:class:`ScopedPostings`)."""
+        return ScopedPostings(self, mask)
+
+    def lengths(self) -> NDArray[np.float64]:
+        """float64[size]: each position's length in terms (dead ones included)."""
+        parts = [self.base.lengths] + ([] if self.delta is None else [self.delta.lengths])
+        return np.concatenate(parts).astype(np.float64)
+
+    def holders(self, term: str) -> NDArray[np.int64]:
+        """Positions of the live records holding ``term``."""
+        found = [np.zeros(0, np.int64)]
+        tid = self.base.term_ids.get(term)
+        if tid is not None:
+            docs = self.base.docs[int(self.base.offsets[tid]) : int(self.base.offsets[tid + 1])]
+            if self._dead_mask is not None:
+                docs = docs[~self._dead_mask[docs]]
+            found.append(docs.astype(np.int64))
+        if self.delta is not None and (tid := self.delta.term_ids.get(term)) is not None:
+            lo, hi = int(self.delta.offsets[tid]), int(self.delta.offsets[tid + 1])
+            found.append(self.delta.docs[lo:hi].astype(np.int64) + len(self.base.rowids))
+        return np.concatenate(found)
+
+
+class ScopedPostings:
+    """BM25 of single terms over the records a mask allows, with the statistics of those
+    records alone: N = records allowed, n(q) = allowed records holding q, avgdl = their mean
+    length (same formula and constants as :mod:`semsearch.bm25.postings`). Scores of other
+    records never enter, so another tenant's words cannot move them.
+
+    Args:
+        live: the snapshot's postings.
+        mask: bool[live.size], the records allowed (never dead ones: ``Snapshot.mask``).
+    """
+
+    def __init__(self, live: LivePostings, mask: NDArray[np.bool_]) -> None:
+        self.live, self.mask = live, mask
+        self.n = int(np.count_nonzero(mask))
+        lengths = live.lengths()
+        avgdl = (float(lengths[mask].sum()) / self.n if self.n else 0.0) or 1.0
+        self.norm = K1 * (1.0 - B + B * lengths / avgdl)
+
+    def df(self, term: Clause) -> int:
+        """n(q) among the allowed records; a phrase clause counts none (not scored here)."""
+        if not isinstance(term, str):
+            return 0
+        return int(np.count_nonzero(self.mask[self.live.holders(term)]))
+
+    def top(
+        self, terms: list[Clause], k: int, mask: NDArray[np.bool_] | None
+    ) -> tuple[NDArray[np.int64], NDArray[np.float64], int]:
+        """As :meth:`Postings.top`, over the allowed records (``mask`` narrows them more)."""
+        live = self.live
+        out = np.zeros(live.size, dtype=np.float64)
+        n_base = len(live.base.rowids)
+        for term in terms:
+            if isinstance(term, str) and (n := self.df(term)):
+                weight = idf(self.n, n)
+                add_term(out[:n_base], live.base, term, weight, self.norm[:n_base])
+                if live.delta is not None:
+                    add_term(out[n_base:], live.delta, term, weight, self.norm[n_base:])
+        return top_of(out, k, self.mask if mask is None else self.mask & mask)
+
 
 def top_weighty(
-    p: LivePostings, terms: list[Clause], k: int, mask: NDArray[np.bool_] | None
+    p: LivePostings | ScopedPostings, terms: list[Clause], k: int, mask: NDArray[np.bool_] | None
 ) -> tuple[NDArray[np.int64], NDArray[np.float64], int]:
     """:meth:`LivePostings.top` of ``terms`` without the weightless ones (held by at least half of
     the records: IDF clamped to ``postings.IDF_FLOOR``) when that still finds ``k`` records; of all

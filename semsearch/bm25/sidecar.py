@@ -51,7 +51,7 @@ from semsearch.bm25.file import (
     read_postings,
     write_postings,
 )
-from semsearch.bm25.postings import PostingsBuilder
+from semsearch.bm25.postings import Clause, PostingsBuilder
 from semsearch.bm25.snapshot import Snapshot
 from semsearch.bm25.tokens import PieceTokenizer
 from semsearch.stores.base import ScoredChunk
@@ -299,7 +299,12 @@ class KeywordSidecar:
         return out
 
     def rank(
-        self, rows: Rows, clauses: Sequence[str], k: int, allowed: Allowed | None
+        self,
+        rows: Rows,
+        clauses: Sequence[str],
+        k: int,
+        allowed: Allowed | None,
+        scoped: bool = False,
     ) -> list[ScoredChunk] | None:
         """The top ``k`` records for ORed ``clauses``, best first, ties by record id, each with
         its BM25 (> 0) and first chunk, ``provisional`` (as FTS5's record ranking returns
@@ -310,12 +315,22 @@ class KeywordSidecar:
         snapshot. As stores/sqlite/keyword.py does, weightless clauses (in at least half of
         the records: IDF clamped to 1e-6) are left out first, and scored too only when that
         finds fewer than ``k`` records. ``allowed`` (a filter) is applied before the top k.
+
+        ``scoped``: N, n(q) and avgdl are counted over the records ``allowed`` lets through
+        only (:class:`~semsearch.bm25.delta.ScopedPostings`), so no other record moves a score
+        (conversation memory, one user per filter); each term of the clauses is scored once,
+        without phrase scores (FTS5's phrase ``bm25()`` counts the whole collection).
         """
         parts = self.clause_terms(clauses)
         snap = self.current(rows)
         if snap is None:
             return None
         p = snap.live
+        if scoped:
+            mask = None if allowed is None else snap.mask(allowed)
+            terms: list[Clause] = list(dict.fromkeys(t for _, ts in parts for t in ts))
+            found = top_weighty(p if mask is None else p.within(mask), terms, k, None)
+            return snap.hits(found[0], found[1], k)
         terms = [t[0] if len(t) == 1 else snap.phrase(rows, self.cid, c) for c, t in parts]
         mask = None if allowed is None else snap.mask(allowed)
         found = top_weighty(p, terms, k, mask)

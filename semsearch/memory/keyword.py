@@ -4,11 +4,15 @@ A store's keyword index holds every user's messages, and BM25 weighs a word by h
 documents hold it (IDF) and each document's length against the average (avgdl), both counted
 over the whole index (SQLite's FTS5 and its sidecar, Milvus' BM25 function). So a user's
 keyword scores would move with other users' words, and the score of a one-word query would tell
-a user how many messages of other users hold that word (a rare name, a diagnosis). Memory
-therefore ranks word queries itself: it reads the messages inside the user's scope (the
-``where`` filter, applied by the store), builds BM25 postings of those alone
-(:mod:`semsearch.bm25.postings`, words tokenized as the SQLite store's FTS5 table does:
-``porter unicode61 remove_diacritics 2``), and scores the query's words there. BM25 is
+a user how many messages of other users hold that word (a rare name, a diagnosis).
+
+Memory therefore ranks word queries with the statistics of the user's scope (the ``where``
+filter) alone. A store that counts inside a filter does it (SQLite, from its keyword sidecar:
+:class:`~semsearch.stores.base.ScopedKeyword`; no message is read). Otherwise, and while the
+sidecar rebuilds, memory reads the messages inside the scope, builds BM25 postings of those
+alone (:mod:`semsearch.bm25.postings`, words tokenized as the SQLite store's FTS5 table does:
+``porter unicode61 remove_diacritics 2``) and scores the query's words there; both give the
+same scores. BM25 is
 Robertson & Zaragoza's Okapi BM25 (2009) with FTS5's constants k1 = 1.2, b = 0.75; as the
 stores do, words held by at least half of the messages are left out when the rest still finds
 ``limit`` messages. A query word that is cut into several terms (``ADR-0042``) counts each term
@@ -18,9 +22,9 @@ A query none of whose words matches (Chinese or Japanese text, a word part such 
 goes to the store's keyword search inside the same scope, which scans for substrings: those
 scores count occurrences in each message and use no other message.
 
-Cost: every keyword or hybrid memory search reads every message in the scope, so it is linear
-in the size of one user's history (see docs/memory.md for a measurement); other users'
-messages are never read.
+Cost: on SQLite, a few array operations over the collection's postings; elsewhere every
+keyword or hybrid memory search reads every message in the scope, linear in the size of one
+user's history (docs/benchmarks.md, "memory-keyword"); other users' messages are never read.
 """
 
 from __future__ import annotations
@@ -33,7 +37,9 @@ from semsearch.bm25.delta import LivePostings, top_weighty
 from semsearch.bm25.postings import Clause, build_postings
 from semsearch.bm25.tokens import PieceTokenizer
 from semsearch.collection import Collection
+from semsearch.filters import parse_filter
 from semsearch.results import Hit, Record
+from semsearch.stores.base import ScopedKeyword
 from semsearch.stores.sqlite.schema import FTS_TOKENIZER
 
 __all__ = ["PAGE", "keyword_messages"]
@@ -57,6 +63,14 @@ def keyword_messages(
     Raises:
         InvalidQuery: from the store's keyword search (e.g. a bad ``where``).
     """
+    store = collection.store
+    if isinstance(store, ScopedKeyword):  # the store counts inside the filter (SQLite)
+        ast = parse_filter(where, collection.schema)
+        scored = store.keyword_search_scoped(collection.name, query, limit, ast)
+        if scored is not None:
+            if scored:
+                return [Hit(s.record_id, s.score, None, {}) for s in scored]
+            return collection.search(query, mode="keyword", limit=limit, where=where).hits
     messages = list(_scope(collection, where))
     with _lock:
         tokenizer = _shared_tokenizer()

@@ -27,6 +27,7 @@ __all__ = [
     "PartialIdFilters",
     "PendingChunk",
     "RecordWrite",
+    "ScopedKeyword",
     "ScoredChunk",
     "SentenceWindows",
     "Store",
@@ -276,6 +277,27 @@ class PartialIdFilters(Protocol):
 
     def compiles_id_match(self, match: IdMatch) -> bool:
         """True when this store's filters express ``match`` exactly."""
+        ...
+
+
+@runtime_checkable
+class ScopedKeyword(Protocol):
+    """Optional store capability: keyword search whose statistics stay inside the filter.
+
+    BM25 weighs a word by the records holding it (IDF) and a record's length by the average
+    (avgdl). ``keyword_search`` counts both over the whole collection; this counts them over
+    the records ``where`` allows only, so records outside it never move a score (conversation
+    memory: one user's messages per filter). Callers without it (or given None) compute the
+    scores themselves from the records inside ``where``.
+    """
+
+    def keyword_search_scoped(
+        self, collection: str, text: str, k: int, where: Filter | None
+    ) -> list[ScoredChunk] | None:
+        """Top-k records by BM25 (> 0, FTS5's formula and constants) with N, n(q) and avgdl
+        counted over the records ``where`` allows, best first, ties by record id, each with
+        its first chunk (``provisional``); [] when no word of ``text`` matches there; None
+        when the store cannot answer so right now (the caller computes it)."""
         ...
 
 

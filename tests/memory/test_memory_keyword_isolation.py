@@ -75,3 +75,28 @@ def test_a_query_without_matching_words_scans_substrings_in_the_users_scope_fake
     memory.add_message("bob", "c", "user", "图书馆关门了")
     found = scores(memory, "alice", "图书馆")
     assert list(found) == ["我在图书馆看书"] and found["我在图书馆看书"] >= 1
+
+
+def test_sqlite_counts_inside_the_filter_from_its_sidecar_without_reading_messages_fake_embedder(
+    tmp_path, monkeypatch
+):
+    import semsearch.memory.keyword as memory_keyword
+
+    memory = ConversationMemory(
+        str(tmp_path / "m.embed.db"), embedder=FakeEmbedder(16), background=False
+    )
+    for text in ALICE:
+        memory.add_message("alice", "c", "user", text)
+    for i in range(40):
+        memory.add_message("bob", "b", "user", f"peanut peanut peanut {i}")
+    coll = memory.collection
+    coll.store.refresh_keyword_index(coll.name)  # the sidecar is current: no fallback
+    monkeypatch.setattr(memory_keyword, "_scope", lambda *a: pytest.fail("messages were read"))
+    expected = {ALICE[0]: bm25(1, 3, 6, 2, 3.0), ALICE[1]: bm25(2, 4, 6, 2, 3.0)}
+    assert scores(memory, "alice", "peanut") == pytest.approx(expected, rel=1e-5)
+    # caught up from the change log after more writes, still alice's statistics only
+    memory.add_message("alice", "c", "user", "no nuts here")  # 3 terms: N 7, avgdl 3
+    memory.add_message("bob", "b", "user", "peanut")
+    expected = {ALICE[0]: bm25(1, 3, 7, 2, 3.0), ALICE[1]: bm25(2, 4, 7, 2, 3.0)}
+    assert scores(memory, "alice", "peanut") == pytest.approx(expected, rel=1e-5)
+    memory.close()

@@ -23,6 +23,7 @@ from semsearch.stores.sqlite import schema as ddl
 from semsearch.stores.sqlite.allowed import filter_key
 from semsearch.stores.sqlite.connection import SQLiteConnections
 from semsearch.stores.sqlite.record_fts import has_record_fts
+from semsearch.stores.sqlite.sql import fts_clauses
 
 __all__ = ["KeywordLeg"]
 
@@ -69,6 +70,29 @@ class KeywordLeg:
         )
         return found
 
+    def search_scoped(
+        self, collection: str, text: str, k: int, where: Filter | None
+    ) -> list[ScoredChunk] | None:
+        """Top-k records by BM25 counted over the records ``where`` allows only (see
+        ``SQLiteStore.keyword_search_scoped``), from the sidecar; None when it cannot answer
+        now (stale and rebuilding, ``trigram``, a format-1 file, or the sidecar off)."""
+        if self.db._read() is None:
+            return []
+
+        def run(_: sqlite3.Connection) -> list[ScoredChunk] | None:
+            found = self.setup(collection)
+            if found is None:
+                return []
+            cid, tokenizer, counts = found
+            rows = self.db._rows
+            if not self.use_sidecar or not has_record_fts(rows, cid):
+                return None
+            rank = self._sidecar_rank(cid, counts.key[2], tokenizer, scoped=True)
+            return None if rank is None else rank(fts_clauses(text), k, where)
+
+        ranked: list[ScoredChunk] | None = self.db._in_read_txn(run)
+        return ranked
+
     def _search(
         self, collection: str, text: str, k: int, where: Filter | None
     ) -> list[ScoredChunk]:
@@ -109,11 +133,12 @@ class KeywordLeg:
         return chunks
 
     def _sidecar_rank(
-        self, cid: int, created_at: str, tokenizer: str
+        self, cid: int, created_at: str, tokenizer: str, scoped: bool = False
     ) -> sqlite_keyword.SidecarRank | None:
         """The sidecar ranking of one collection for
         :func:`~semsearch.stores.sqlite.keyword.keyword_search`, or None (``trigram``: FTS5
-        only). Call it inside the search's read transaction (``db._rows`` reads that snapshot)."""
+        only). Call it inside the search's read transaction (``db._rows`` reads that snapshot).
+        ``scoped``: statistics within the filter (``KeywordSidecar.rank``)."""
         if tokenizer != "porter":
             return None
         sidecar = self.sidecars.get(cid)
@@ -125,7 +150,7 @@ class KeywordLeg:
 
         def rank(clauses: list[str], k: int, where: Filter | None) -> list[ScoredChunk] | None:
             allowed = None if where is None else filter_key(rows, cid, where)
-            return sidecar.rank(rows, clauses, k, allowed)
+            return sidecar.rank(rows, clauses, k, allowed, scoped)
 
         return rank
 

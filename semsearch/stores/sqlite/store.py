@@ -381,6 +381,15 @@ class SQLiteStore(SQLiteConnections):
         """
         return self._keywords.search(collection, text, k, where)
 
+    def keyword_search_scoped(
+        self, collection: str, text: str, k: int, where: Filter | None
+    ) -> list[ScoredChunk] | None:
+        """BM25 with statistics inside ``where`` (see
+        :class:`~semsearch.stores.base.ScopedKeyword`), from the keyword sidecar; None while
+        the sidecar is stale and rebuilding, for ``trigram`` collections and files of format 1.
+        """
+        return self._keywords.search_scoped(collection, text, k, where)
+
     def refresh_keyword_index(self, collection: str, wait: bool = True) -> None:
         """Build the collection's keyword sidecar now if writes left it stale (see
         :meth:`~semsearch.stores.sqlite.keyword_leg.KeywordLeg.refresh`); searches stay correct
