@@ -1,30 +1,34 @@
-"""Conversation memory's keyword leg: BM25 over one user's messages, with that user's statistics.
+"""Conversation memory's keyword leg: scores from one user's messages, never from others'.
 
 A store's keyword index holds every user's messages, and BM25 weighs a word by how many
 documents hold it (IDF) and each document's length against the average (avgdl), both counted
 over the whole index (SQLite's FTS5 and its sidecar, Milvus' BM25 function). So a user's
-keyword scores would move with other users' words, and the score of a one-word query would tell
-a user how many messages of other users hold that word (a rare name, a diagnosis).
+keyword scores would move with other users' words, and the score of a one-word query would
+tell a user how many messages of other users hold that word (a rare name, a diagnosis).
 
-Memory therefore ranks word queries with the statistics of the user's scope (the ``where``
-filter) alone. A store that counts inside a filter does it (SQLite, from its keyword sidecar:
-:class:`~semsearch.stores.base.ScopedKeyword`; no message is read). Otherwise, and while the
-sidecar rebuilds, memory reads the messages inside the scope, builds BM25 postings of those
-alone (:mod:`semsearch.bm25.postings`, words tokenized as the SQLite store's FTS5 table does:
-``porter unicode61 remove_diacritics 2``) and scores the query's words there; both give the
-same scores. BM25 is
-Robertson & Zaragoza's Okapi BM25 (2009) with FTS5's constants k1 = 1.2, b = 0.75; as the
-stores do, words held by at least half of the messages are left out when the rest still finds
-``limit`` messages. A query word that is cut into several terms (``ADR-0042``) counts each term
-on its own: the stores' extra phrase score is not given.
+Memory therefore scores word queries from the user's scope (the ``where`` filter) alone:
 
+- SQLite counts BM25's statistics (N, n(q), avgdl) over the records inside the filter, from
+  its keyword sidecar (:class:`~semsearch.stores.base.ScopedKeyword`; no message is read).
+- PostgreSQL's ``ts_rank_cd`` (not BM25) scores each message on its own words: its keyword
+  search already uses no statistic of other messages.
+- Otherwise (Milvus), and while SQLite's sidecar rebuilds, memory reads every message inside
+  the scope, builds BM25 postings of those alone (:mod:`semsearch.bm25.postings`, words
+  tokenized as SQLite's FTS5 table does: ``porter unicode61 remove_diacritics 2``) and scores
+  the query's words there: the same scores as SQLite's.
+
+BM25 is Robertson & Zaragoza's Okapi BM25 (2009) with FTS5's constants k1 = 1.2, b = 0.75; as
+the stores do, words held by at least half of the messages are left out when the rest still
+finds ``limit`` messages. A query word cut into several terms (``ADR-0042``) counts each term
+on its own: the stores' extra phrase score (counted over the whole collection) is not given.
 A query none of whose words matches (Chinese or Japanese text, a word part such as ``blaz``)
 goes to the store's keyword search inside the same scope, which scans for substrings: those
 scores count occurrences in each message and use no other message.
 
-Cost: on SQLite, a few array operations over the collection's postings; elsewhere every
-keyword or hybrid memory search reads every message in the scope, linear in the size of one
-user's history (docs/benchmarks.md, "memory-keyword"); other users' messages are never read.
+Cost (docs/benchmarks.md, "memory-keyword"): on SQLite a few array operations over the
+collection's postings, on PostgreSQL its keyword search; on Milvus each keyword or hybrid
+search reads every message of the scope, linear in one user's history. Other users' messages
+are never read.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ from semsearch.results import Hit, Record
 from semsearch.stores.base import ScopedKeyword
 from semsearch.stores.sqlite.schema import FTS_TOKENIZER
 
-__all__ = ["PAGE", "keyword_messages"]
+__all__ = ["PAGE", "keyword_by_reading", "keyword_messages"]
 
 #: Messages read per store call while collecting a user's scope (the stores' page limit).
 PAGE = 1000
@@ -64,13 +68,21 @@ def keyword_messages(
         InvalidQuery: from the store's keyword search (e.g. a bad ``where``).
     """
     store = collection.store
-    if isinstance(store, ScopedKeyword):  # the store counts inside the filter (SQLite)
+    if isinstance(store, ScopedKeyword):  # the store scores inside the filter
         ast = parse_filter(where, collection.schema)
         scored = store.keyword_search_scoped(collection.name, query, limit, ast)
         if scored is not None:
             if scored:
                 return [Hit(s.record_id, s.score, None, {}) for s in scored]
             return collection.search(query, mode="keyword", limit=limit, where=where).hits
+    return keyword_by_reading(collection, query, limit, where)
+
+
+def keyword_by_reading(
+    collection: Collection, query: str, limit: int, where: Mapping[str, Any]
+) -> list[Hit]:
+    """:func:`keyword_messages` by reading every message inside ``where`` (any store; the
+    path when the store cannot count inside a filter). Same scores, same order."""
     messages = list(_scope(collection, where))
     with _lock:
         tokenizer = _shared_tokenizer()

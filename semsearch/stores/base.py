@@ -285,19 +285,21 @@ class ScopedKeyword(Protocol):
     """Optional store capability: keyword search whose statistics stay inside the filter.
 
     BM25 weighs a word by the records holding it (IDF) and a record's length by the average
-    (avgdl). ``keyword_search`` counts both over the whole collection; this counts them over
-    the records ``where`` allows only, so records outside it never move a score (conversation
-    memory: one user's messages per filter). Callers without it (or given None) compute the
-    scores themselves from the records inside ``where``.
+    (avgdl); a store's ``keyword_search`` counts both over the whole collection. Here every
+    score depends on the records ``where`` allows only, so records outside it never move a
+    score (conversation memory: one user's messages per filter): SQLite counts N, n(q) and
+    avgdl over those records; PostgreSQL's ``ts_rank_cd`` uses no statistic of other records.
+    Callers without it (or given None) compute the scores from the records inside ``where``.
     """
 
     def keyword_search_scoped(
         self, collection: str, text: str, k: int, where: Filter | None
     ) -> list[ScoredChunk] | None:
-        """Top-k records by BM25 (> 0, FTS5's formula and constants) with N, n(q) and avgdl
-        counted over the records ``where`` allows, best first, ties by record id, each with
-        its first chunk (``provisional``); [] when no word of ``text`` matches there; None
-        when the store cannot answer so right now (the caller computes it)."""
+        """Top-k by a keyword score (> 0) computed from the records ``where`` allows only
+        (SQLite: BM25, FTS5's formula and constants, one record each, its first chunk
+        ``provisional``; PostgreSQL: as ``keyword_search``), best first, ties by id; [] when
+        nothing matches there; None when the store cannot answer so right now (the caller
+        computes it)."""
         ...
 
 

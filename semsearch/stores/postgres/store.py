@@ -287,6 +287,14 @@ class PostgresStore(PostgresReads):
             )  # fmt: skip
         return best_first(rows)
 
+    def keyword_search_scoped(
+        self, collection: str, text: str, k: int, where: Filter | None
+    ) -> list[ScoredChunk] | None:
+        """:meth:`keyword_search` as it is: ``ts_rank_cd`` scores each chunk on its own words,
+        with no statistic of other records, so it already stays inside ``where`` (see
+        :class:`~semsearch.stores.base.ScopedKeyword`)."""
+        return self.keyword_search(collection, text, k, where)
+
     def keyword_search(
         self, collection: str, text: str, k: int, where: Filter | None
     ) -> list[ScoredChunk]:
