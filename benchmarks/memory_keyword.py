@@ -81,7 +81,7 @@ def main(user_counts: list[int], write: bool) -> None:
     table = markdown_table(
         [
             "users", "messages per user (median)", "memory.search keyword p50 ms (SQLite sidecar)",
-            "scoring by reading the user's messages p50 ms (other stores)",
+            "scoring by reading the user's messages p50 ms (Milvus; SQLite while its sidecar rebuilds)",
             "Collection.search keyword p50 ms (all users' statistics)",
         ],
         rows,
@@ -93,7 +93,7 @@ def main(user_counts: list[int], write: bool) -> None:
         "`memory.search(mode=\"keyword\")` (BM25 over the user's messages only, counted by "
         "the SQLite keyword sidecar, messages read back included), the same scores computed "
         "by reading every message of the user (`memory.keyword.keyword_by_reading`, the path "
-        "on PostgreSQL and Milvus and while the sidecar rebuilds), and `Collection.search` "
+        "on Milvus and while the sidecar rebuilds), and `Collection.search` "
         "in keyword mode with the same user filter (collection-wide statistics: what memory "
         "used before). Command: `.venv/bin/python benchmarks/memory_keyword.py`.",
         table,

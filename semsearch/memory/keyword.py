@@ -59,8 +59,8 @@ def keyword_messages(
     collection: Collection, query: str, limit: int, where: Mapping[str, Any]
 ) -> list[Hit]:
     """The best ``limit`` messages inside ``where`` for ``query``'s words, best first, ties by
-    message id. Scores: BM25 > 0 from the messages inside ``where`` only (the module
-    docstring); for a query whose words match nothing there, the store's keyword search inside
+    message id. Scores: BM25 > 0 from the messages inside ``where`` only (``ts_rank_cd`` on
+    PostgreSQL; the module docstring); for a query whose words match nothing there, the store's keyword search inside
     ``where`` (a substring count >= 1). Hits carry the message id and score only (``chunk``
     None, ``fields`` empty): memory reads the messages afterwards.
 

@@ -57,7 +57,8 @@ def rank_messages(
     or why the result is degraded: hybrid without its semantic leg when the embedder fails).
 
     Scores: cosine similarity in [-1, 1] (semantic), BM25 > 0 over the messages inside
-    ``where`` only, or a substring count >= 1 for a query no word of which matches (keyword:
+    ``where`` only (``ts_rank_cd`` > 0 on PostgreSQL), or a substring count >= 1 for a query
+    no word of which matches (keyword:
     :func:`~semsearch.memory.keyword.keyword_messages`), or the fused score
     (hybrid, the library's HYBRID_FUSION, in [0, 1]: comparable within one query only; each
     leg's score and rank are in ``Hit.components``).
