@@ -9,7 +9,10 @@ that completes stores the folder's resolved absolute path in the collection's op
 caller re-points the collection (``new_folder=True``, ``--new-folder``).
 
 A collection indexed by an older semsearch has no stored folder: the sync is refused when the
-collection holds records and none of their ids is a note path of the new folder.
+collection holds records and at most half of their ids are note paths of the new folder (a
+sync of the same folder removes only the notes deleted since, rarely most of them; --new-folder
+lets it through). The folder is stored before the sync's first write, so an interrupted first
+sync leaves it known too.
 """
 
 from __future__ import annotations
@@ -54,7 +57,8 @@ def check_folder(
         new_folder: re-point the collection at ``root``: never refuse.
     Raises:
         FolderMismatch: the collection holds records and either its stored folder is another
-            one, or (no stored folder) none of its record ids is a note path under ``root``.
+            one, or (no stored folder) at most half of its record ids are note paths under
+            ``root`` (a shared README.md does not make another folder the same one).
     """
     if new_folder:
         return
@@ -67,8 +71,8 @@ def check_folder(
         return
     paths = set(notes())
     kept = sum(1 for i in existing if i in paths)
-    if stored is None and kept:
-        return  # indexed by an older version, from this folder (or one sharing its notes)
+    if stored is None and 2 * kept > len(existing):
+        return  # indexed by an older version, from this folder (most notes are still here)
     raise _refusal(collection.name, stored, here, len(existing), kept)
 
 

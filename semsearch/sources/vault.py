@@ -302,6 +302,8 @@ def index_folder(
     report.links += [rel for rel, _ in folder_links]
     report.by_policy += report.links
     check_folder(collection, base, lambda: paths, new_folder=new_folder)
+    if paths:  # before the first write: an interrupted sync leaves the folder known
+        remember_folder(collection, base)
     for offset in range(0, len(paths), FILES_PER_BATCH):
         batch = paths[offset : offset + FILES_PER_BATCH]
         records = [r for r in (_try_read(base, rel, report) for rel in batch) if r is not None]
@@ -327,7 +329,6 @@ def index_folder(
             hint="check the folder and globs, or use another --collection for another folder",
         )
     report.removed = collection.delete(gone) if gone else 0
-    remember_folder(collection, base)
     report.seconds = time.perf_counter() - start
     return report
 

@@ -170,6 +170,37 @@ def test_plumbing_fake_embedder_legacy_collection_overlapping_folder_proceeds(
     assert indexed_folder(coll) == os.path.realpath(vault_a)  # stored from now on
 
 
+def test_plumbing_fake_embedder_legacy_collection_sharing_only_a_readme_is_refused(
+    db: semsearch.Database, vault_a: Path, vault_b: Path
+) -> None:
+    # vault B shares README.md with vault A: 1 of A's 3 notes, not the same folder
+    coll = db.collection("notes", schema=VAULT_SCHEMA, embedder="fake:32")
+    index_folder(coll, vault_a)
+    forget_folder(db)
+    before = snapshot(db)
+    with pytest.raises(FolderMismatch) as refused:
+        index_folder(coll, vault_b)
+    assert "would remove 2 of its 3 records" in refused.value.message
+    assert snapshot(db) == before
+
+
+def test_plumbing_fake_embedder_interrupted_first_sync_still_guards_its_folder(
+    db: semsearch.Database, vault_a: Path, vault_b: Path
+) -> None:
+    coll = db.collection("notes", schema=VAULT_SCHEMA, embedder="fake:32")
+
+    def interrupt(done: int, total: int) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        index_folder(coll, vault_a, progress=interrupt)  # after the first batch is written
+    assert coll.count() == 3
+    assert indexed_folder(coll) == os.path.realpath(vault_a)
+    with pytest.raises(FolderMismatch):
+        index_folder(coll, vault_b)
+    assert sorted(coll.ids()) == ["README.md", "garden/basil.md", "garden/tomatoes.md"]
+
+
 def test_plumbing_fake_embedder_watcher_refuses_another_folder(
     db: semsearch.Database, vault_a: Path, vault_b: Path
 ) -> None:
