@@ -48,8 +48,9 @@ from semsearch.stores.sqlite.schema import FTS_TOKENIZER
 
 __all__ = ["PAGE", "keyword_by_reading", "keyword_messages"]
 
-#: Messages read per store call while collecting a user's scope (the stores' page limit).
-PAGE = 1000
+#: Messages read per store call while collecting a user's scope (``Collection.find``'s
+#: largest page: Milvus scans the whole scope for every page, so few pages keep it linear).
+PAGE = 10_000
 
 _tokenizer: PieceTokenizer | None = None
 _lock = threading.Lock()  # PieceTokenizer is not thread-safe; it is cheap next to the scan
@@ -60,8 +61,8 @@ def keyword_messages(
 ) -> list[Hit]:
     """The best ``limit`` messages inside ``where`` for ``query``'s words, best first, ties by
     message id. Scores: BM25 > 0 from the messages inside ``where`` only (``ts_rank_cd`` on
-    PostgreSQL; the module docstring); for a query whose words match nothing there, the store's keyword search inside
-    ``where`` (a substring count >= 1). Hits carry the message id and score only (``chunk``
+    PostgreSQL; the module docstring); for a query whose words match nothing there, the
+    store's keyword search inside ``where`` (a substring count >= 1). Hits carry the message id and score only (``chunk``
     None, ``fields`` empty): memory reads the messages afterwards.
 
     Raises:
@@ -69,13 +70,36 @@ def keyword_messages(
     """
     store = collection.store
     if isinstance(store, ScopedKeyword):  # the store scores inside the filter
-        ast = parse_filter(where, collection.schema)
-        scored = store.keyword_search_scoped(collection.name, query, limit, ast)
-        if scored is not None:
-            if scored:
-                return [Hit(s.record_id, s.score, None, {}) for s in scored]
+        hits = _from_store(store, collection, query, limit, where)
+        if hits is not None:
+            if hits:
+                return hits
             return collection.search(query, mode="keyword", limit=limit, where=where).hits
     return keyword_by_reading(collection, query, limit, where)
+
+
+def _from_store(
+    store: ScopedKeyword,
+    collection: Collection,
+    query: str,
+    limit: int,
+    where: Mapping[str, Any],
+) -> list[Hit] | None:
+    """The store's scoped ranking, one hit per message (its best chunk's score: PostgreSQL
+    ranks chunks, so a long message may come several times), asking deeper until ``limit``
+    messages are found or the store has no more; None when the store cannot answer now."""
+    ast = parse_filter(where, collection.schema)
+    k = limit
+    while True:
+        scored = store.keyword_search_scoped(collection.name, query, k, ast)
+        if scored is None:
+            return None
+        best: dict[str, float] = {}
+        for s in scored:  # best first, so a message's first chunk is its best
+            best.setdefault(s.record_id, s.score)
+        if len(best) >= limit or len(scored) < k:
+            return [Hit(i, score, None, {}) for i, score in list(best.items())[:limit]]
+        k *= 4
 
 
 def keyword_by_reading(

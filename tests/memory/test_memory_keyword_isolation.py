@@ -100,3 +100,14 @@ def test_sqlite_counts_inside_the_filter_from_its_sidecar_without_reading_messag
     expected = {ALICE[0]: bm25(1, 3, 7, 2, 3.0), ALICE[1]: bm25(2, 4, 7, 2, 3.0)}
     assert scores(memory, "alice", "peanut") == pytest.approx(expected, rel=1e-5)
     memory.close()
+
+
+def test_a_long_message_of_several_chunks_is_one_hit_fake_embedder(memory):
+    # FakeEmbedder(16)'s window cuts this message into several chunks, each holding "zebra";
+    # PostgreSQL ranks chunks, so it came back once per chunk and pushed the short one out
+    long = " ".join(f"zebra filler{i} words here and there" for i in range(120))
+    memory.add_message("alice", "c", "user", long)
+    memory.add_message("alice", "c", "user", "a zebra once")
+    assert memory.collection.stats().chunks > 3
+    found = memory.search("alice", "zebra", mode="keyword", min_score=None, limit=5)
+    assert sorted(h.message.content for h in found) == sorted([long, "a zebra once"])
