@@ -106,7 +106,9 @@ def keyword_by_reading(
     collection: Collection, query: str, limit: int, where: Mapping[str, Any]
 ) -> list[Hit]:
     """:func:`keyword_messages` by reading every message inside ``where`` (any store; the
-    path when the store cannot count inside a filter). Same scores, same order."""
+    path when the store cannot count inside a filter). The same scores as SQLite's sidecar
+    to within rounding (sums in another order): two messages whose scores tie exactly may
+    come in the other order."""
     messages = list(_scope(collection, where))
     with _lock:
         tokenizer = _shared_tokenizer()
