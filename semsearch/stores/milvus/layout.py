@@ -64,6 +64,7 @@ __all__ = [
     "LAYOUT",
     "MAX_TOPK",
     "META",
+    "RECORD",
     "VARCHAR_MAX",
     "WRITING",
     "chunk_id",
@@ -72,10 +73,12 @@ __all__ = [
     "create",
     "declared_fields",
     "hashes_schema",
+    "head_id",
     "index_params",
     "meta_schema",
     "names",
     "now",
+    "part_id",
     "part_name",
     "placeholder",
     "prefix",
@@ -86,7 +89,10 @@ __all__ = [
 
 META = "semsearch_meta"
 #: The layout new writes produce (see the module docstring); metadata without one is layout 1.
-LAYOUT = 2
+LAYOUT = 3
+#: The ``status`` of a chunk-part row that is not a chunk: the head row of a record without
+#: chunks, and the rows holding a long body's further parts (never searched or counted).
+RECORD = "record"
 #: The metadata key of the mark a Milvus Lite write sets while it runs.
 WRITING = "writing"
 #: Milvus' largest ``limit`` (topk) per search or query page.
@@ -162,6 +168,23 @@ def chunk_id(record_id: str, ordinal: int, start: int, end: int, content_hash: s
     return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") >> 1
 
 
+def _id(key: str) -> int:
+    return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big") >> 1
+
+
+def head_id(record_id: str) -> int:
+    """Layout 3: the chunk id of record ``record_id``'s head row (its ordinal-0 chunk, or a
+    row of status :data:`RECORD` when it has no chunk): a positive int63 hash of the record id
+    alone, so a record is read by primary key."""
+    return _id(f"head\x00{record_id}")
+
+
+def part_id(part: int, record_id: str, record_hash: str) -> int:
+    """Layout 3: the chunk id of body part ``part`` (>= 1) of record ``record_id`` at content
+    hash ``record_hash`` (a new version's parts never overwrite the committed version's)."""
+    return _id(f"part\x00{part}\x00{record_id}\x00{record_hash}")
+
+
 def _schema(dynamic: bool = False) -> Any:
     from pymilvus import MilvusClient
 
@@ -216,9 +239,10 @@ def records_schema(fields: list[dict[str, Any]]) -> Any:
     return s
 
 
-def chunks_schema(fields: list[dict[str, Any]], dim: int = 0) -> Any:
+def chunks_schema(fields: list[dict[str, Any]], dim: int = 0, layout: int = LAYOUT) -> Any:
     """The chunk part with the BM25 function from ``terms`` (stemmed words of ``text``) to
-    ``sparse``, and with ``dim``, a float32[dim] ``vector`` (layout 2)."""
+    ``sparse``, with ``dim``, a float32[dim] ``vector`` (layout >= 2), and in layout 3 the
+    record columns ``body``, ``record_hash`` and ``nparts``."""
     from pymilvus import DataType, Function, FunctionType
 
     s = _schema()
@@ -234,6 +258,10 @@ def chunks_schema(fields: list[dict[str, Any]], dim: int = 0) -> Any:
     s.add_field("loc", DataType.VARCHAR, max_length=VARCHAR_MAX)
     if dim:
         s.add_field("vector", DataType.FLOAT_VECTOR, dim=dim)
+    if layout >= 3:
+        s.add_field("body", DataType.VARCHAR, max_length=VARCHAR_MAX)
+        s.add_field("record_hash", DataType.VARCHAR, max_length=128)
+        s.add_field("nparts", DataType.INT64)
     _add_fields(s, fields)
     s.add_function(
         Function(

@@ -28,6 +28,7 @@ from semsearch.stores.base import PendingChunk
 from semsearch.stores.milvus.conn import translated
 from semsearch.stores.milvus.expr import compile_filter
 from semsearch.stores.milvus.layout import MAX_TOPK
+from semsearch.stores.milvus.rows import ticket_of
 
 if TYPE_CHECKING:
     from semsearch.stores.milvus.access import MilvusAccess
@@ -38,7 +39,7 @@ __all__ = ["pending_chunks", "status_counts"]
 def status_counts(store: MilvusAccess, collection: str, extra: str) -> tuple[int, int, int]:
     """(chunks, embedded, failed) of records matching ``extra`` (``" and <expr>"`` or ``""``);
     vector rows carry the filter columns, so the same expression counts them."""
-    chunks = store.count_where(collection, "chunks", f"chunk_id >= 0{extra}")
+    chunks = store.count_where(collection, "chunks", f'status != "record"{extra}')
     if store.layout(collection) >= 2:
         embedded = store.count_where(collection, "chunks", f'status == "embedded"{extra}')
     else:
@@ -94,13 +95,20 @@ def _unembedded(
 
 def _pending_rows(store: MilvusAccess, collection: str, ids: list[int]) -> list[PendingChunk]:
     """PendingChunks of ``ids``, in that order (their embedding text rebuilt)."""
-    cols = ["chunk_id", "text", "loc", "record_id"]
+    cols = ["chunk_id", "text", "loc", "record_id", "ordinal", "content_hash"]
     rows = {
         int(r["chunk_id"]): r for r in store.rows_by(collection, "chunks", "chunk_id", ids, cols)
     }
+    handed = {c: c for c in ids}
+    if store.layout(collection) >= 3:  # a head row's chunk is handed out under its ticket
+        tickets = store.state.tickets.setdefault(collection, {})
+        for c, row in rows.items():
+            if int(row["ordinal"]) == 0:
+                handed[c] = ticket_of(row)
+                tickets[handed[c]] = c
     return [
         PendingChunk(
-            c,
+            handed[c],
             embedding_text(rows[c]["text"], tuple(json.loads(rows[c]["loc"])[2])),
             rows[c]["record_id"],
         )

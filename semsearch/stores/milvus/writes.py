@@ -30,13 +30,17 @@ from semsearch.stores.milvus import batch as milvus_batch
 from semsearch.stores.milvus import layout as lay
 from semsearch.stores.milvus import lookup, migrate, mutate
 from semsearch.stores.milvus import rows as milvus_rows
-from semsearch.stores.milvus.migrate import CHUNK_COLUMNS
+from semsearch.stores.milvus.migrate import CHUNK_COLUMNS, HEAD_COLUMNS
 from semsearch.stores.milvus.records import note_deleted, record_hashes
 
 if TYPE_CHECKING:
     from semsearch.stores.milvus.access import MilvusAccess
 
-__all__ = ["delete_records", "set_status", "set_vectors", "write_records"]
+__all__ = ["TICKETS_MAX", "delete_records", "resolve", "set_status", "set_vectors", "write_records"]
+
+#: Tickets (``LocationState.tickets``) kept per collection: a vector for a ticket forgotten
+#: since is not stored (its chunk stays pending, and ``pending_chunks`` hands it out again).
+TICKETS_MAX = 200_000
 
 
 def write_records(
@@ -57,17 +61,18 @@ def write_records(
     old = lookup.old_chunks(store, collection, changed, known)
     new_chunks = milvus_rows.new_chunks(changed)
     vectors, own = lookup.reusable(store, collection, new_chunks, old)
-    chunks = milvus_rows.chunk_rows(fields, new_chunks, vectors, own, result)
+    tickets = store.state.tickets.setdefault(collection, {})
+    chunks = milvus_rows.chunk_rows(fields, new_chunks, vectors, own, result, tickets)
     ids: dict[str, list[int]] = {r.id: [] for r in changed}
     for cid, r, _ in new_chunks:
         ids[r.id].append(cid)
-    records_rows = [row for r in changed for row in milvus_rows.record_rows(fields, r, ids[r.id])]
-    batch = milvus_batch.Batch(
-        chunks,
-        stale=list(set(old) - set(chunks)),
-        records=records_rows,
-        trim=[row for row in records_rows if row["record_id"] in known],
-    )
+    for r in changed:
+        for part in milvus_rows.head_rows(fields, r, ids[r.id], chunks):
+            chunks[int(part["chunk_id"])] = part
+    for old_ticket in list(tickets)[: max(0, len(tickets) - TICKETS_MAX)]:
+        del tickets[old_ticket]  # oldest first; a forgotten ticket's vector is not stored
+    heads = [lay.head_id(r.id) for r in changed]
+    batch = milvus_batch.Batch(chunks, heads, stale=list(set(old) - set(chunks)))
     if store.state.lite and not batch.ready():
         store.state.batches[collection] = batch  # written when set_vectors fills it
     else:
@@ -114,18 +119,52 @@ def set_vectors(
     meta = migrate.current(store, collection, dim)
     batch = store.state.batches.get(collection)
     others: dict[int, list[float]] = {}
+    expect: dict[int, int] = {}
     # a copy: a held-back row keeps a view of it until its batch is written
     owned = np.array(vectors, dtype=np.float32)
-    for cid, vec in zip(chunk_ids, owned, strict=True):
-        row = batch.chunks.get(int(cid)) if batch is not None else None
+    for ticket, vec in zip(chunk_ids, owned, strict=True):
+        cid = _physical(store, collection, int(ticket), expect)
+        row = batch.chunks.get(cid) if batch is not None else None
         if row is not None:  # a float32 row: columns.py packs the column without lists
-            row.update(vector=vec, status="embedded", error="")
+            if _holds(row, expect.get(cid)):
+                row.update(vector=vec, status="embedded", error="")
         else:
-            others[int(cid)] = vec.tolist()
+            others[cid] = vec.tolist()
     if batch is not None and batch.ready():
         milvus_batch.settle(store, collection)
-    _rewrite(store, collection, meta, others, {"status": "embedded", "error": ""})
+    _rewrite(store, collection, meta, others, {"status": "embedded", "error": ""}, expect)
     _touch(store, collection, meta)
+
+
+def _physical(store: MilvusAccess, collection: str, ticket: int, expect: dict[int, int]) -> int:
+    """The chunk id of the row a handed-out id (``ticket``) names: itself, or for a head
+    chunk its head row's id, noted in ``expect`` (head id -> ticket) to check its content."""
+    cid = store.state.tickets.get(collection, {}).get(ticket, ticket)
+    if cid != ticket:
+        expect[cid] = ticket
+    return cid
+
+
+def _holds(row: dict[str, Any], ticket: int | None) -> bool:
+    """True when ``row`` still holds the content ``ticket`` was handed out for (a head row
+    is rewritten by each version of its record under the same id); True without a ticket.
+    A row that is no chunk (status ``RECORD``) never takes a vector or a status."""
+    if row["status"] == lay.RECORD:
+        return False
+    return ticket is None or milvus_rows.ticket_of(row) == ticket
+
+
+def resolve(store: MilvusAccess, collection: str, ids: Sequence[int]) -> dict[int, int]:
+    """``{handed-out id: chunk id of its row}`` of the ``ids`` whose row exists and, for a
+    head chunk's ticket, still holds that chunk (see ``LocationState.tickets``)."""
+    expect: dict[int, int] = {}
+    physical = {int(t): _physical(store, collection, int(t), expect) for t in ids}
+    if not expect:
+        return physical
+    cols = ["chunk_id", "record_id", "ordinal", "loc", "content_hash", "status"]
+    rows = store.rows_by(collection, "chunks", "chunk_id", list(expect), cols)
+    held = {int(r["chunk_id"]) for r in rows if _holds(r, expect[int(r["chunk_id"])])}
+    return {t: c for t, c in physical.items() if c not in expect or c in held}
 
 
 def _rewrite(
@@ -134,18 +173,22 @@ def _rewrite(
     meta: dict[str, Any],
     vectors: dict[int, list[float]],
     change: dict[str, Any],
+    expect: dict[int, int],
 ) -> None:
     """Rewrite stored chunk rows whole with ``change`` and, per chunk id in ``vectors``, its
-    vector (a chunk replaced meanwhile is skipped; rows keep their vector when not given)."""
+    vector (a chunk replaced meanwhile is skipped, as is a head row whose content is no longer
+    the one in ``expect``; rows keep their vector when not given, head rows their body)."""
     if not vectors:
         return
     dim = int(meta.get("dim") or 0)
-    cols = CHUNK_COLUMNS + store.attr_columns(lay.declared_fields(meta["schema"]))
+    cols = CHUNK_COLUMNS + HEAD_COLUMNS + store.attr_columns(lay.declared_fields(meta["schema"]))
     rows = store.rows_by(
         collection, "chunks", "chunk_id", list(vectors), cols + ["vector"] * (dim > 0)
     )
     out = []
     for row in rows:
+        if not _holds(row, expect.get(int(row["chunk_id"]))):
+            continue
         vec = vectors[int(row["chunk_id"])]
         row = {**row, **change}
         if dim:
@@ -163,19 +206,22 @@ def set_status(
     meta = migrate.current(store, collection)
     batch = store.state.batches.get(collection)
     others: dict[int, list[float]] = {}
-    for c in chunk_ids:
-        row = batch.chunks.get(int(c)) if batch is not None else None
+    expect: dict[int, int] = {}
+    for ticket in chunk_ids:
+        c = _physical(store, collection, int(ticket), expect)
+        row = batch.chunks.get(c) if batch is not None else None
         if row is not None:
-            row.update(status=status, error=error)
-            row.pop("vector", None)
+            if _holds(row, expect.get(c)):
+                row.update(status=status, error=error)
+                row.pop("vector", None)
         else:
-            others[int(c)] = []
+            others[c] = []
     if batch is not None and batch.ready():
         milvus_batch.settle(store, collection)
     if int(meta.get("dim") or 0):
         placeholder = lay.placeholder(int(meta["dim"]))
         others = {c: placeholder for c in others}
-    _rewrite(store, collection, meta, others, {"status": status, "error": error})
+    _rewrite(store, collection, meta, others, {"status": status, "error": error}, expect)
 
 
 def delete_records(store: MilvusAccess, collection: str, ids: Sequence[str]) -> int:
@@ -185,7 +231,7 @@ def delete_records(store: MilvusAccess, collection: str, ids: Sequence[str]) -> 
     if not existing:
         return 0
     migrate.current(store, collection)
-    mutate.delete_where(store, collection, ["chunks", "records"], "record_id", {0: existing})
+    mutate.delete_where(store, collection, ["chunks"], "record_id", {0: existing})
     note_deleted(store, collection, existing)
     _touch(store, collection, store.meta(collection))
     return len(existing)
