@@ -59,10 +59,12 @@ def pending_chunks(
         return []
     chunks, embedded, failed = status_counts(store, collection, extra)
     ids = _unembedded(store, found, collection, extra, min(limit, chunks - embedded - failed))
+    out = _pending_rows(store, collection, ids)
     if len(ids) < limit and failed:
         expr = f'status == "failed"{extra}'
-        ids += sorted(_chunk_ids(found, expr, min(limit - len(ids), MAX_TOPK)))
-    return _pending_rows(store, collection, ids)
+        failing = _chunk_ids(found, expr, min(limit - len(ids), MAX_TOPK))
+        out += _pending_rows(store, collection, failing)
+    return out
 
 
 def _chunk_ids(found: tuple[Any, str], expr: str, limit: int) -> list[int]:
@@ -94,7 +96,8 @@ def _unembedded(
 
 
 def _pending_rows(store: MilvusAccess, collection: str, ids: list[int]) -> list[PendingChunk]:
-    """PendingChunks of ``ids``, in that order (their embedding text rebuilt)."""
+    """PendingChunks of ``ids`` sorted by the id handed out (a head row's chunk goes out
+    under its ticket: ``LocationState.tickets``), their embedding text rebuilt."""
     cols = ["chunk_id", "text", "loc", "record_id", "ordinal", "content_hash"]
     rows = {
         int(r["chunk_id"]): r for r in store.rows_by(collection, "chunks", "chunk_id", ids, cols)
@@ -106,7 +109,7 @@ def _pending_rows(store: MilvusAccess, collection: str, ids: list[int]) -> list[
             if int(row["ordinal"]) == 0:
                 handed[c] = ticket_of(row)
                 tickets[handed[c]] = c
-    return [
+    out = [
         PendingChunk(
             handed[c],
             embedding_text(rows[c]["text"], tuple(json.loads(rows[c]["loc"])[2])),
@@ -115,3 +118,4 @@ def _pending_rows(store: MilvusAccess, collection: str, ids: list[int]) -> list[
         for c in ids
         if c in rows
     ]
+    return sorted(out, key=lambda p: p.chunk_id)

@@ -241,8 +241,14 @@ class MilvusStore(MilvusAccess):
             )
 
     def window_vectors(self, collection: str, chunk_ids: Sequence[int]) -> dict[int, WindowSet]:
-        """``{chunk id: WindowSet}`` of the chunks with windows (see SentenceWindows)."""
-        return milvus_windows.read(self, collection, chunk_ids)
+        """``{chunk id: WindowSet}`` of the chunks with windows (see SentenceWindows): ids
+        searches return or ``write_records`` handed out."""
+        if self.layout(collection) < 3:
+            return milvus_windows.read(self, collection, chunk_ids)
+        rows = milvus_writes.resolve(self, collection, chunk_ids)
+        handed = {c: t for t, c in rows.items()}
+        found = milvus_windows.read(self, collection, list(handed))
+        return {handed[c]: w for c, w in found.items()}
 
     def pending_chunks(
         self, collection: str, limit: int, where: Filter | None = None
