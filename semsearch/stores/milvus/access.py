@@ -144,7 +144,7 @@ class MilvusAccess:
         layout = int(meta.get("layout", 1)) if meta is not None else 1
         if kind == "records":
             return lay.part_name(collection, kind) if layout < 3 else None
-        if layout < 2:
+        if meta is None or layout < 2:
             return lay.part_name(collection, kind)
         if kind == "hashes" or (kind == "vectors" and not meta.get("dim")):
             return None

@@ -14,12 +14,14 @@ primary key, measured). Here a write finds:
   one process per folder), each hit checked by primary key; on a server by a filter on the
   indexed ``content_hash`` (other processes write there too).
 
-Records written before the chunk list existed fall back to a filter on ``record_id``. A new
-record has no chunks to replace, unless a write stopped half-way: on Milvus Lite the first
-write of a process sets a ``writing`` mark in the collection's metadata
+Records written before the chunk list existed fall back to a filter on ``record_id``. In
+layout 3 the stored body is in the record's head row (a primary-key lookup), and the rows an
+update replaces include the old version's body part rows. A new record has no chunks to
+replace, unless a write stopped half-way (after its other chunk rows, before its head row): on
+Milvus Lite the first write of a process sets a ``writing`` mark in the collection's metadata
 (:data:`semsearch.stores.milvus.layout.WRITING`), cleared when the process's last store closes;
 a write that finds the mark left by a process that died, or that follows a write that raised,
-first sweeps away chunks that no stored record lists (:func:`stale_chunks`). On a server a
+first sweeps away chunk and part rows that no stored head row lists (:func:`stale_chunks`). On a server a
 write looks a record's chunks up by ``record_id`` (servers index scalar fields).
 """
 

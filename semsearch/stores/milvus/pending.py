@@ -1,7 +1,10 @@
 """Which chunks of a Milvus collection wait for a vector, and how many.
 
-Layout 2 (:mod:`semsearch.stores.milvus.layout`): a chunk row's ``status`` is exact (its
-vector is in the same row), so the counts and the pending chunks are filters on it.
+Layouts 2 and 3 (:mod:`semsearch.stores.milvus.layout`): a chunk row's ``status`` is exact
+(its vector is in the same row), so the counts and the pending chunks are filters on it (rows of
+status ``record``, layout 3's head rows of records without chunks and body parts, are no
+chunks). A head row's chunk is handed out under its ticket (see
+:mod:`semsearch.stores.milvus.writes`).
 
 Layout 1 (read as it is until the first write migrates it): a chunk is embedded when it has a row in ``*_vectors``: ``set_vectors`` writes vector rows and
 leaves the chunk rows as the record write stored them (``pending``, or ``embedded`` when a

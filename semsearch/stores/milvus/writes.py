@@ -2,19 +2,30 @@
 (rows built by :mod:`semsearch.stores.milvus.rows`, written by
 :mod:`semsearch.stores.milvus.batch` and :mod:`semsearch.stores.milvus.mutate`).
 
-Every write first brings the collection to layout 2 (:func:`migrate.current`), then writes in
-this order (Milvus has no transactions): chunk rows, stale chunk rows deleted, then the
-record rows whose content hash marks each record as written. If a write stops half-way, the
-record's old hash is still stored (or none), so the next upsert of the same record redoes it.
+Every write first brings the collection to layout 3 (:func:`migrate.current`), then writes in
+this order (Milvus has no transactions): the other chunk rows and body part rows, then each
+record's head row, whose record hash marks the record as written, then the rows it replaces
+deleted. If a write stops half-way, the record's old head row is still stored (or none), so the
+next upsert of the same record redoes it.
 
-A chunk row holds its vector (layout 2): ``write_records`` hands its rows to a batch that, on
-Milvus Lite, waits in the process for ``set_vectors`` (see :mod:`semsearch.stores.milvus.batch`),
-so each chunk row is written once. ``set_vectors`` for chunks already written (a server, a
-``reindex``, a batch written early) rewrites their whole rows with the vector and ``embedded``.
+A chunk row holds its vector: ``write_records`` hands its rows to a batch that, on Milvus Lite,
+waits in the process for ``set_vectors`` (see :mod:`semsearch.stores.milvus.batch`), so each
+chunk row is written once. ``set_vectors`` for chunks already written (a server, a
+``reindex``, a batch written early) rewrites their whole rows with the vector and
+``embedded`` (a head row keeps its body and record hash: the row is read whole first).
+
+Head chunks: a record's ordinal-0 chunk lives in its head row, whose id is the same for every
+version of the record, so its chunk goes out under its content-derived id (its ticket,
+``LocationState.tickets``); ``set_vectors``, ``mark_failed``, ``set_windows`` and
+``get_chunks`` map a ticket back to the head row and act only while that row still holds the
+ticket's chunk (:func:`resolve`). A ticket is known in the process that handed it out
+(``write_records``, ``pending_chunks``); another process's ticket finds no row and is skipped,
+as a replaced chunk's id always was (the chunk stays pending).
 
 Cost: each batch reads only its own rows, by primary key (:mod:`semsearch.stores.milvus.lookup`)
-and, on Lite, writes two Milvus collections in one call each without flushing (see
-``state.FLUSH_ROWS``), so the time to insert n records grows linearly in n.
+and, on Lite, writes one Milvus collection in one call (two when records have more than one
+chunk or a long body) without flushing (see ``state.FLUSH_ROWS``), so the time to insert n
+records grows linearly in n.
 """
 
 from __future__ import annotations
