@@ -35,11 +35,20 @@ __all__ = ["Batch", "settle"]
 class Batch:
     """One ``write_records`` call's rows: ``chunks`` (chunk id -> chunk-part row, ``vector``
     float list of length dim once known; body part rows included), ``heads`` (the head rows'
-    ids, written after the others) and ``stale`` (chunk ids to delete last)."""
+    ids, written after the others), ``stale`` (chunk ids to delete last) and ``tickets``."""
 
     chunks: dict[int, dict[str, Any]]
     heads: list[int]
     stale: list[int] = field(default_factory=list)
+    #: head row id -> the ticket its chunk was handed out under (pending head chunks).
+    tickets: dict[int, int] = field(default_factory=dict)
+
+    def holds(self, cid: int, ticket: int | None) -> bool:
+        """True when row ``cid`` of this batch takes a vector or status handed out as
+        ``ticket`` (None: its own id): a chunk, and for a head row, this version's chunk."""
+        if self.chunks[cid]["status"] == lay.RECORD:
+            return False
+        return ticket is None or self.tickets.get(cid) == ticket
 
     def ready(self) -> bool:
         """True when every chunk row has its vector or is failed (nothing more will come)."""

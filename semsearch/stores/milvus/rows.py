@@ -191,8 +191,8 @@ def chunk_rows(
     """``{chunk id: chunk-part row}`` of the new chunks: with its ``vector`` and status
     ``embedded`` when ``vectors`` has one (counted in ``result.reused`` unless it is the
     chunk's own, ``own``); else ``pending`` without a vector, added to ``result.pending``
-    under its ticket (its content-derived id; ``tickets`` maps a head chunk's to its head
-    row's id). Head rows get their body columns from :func:`head_rows`."""
+    under its ticket (its content-derived id; ``tickets`` gets ticket -> head row id for
+    each pending head chunk). Head rows get their body columns from :func:`head_rows`."""
     out: dict[int, dict[str, Any]] = {}
     for cid, r, c in new_chunks:
         ch = c.chunk

@@ -30,6 +30,7 @@ records grows linearly in n.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -72,18 +73,18 @@ def write_records(
     old = lookup.old_chunks(store, collection, changed, known)
     new_chunks = milvus_rows.new_chunks(changed)
     vectors, own = lookup.reusable(store, collection, new_chunks, old)
-    tickets = store.state.tickets.setdefault(collection, {})
-    chunks = milvus_rows.chunk_rows(fields, new_chunks, vectors, own, result, tickets)
+    handed: dict[int, int] = {}
+    chunks = milvus_rows.chunk_rows(fields, new_chunks, vectors, own, result, handed)
     ids: dict[str, list[int]] = {r.id: [] for r in changed}
     for cid, r, _ in new_chunks:
         ids[r.id].append(cid)
     for r in changed:
         for part in milvus_rows.head_rows(fields, r, ids[r.id], chunks):
             chunks[int(part["chunk_id"])] = part
-    for old_ticket in list(tickets)[: max(0, len(tickets) - TICKETS_MAX)]:
-        del tickets[old_ticket]  # oldest first; a forgotten ticket's vector is not stored
+    _hand_out(store, collection, handed)
     heads = [lay.head_id(r.id) for r in changed]
     batch = milvus_batch.Batch(chunks, heads, stale=list(set(old) - set(chunks)))
+    batch.tickets = {cid: ticket for ticket, cid in handed.items()}
     if store.state.lite and not batch.ready():
         store.state.batches[collection] = batch  # written when set_vectors fills it
     else:
@@ -92,6 +93,17 @@ def write_records(
     result.updated = len(changed) - result.added
     _touch(store, collection, meta)
     return result
+
+
+def _hand_out(store: MilvusAccess, collection: str, handed: dict[int, int]) -> None:
+    """Remember ``handed`` (ticket -> head row id) in ``LocationState.tickets``, forgetting
+    the oldest beyond ``TICKETS_MAX`` (a vector for a forgotten ticket is not stored)."""
+    tickets = store.state.tickets.setdefault(collection, {})
+    tickets.update(handed)
+    excess = len(tickets) - TICKETS_MAX
+    if excess > 0:
+        for old in list(itertools.islice(tickets, excess)):
+            del tickets[old]
 
 
 def _begin(store: MilvusAccess, collection: str, meta: dict[str, Any]) -> None:
@@ -137,7 +149,7 @@ def set_vectors(
         cid = _physical(store, collection, int(ticket), expect)
         row = batch.chunks.get(cid) if batch is not None else None
         if row is not None:  # a float32 row: columns.py packs the column without lists
-            if _holds(row, expect.get(cid)):
+            if batch is not None and batch.holds(cid, expect.get(cid)):
                 row.update(vector=vec, status="embedded", error="")
         else:
             others[cid] = vec.tolist()
@@ -222,7 +234,7 @@ def set_status(
         c = _physical(store, collection, int(ticket), expect)
         row = batch.chunks.get(c) if batch is not None else None
         if row is not None:
-            if _holds(row, expect.get(c)):
+            if batch is not None and batch.holds(c, expect.get(c)):
                 row.update(status=status, error=error)
                 row.pop("vector", None)
         else:
