@@ -149,3 +149,24 @@ def test_head_and_part_ids_are_stable_and_distinct_plumbing() -> None:
     assert lay.part_id(1, "a", "h") != lay.part_id(2, "a", "h") != lay.part_id(1, "a", "g")
     ids = [lay.head_id("a"), lay.part_id(1, "a", "h")]
     assert all(0 <= i < 2**63 for i in ids)
+
+
+def test_a_forgotten_ticket_leaves_its_chunk_pending_until_handed_out_again_fake_vectors(
+    store: MilvusStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from semsearch.stores.milvus import writes
+
+    monkeypatch.setattr(writes, "TICKETS_MAX", 2)
+    handed = [
+        store.write_records(NAME, [one_chunk_record(f"r{i}", f"text {i}")]).pending[0].chunk_id
+        for i in range(3)
+    ]  # r0's ticket is the oldest of three: forgotten
+    store.set_vectors(NAME, handed, EYE[:3])
+    s = store.stats(NAME)
+    assert (s.embedded, s.pending) == (2, 1)
+    [again] = store.pending_chunks(NAME, 10)
+    assert (again.record_id, again.chunk_id) == ("r0", handed[0])
+    store.set_vectors(NAME, [again.chunk_id], EYE[:1])
+    assert store.stats(NAME).embedded == 3
+    [hit] = store.vector_search(NAME, EYE[0], 1, None)
+    assert (hit.record_id, round(hit.score, 4)) == ("r0", 1.0)
