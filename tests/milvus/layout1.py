@@ -42,7 +42,7 @@ def build(store: MilvusStore, name: str, items: list[Item], dim: int = 8) -> Non
     hashes = lay.part_name(name, "hashes")
     lay.create(client, parts["records"], lay.records_schema(fields),
                lay.index_params(client, "records"))  # fmt: skip
-    lay.create(client, parts["chunks"], lay.chunks_schema(fields),
+    lay.create(client, parts["chunks"], lay.chunks_schema(fields, layout=1),
                lay.index_params(client, "chunks"))  # fmt: skip
     lay.create(client, parts["vectors"], lay.vectors_schema(fields, dim),
                lay.index_params(client, "vectors"))  # fmt: skip

@@ -62,7 +62,10 @@ def _rows(store: MilvusStore, kind: str) -> list[dict[str, Any]]:
 def test_lite_insert_over_a_stored_primary_key_replaces_the_row_fake_vectors(
     store: MilvusStore,
 ) -> None:
-    client, name = store._coll(NAME, "records") or (None, "")
+    # a layout-2 records collection: the insert rule is Lite's, whatever the schema
+    client, name = store.client(), "probe_records"
+    fields = lay.declared_fields(SCHEMA.to_json())
+    lay.create(client, name, lay.records_schema(fields), lay.index_params(client, "records"))
     row = {"pk": "0:a", "record_id": "a", "part": 0, "nparts": 1, "content_hash": "h1",
            "body": "one", "_v": lay.DUMMY_VECTOR, "f_kind": None}  # fmt: skip
     write_rows(client, name, [row], True)
@@ -79,7 +82,7 @@ def test_lite_insert_over_a_stored_primary_key_replaces_the_row_fake_vectors(
 def test_column_writes_store_nulls_for_unset_fields_fake_vectors(store: MilvusStore) -> None:
     _write(store, [_record("a", "alpha", None), _record("b", "beta", "spell")], 0)
     store.flush()
-    for kind, key in (("records", "pk"), ("chunks", "record_id")):
+    for kind, key in (("chunks", "record_id"),):  # layout 3: head rows hold the record
         client, name = store._coll(NAME, kind) or (None, "")
         rows = client.query(name, filter=f"{key} >= ''", output_fields=["record_id", "f_kind"])
         assert {r["record_id"]: r["f_kind"] for r in rows} == {"a": None, "b": "spell"}, kind
@@ -118,7 +121,7 @@ def test_a_new_collection_waits_for_no_index_fake_vectors(
     try:
         store.create_collection(CollectionInfo(NAME, SCHEMA.to_json(), "fake:8", 8))
         client = store.client()
-        names = {kind: store.part_name(NAME, kind) or "" for kind in ("records", "chunks")}
+        names = {kind: store.part_name(NAME, kind) or "" for kind in ("chunks",)}
         indexed = {
             kind: sorted(
                 client.describe_index(name, i)["field_name"] for i in client.list_indexes(name)
@@ -129,12 +132,9 @@ def test_a_new_collection_waits_for_no_index_fake_vectors(
     finally:
         store.close()
     assert waits == []
-    assert indexed == {
-        "records": ["_v", "record_id"],
-        "chunks": ["content_hash", "record_id", "sparse", "vector"],
-    }
-    # layout 2: the vectors live in the chunk rows; no _vectors or _hashes collection
-    assert parts == [f"{lay.prefix(NAME)}_chunks_1", f"{lay.prefix(NAME)}_records"]
+    assert indexed == {"chunks": ["content_hash", "record_id", "sparse", "vector"]}
+    # layout 3: vectors and record bodies live in the chunk rows; no other Milvus collection
+    assert parts == [f"{lay.prefix(NAME)}_chunks_1"]
 
 
 class _RowClient:

@@ -12,7 +12,6 @@ import pytest
 import semsearch
 from semsearch.embedders.fake import FakeEmbedder
 from semsearch.errors import BackendUnavailable, NotAnIndex, StoreCorrupted
-from semsearch.stores.milvus import layout as lay
 from semsearch.stores.milvus.store import MilvusStore
 
 
@@ -86,7 +85,7 @@ def test_collections_changed_behind_our_back_raise_store_corrupted(lite_location
         store = db.store
         assert isinstance(store, MilvusStore)
         client = store.client()
-        client.drop_collection(lay.names("notes")["records"])
+        client.drop_collection(store.part_name("notes", "chunks") or "")  # layout 3: the only part
         with pytest.raises(StoreCorrupted):
             db.collection("notes").count()
 

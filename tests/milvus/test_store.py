@@ -133,16 +133,24 @@ def test_selective_filters_return_min_of_limit_and_matches(mdb: semsearch.Databa
     assert EXACT_MAX < 270  # 6 matches: exact scan; 270 matches: filtered ANN, refilled if short
 
 
+def _part_ordinals(mdb: semsearch.Database) -> list[int]:
+    rows = _lite(mdb).rows_by("notes", "chunks", "record_id", ["long"], ["ordinal", "status"])
+    assert all(r["status"] == "record" for r in rows if r["ordinal"] < 0)
+    return sorted(r["ordinal"] for r in rows if r["ordinal"] < 0)
+
+
 def test_long_record_bodies_are_split_and_rejoined(mdb: semsearch.Database) -> None:
     coll = mdb.collection("notes", embedder=FakeEmbedder(16, max_tokens=512))
     text = " ".join(f"w{i}é" for i in range(9000))  # > 4 body parts of 16383 chars
     coll.upsert([{"id": "long", "text": text, "note": "ü" * 20000}])
     record = coll.get("long")[0]
     assert record.text == text and record.fields["note"] == "ü" * 20000
+    # layout 3: body parts beyond the head are rows of ordinal -1, -2, ... (> 4 parts)
+    parts = _part_ordinals(mdb)
+    assert len(parts) >= 4 and parts == list(range(-len(parts), 0))
     coll.upsert([{"id": "long", "text": "short now"}])
     assert coll.get("long")[0].text == "short now"
-    rows = _lite(mdb).rows_by("notes", "records", "record_id", ["long"], ["part"])
-    assert [r["part"] for r in rows] == [0]
+    assert _part_ordinals(mdb) == []  # the longer version's parts were deleted
 
 
 def test_delete_removes_records_chunks_and_vectors(mdb: semsearch.Database) -> None:

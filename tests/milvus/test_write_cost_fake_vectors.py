@@ -71,13 +71,14 @@ def test_a_fresh_write_writes_each_row_once_with_its_vector_fake_vectors(
     store: MilvusStore, calls: list[tuple[str, str]]
 ) -> None:
     result = store.write_records(NAME, [one_chunk_record(f"r{i}", f"text {i}") for i in range(3)])
-    # the rows wait in the process for their vectors (layout 2: the vector is in the chunk row)
+    # the rows wait in the process for their vectors (the vector is in the chunk row)
     assert [k for k in _kinds(calls, "upsert") if k != "meta"] == []
     calls.clear()
     store.set_vectors(NAME, [p.chunk_id for p in result.pending], np.eye(8, dtype=np.float32)[:3])
-    # no read, one write of the chunk rows and one of the record rows (the commit marker last)
+    # no read, one write: one-chunk records are their head rows (layout 3), which carry the
+    # bodies; no other chunk row comes first
     assert _kinds(calls, "query") == []
-    assert [k for k in _kinds(calls, "upsert") if k != "meta"] == ["chunks", "records"]
+    assert [k for k in _kinds(calls, "upsert") if k != "meta"] == ["chunks"]
     s = store.stats(NAME)
     assert (s.records, s.chunks, s.embedded, s.pending, s.failed) == (3, 3, 3, 0, 0)
 
@@ -116,11 +117,11 @@ def test_the_same_ids_asked_twice_without_a_write_are_one_query_fake_vectors(
     first = store.record_hashes(NAME, ["a", "b"])
     again = store.record_hashes(NAME, ["b", "a"])
     assert first == again == {"a": hashlib.sha256(b"alpha").hexdigest()}
-    assert _kinds(calls, "query") == ["records"]
+    assert _kinds(calls, "query") == ["chunks"]  # head rows, by primary key
     store.write_records(NAME, [one_chunk_record("b", "beta")])  # a write: asked again
     calls.clear()
     assert set(store.record_hashes(NAME, ["a", "b"])) == {"a", "b"}
-    assert _kinds(calls, "query") == ["records"]
+    assert _kinds(calls, "query") == ["chunks"]  # head rows, by primary key
     store.close()
 
 
@@ -277,7 +278,7 @@ def test_after_a_write_that_raised_record_hashes_are_read_from_milvus_fake_vecto
     monkeypatch.setattr(mutate, "write_rows", real)
     calls.clear()
     assert store.record_hashes(NAME, ["a", "b"]) == {"a": _sha("alpha")}
-    assert _kinds(calls, "query") == ["records"]
+    assert _kinds(calls, "query") == ["chunks"]  # head rows, by primary key
 
 
 def test_a_held_back_batch_a_read_failed_to_write_is_read_from_milvus_fake_vectors(
@@ -293,12 +294,13 @@ def test_a_held_back_batch_a_read_failed_to_write_is_read_from_milvus_fake_vecto
     monkeypatch.setattr(mutate, "write_rows", real)
     calls.clear()
     assert store.record_hashes(NAME, ["a"]) == {}
-    assert _kinds(calls, "query") == ["records"]
+    assert _kinds(calls, "query") == ["chunks"]  # head rows, by primary key
 
 
 def _records_fail(c: Any, name: str, rows: Any, lite: bool, partial: bool = False) -> None:
-    """mutate.write_rows that writes chunk rows and fails on record rows."""
-    if name.endswith("_records"):
+    """mutate.write_rows that writes chunk rows and fails on head rows (rows with a record
+    hash: the record rows of layout 3)."""
+    if any(r.get("record_hash") for r in rows):
         raise RuntimeError("killed before the record rows")
     _REAL_WRITE_ROWS(c, name, rows, lite, partial)
 
@@ -307,8 +309,9 @@ def test_lite_writes_leave_flushing_to_lite_and_flush_vector_parts_last_fake_vec
     store: MilvusStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """On Milvus Lite no write flushes, however many rows it writes (Lite flushes by itself,
-    as for raw pymilvus); ``flush()`` flushes the record part first: Lite starts building a
-    flushed part's vector index at once, in the background."""
+    as for raw pymilvus); ``flush()`` flushes what was written (layout 3: the chunk part
+    only; with more parts, vector parts go last, as Lite starts building a flushed part's
+    vector index at once, in the background)."""
     from semsearch.stores.milvus import access
 
     monkeypatch.setattr(access, "FLUSH_ROWS", 2)
@@ -320,5 +323,5 @@ def test_lite_writes_leave_flushing_to_lite_and_flush_vector_parts_last_fake_vec
     store.set_vectors(NAME, [p.chunk_id for p in result.pending], np.eye(8, dtype=np.float32)[:3])
     assert flushed == []  # 3 rows into each part, past FLUSH_ROWS
     store.flush()
-    assert _kinds([("flush", n) for n in flushed], "flush") == ["records", "chunks"]
+    assert _kinds([("flush", n) for n in flushed], "flush") == ["chunks"]  # the only part
     assert store.count(NAME) == 3

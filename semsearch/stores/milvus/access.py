@@ -138,9 +138,13 @@ class MilvusAccess:
 
     def part_name(self, collection: str, kind: str) -> str | None:
         """The Milvus name of a part (records/chunks/vectors/hashes) in the stored layout;
-        None when it has none (layout 2: no chunk part yet, or no vectors before the dim)."""
+        None when it has none (layout 2: no chunk part yet, or no vectors before the dim;
+        layout 3: no records part either)."""
         meta = self._meta_entry(collection)
-        if meta is None or int(meta.get("layout", 1)) < 2 or kind == "records":
+        layout = int(meta.get("layout", 1)) if meta is not None else 1
+        if kind == "records":
+            return lay.part_name(collection, kind) if layout < 3 else None
+        if meta is None or layout < 2:
             return lay.part_name(collection, kind)
         if kind == "hashes" or (kind == "vectors" and not meta.get("dim")):
             return None
@@ -282,8 +286,9 @@ class MilvusAccess:
         name: str | None = None,
         index: str | None = None,
     ) -> bool:
-        """Create one Milvus collection of a semsearch collection: ``records``, or a
-        ``chunks`` part called ``name`` (float32[dim] ``vector`` when ``dim``); False if it was."""
+        """Create one Milvus collection of a semsearch collection: ``records`` (layout 2), or
+        a ``chunks`` part called ``name`` (float32[dim] ``vector`` when ``dim``); False if it
+        was."""
         client = self._connect()
         name = name or lay.part_name(collection, kind)
         schema = {

@@ -1,24 +1,41 @@
 """The Milvus layout of a semsearch store: collection names, schemas and index parameters.
 
-Per semsearch collection ``name`` there are two Milvus collections (and a third for sentence
-windows, see :mod:`semsearch.stores.milvus.windows`), named from a prefix
-``ss_<slug>_<hash8>`` (Milvus names allow only letters, digits and ``_``). This is layout 2
+Per semsearch collection ``name`` there is one Milvus collection, its chunk part (and another
+for sentence windows, see :mod:`semsearch.stores.milvus.windows`), named from a prefix
+``ss_<slug>_<hash8>`` (Milvus names allow only letters, digits and ``_``). This is layout 3
 (:data:`LAYOUT`, stored as ``"layout"`` in the metadata document):
 
-- ``<prefix>_records``: one row per record (more when its JSON body exceeds one VARCHAR):
-  ``pk`` = ``"<part>:<id>"``, ``record_id``, ``part``, ``nparts``, ``content_hash``, ``body``
-  (a slice of ``{"fields": ..., "text": ..., "chunks": [chunk ids]}`` as JSON), and on part 0
-  the declared fields as typed nullable ``f_*`` columns. The row is written last and acts as
-  the commit marker.
 - the chunk part, named in the metadata (``"chunks"``: ``<prefix>_chunks_<g>``, a new
-  ``g`` each time it is rebuilt): one row per chunk: ``chunk_id`` (int64, a hash of record
-  id, ordinal, offsets and content hash), ``record_id``, ``ordinal``, ``text``, ``terms``
-  (analysed; Milvus' BM25 function fills ``sparse`` from it), ``content_hash``, ``status``
-  (``embedded``/``pending``/``failed``, exact), ``error``, ``loc`` (JSON: offsets, heading
-  path, lines), the ``f_*`` columns, and, once the dimension is known, ``vector``
-  (float32[dim], metric COSINE). A row not embedded holds :func:`placeholder` as its vector
-  (Milvus vectors cannot be null), and vector reads filter on ``status == "embedded"`` (on
-  Milvus Lite only while some chunk is not embedded: ``MilvusAccess.vector_filter``).
+  ``g`` each time it is rebuilt): one row per chunk: ``chunk_id`` (int64), ``record_id``,
+  ``ordinal``, ``text``, ``terms`` (analysed; Milvus' BM25 function fills ``sparse`` from it),
+  ``content_hash``, ``status`` (``embedded``/``pending``/``failed``, exact; :data:`RECORD`
+  for rows that are no chunk), ``error``, ``loc`` (JSON: offsets, heading path, lines), the
+  declared fields as typed nullable ``f_*`` columns, ``body``, ``record_hash``, ``nparts``,
+  and, once the dimension is known, ``vector`` (float32[dim], metric COSINE). A row not
+  embedded holds :func:`placeholder` as its vector (Milvus vectors cannot be null), and vector
+  reads filter on ``status == "embedded"`` (on Milvus Lite only while some row is not
+  embedded: ``MilvusAccess.vector_filter``).
+- each record has a **head row** there, id :func:`head_id` (a hash of the record id alone, so
+  reading a record is a primary-key lookup): the row of its ordinal-0 chunk, or for a record
+  without chunks a row of status :data:`RECORD` (no text, no terms, placeholder vector). The
+  head row carries ``record_hash`` (the record's content hash: written last, it is the commit
+  marker), ``nparts`` and ``body``, the first slice of the JSON document
+  ``{"fields": ..., "text": ..., "chunks": [chunk ids]}``; when that exceeds
+  :data:`BODY_PART_CHARS`, the further slices are **part rows** (id :func:`part_id` of part
+  number, record id and record hash; ordinal ``-part``; status :data:`RECORD`; placeholder
+  vector; no ``f_*`` values). Other chunk rows have an empty ``body`` and ``record_hash`` and
+  ``nparts`` 0, and ids from :func:`chunk_id` (record id, ordinal, offsets, content hash).
+  Rows of status :data:`RECORD` are never searched (empty ``terms`` match no keyword; vector
+  reads keep ``embedded`` rows) and never counted as chunks. Records are counted, listed and
+  found by ``ordinal == 0 and record_hash != ""`` (head rows).
+- the id handed out for a record's ordinal-0 chunk (in ``WriteResult.pending`` and
+  ``pending_chunks``) is its :func:`chunk_id` (its **ticket**), not the head row's id, which
+  is the same for every version of the record: a vector, failure or windows for an old
+  version's first chunk are then told apart from the new one's
+  (``LocationState.tickets``, :mod:`semsearch.stores.milvus.writes`).
+
+Write order (Milvus has no transactions): the other chunk rows and part rows, then the head
+rows, then the rows the write replaces deleted (see :mod:`semsearch.stores.milvus.batch`).
 
 The write path writes each chunk row once, with its vector: on Milvus Lite the rows of a
 ``write_records`` batch wait in the process (:mod:`semsearch.stores.milvus.batch`) until
@@ -33,10 +50,15 @@ the indexed ``content_hash``; on Milvus Lite (one process per folder) through a
 first time a process writes to it (Lite evaluates a ``content_hash`` filter over every
 unflushed row, which made filling a collection quadratic), each hit checked by primary key.
 
-Layout 1 (metadata without ``"layout"``, written before) had ``<prefix>_chunks`` without
-vectors, ``<prefix>_vectors`` (one row per embedded chunk) and ``<prefix>_hashes``
-(``content_hash`` -> ``chunk_id``). Reads serve it as it is; the first write to such a
-collection migrates it (:mod:`semsearch.stores.milvus.migrate`).
+Layout 2 (metadata ``"layout": 2``) kept the records in a second Milvus collection
+``<prefix>_records``: one row per record (more when its JSON body exceeds one VARCHAR):
+``pk`` = ``"<part>:<id>"``, ``record_id``, ``part``, ``nparts``, ``content_hash``, ``body``,
+and on part 0 the ``f_*`` columns; its chunk part had no ``body``, ``record_hash`` or
+``nparts`` and no head rows (every chunk id from :func:`chunk_id`). Layout 1 (metadata without
+``"layout"``) had ``<prefix>_chunks`` without vectors, ``<prefix>_vectors`` (one row per
+embedded chunk) and ``<prefix>_hashes`` (``content_hash`` -> ``chunk_id``) besides
+``_records``. Reads serve both as they are; the first write to such a collection migrates it
+to layout 3 (:mod:`semsearch.stores.milvus.migrate`).
 
 A store-wide ``semsearch_meta`` collection holds one row per semsearch collection: its name
 and a JSON document with schema, model id, dim, options, layout, chunk part name and
@@ -45,8 +67,9 @@ timestamps (and, on Milvus Lite while a process writes, the :data:`WRITING` mark
 
 Scalar INVERTED indexes (:data:`SCALAR_INDEXES`) cover the columns writes look rows up by.
 
-Milvus needs a vector field in every collection: ``semsearch_meta`` and ``*_records`` carry a
-constant 2-d ``_v`` column that is never searched (the chunk part has ``sparse``).
+Milvus needs a vector field in every collection: ``semsearch_meta`` (and layout 2's
+``*_records``) carry a constant 2-d ``_v`` column that is never searched (the chunk part has
+``sparse``).
 """
 
 from __future__ import annotations
@@ -64,6 +87,7 @@ __all__ = [
     "LAYOUT",
     "MAX_TOPK",
     "META",
+    "RECORD",
     "VARCHAR_MAX",
     "WRITING",
     "chunk_id",
@@ -72,10 +96,12 @@ __all__ = [
     "create",
     "declared_fields",
     "hashes_schema",
+    "head_id",
     "index_params",
     "meta_schema",
     "names",
     "now",
+    "part_id",
     "part_name",
     "placeholder",
     "prefix",
@@ -86,7 +112,10 @@ __all__ = [
 
 META = "semsearch_meta"
 #: The layout new writes produce (see the module docstring); metadata without one is layout 1.
-LAYOUT = 2
+LAYOUT = 3
+#: The ``status`` of a chunk-part row that is not a chunk: the head row of a record without
+#: chunks, and the rows holding a long body's further parts (never searched or counted).
+RECORD = "record"
 #: The metadata key of the mark a Milvus Lite write sets while it runs.
 WRITING = "writing"
 #: Milvus' largest ``limit`` (topk) per search or query page.
@@ -114,12 +143,13 @@ def prefix(collection: str) -> str:
 
 
 def names(collection: str) -> dict[str, str]:
-    """Layout 1's Milvus collection names: ``records``, ``chunks``, ``vectors``."""
+    """Layout 1's Milvus collection names: ``records`` (layout 2's too), ``chunks``,
+    ``vectors``."""
     return {kind: f"{prefix(collection)}_{kind}" for kind in ("records", "chunks", "vectors")}
 
 
 def chunk_part(collection: str, generation: int) -> str:
-    """Layout 2's chunk part of ``collection``, built ``generation`` (rebuilds count up)."""
+    """The chunk part (layouts 2 and 3) of ``collection``, built ``generation`` (rebuilds count up)."""
     return f"{prefix(collection)}_chunks_{generation}"
 
 
@@ -152,7 +182,8 @@ def now() -> str:
 
 
 def record_pk(part: int, record_id: str) -> str:
-    """The primary key of body part ``part`` of record ``record_id`` in ``*_records``."""
+    """The primary key of body part ``part`` of record ``record_id`` in layout 2's
+    ``*_records``."""
     return f"{part}:{record_id}"
 
 
@@ -160,6 +191,23 @@ def chunk_id(record_id: str, ordinal: int, start: int, end: int, content_hash: s
     """A stable positive int63 id for a chunk (blake2b of its identity; collisions ~2**-63)."""
     key = f"{record_id}\x00{ordinal}\x00{start}\x00{end}\x00{content_hash}".encode()
     return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") >> 1
+
+
+def _id(key: str) -> int:
+    return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big") >> 1
+
+
+def head_id(record_id: str) -> int:
+    """Layout 3: the chunk id of record ``record_id``'s head row (its ordinal-0 chunk, or a
+    row of status :data:`RECORD` when it has no chunk): a positive int63 hash of the record id
+    alone, so a record is read by primary key."""
+    return _id(f"head\x00{record_id}")
+
+
+def part_id(part: int, record_id: str, record_hash: str) -> int:
+    """Layout 3: the chunk id of body part ``part`` (>= 1) of record ``record_id`` at content
+    hash ``record_hash`` (a new version's parts never overwrite the committed version's)."""
+    return _id(f"part\x00{part}\x00{record_id}\x00{record_hash}")
 
 
 def _schema(dynamic: bool = False) -> Any:
@@ -201,7 +249,8 @@ def meta_schema() -> Any:
 
 
 def records_schema(fields: list[dict[str, Any]]) -> Any:
-    """``*_records`` with the declared fields as ``f_*`` columns."""
+    """Layout 2's ``*_records`` with the declared fields as ``f_*`` columns (kept for the
+    tests that build layout 2: tests/milvus/layout2.py)."""
     from pymilvus import DataType
 
     s = _schema()
@@ -216,9 +265,10 @@ def records_schema(fields: list[dict[str, Any]]) -> Any:
     return s
 
 
-def chunks_schema(fields: list[dict[str, Any]], dim: int = 0) -> Any:
+def chunks_schema(fields: list[dict[str, Any]], dim: int = 0, layout: int = LAYOUT) -> Any:
     """The chunk part with the BM25 function from ``terms`` (stemmed words of ``text``) to
-    ``sparse``, and with ``dim``, a float32[dim] ``vector`` (layout 2)."""
+    ``sparse``, with ``dim``, a float32[dim] ``vector`` (layout >= 2), and in layout 3 the
+    record columns ``body``, ``record_hash`` and ``nparts``."""
     from pymilvus import DataType, Function, FunctionType
 
     s = _schema()
@@ -234,6 +284,10 @@ def chunks_schema(fields: list[dict[str, Any]], dim: int = 0) -> Any:
     s.add_field("loc", DataType.VARCHAR, max_length=VARCHAR_MAX)
     if dim:
         s.add_field("vector", DataType.FLOAT_VECTOR, dim=dim)
+    if layout >= 3:
+        s.add_field("body", DataType.VARCHAR, max_length=VARCHAR_MAX)
+        s.add_field("record_hash", DataType.VARCHAR, max_length=128)
+        s.add_field("nparts", DataType.INT64)
     _add_fields(s, fields)
     s.add_function(
         Function(

@@ -14,12 +14,14 @@ primary key, measured). Here a write finds:
   one process per folder), each hit checked by primary key; on a server by a filter on the
   indexed ``content_hash`` (other processes write there too).
 
-Records written before the chunk list existed fall back to a filter on ``record_id``. A new
-record has no chunks to replace, unless a write stopped half-way: on Milvus Lite the first
-write of a process sets a ``writing`` mark in the collection's metadata
+Records written before the chunk list existed fall back to a filter on ``record_id``. In
+layout 3 the stored body is in the record's head row (a primary-key lookup), and the rows an
+update replaces include the old version's body part rows. A new record has no chunks to
+replace, unless a write stopped half-way (after its other chunk rows, before its head row): on
+Milvus Lite the first write of a process sets a ``writing`` mark in the collection's metadata
 (:data:`semsearch.stores.milvus.layout.WRITING`), cleared when the process's last store closes;
 a write that finds the mark left by a process that died, or that follows a write that raised,
-first sweeps away chunks that no stored record lists (:func:`stale_chunks`). On a server a
+first sweeps away chunk and part rows that no stored head row lists (:func:`stale_chunks`). On a server a
 write looks a record's chunks up by ``record_id`` (servers index scalar fields).
 """
 
@@ -29,7 +31,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from semsearch.stores.base import ChunkWrite, RecordWrite
-from semsearch.stores.milvus.records import record_docs
+from semsearch.stores.milvus import layout as lay
+from semsearch.stores.milvus.records import head_docs, record_docs
 
 if TYPE_CHECKING:
     from semsearch.stores.milvus.access import MilvusAccess
@@ -49,12 +52,18 @@ def old_chunks(
     store: MilvusAccess, collection: str, changed: Sequence[RecordWrite], known: dict[str, str]
 ) -> dict[int, dict[str, Any]]:
     """``{chunk_id: row (chunk_id, content_hash, status, vector once the dim is known)}`` of
-    the chunks stored for the ``changed`` records."""
+    the chunks stored for the ``changed`` records (layout 3: their head rows and body part
+    rows too, all of which a write replaces)."""
     fields = _fields(store, collection)
     if not store.state.lite:
         ids = [r.id for r in changed]
         return _by_id(store.rows_by(collection, "chunks", "record_id", ids, fields))
-    docs = record_docs(store, collection, [r.id for r in changed if r.id in known])
+    parts: dict[str, list[int]] = {}
+    stored = [r.id for r in changed if r.id in known]
+    if store.layout(collection) >= 3:
+        docs = head_docs(store, collection, stored, parts)
+    else:
+        docs = record_docs(store, collection, stored)
     listed: list[int] = []
     legacy: list[str] = []
     for r in changed:
@@ -65,6 +74,11 @@ def old_chunks(
             legacy.append(r.id)
     rows = store.rows_by(collection, "chunks", "chunk_id", listed, fields)
     rows += store.rows_by(collection, "chunks", "record_id", legacy, fields)
+    rows += [
+        {"chunk_id": pid, "content_hash": "", "status": lay.RECORD}
+        for ids in parts.values()
+        for pid in ids
+    ]
     return _by_id(rows)
 
 
@@ -84,7 +98,11 @@ def reusable(
     if store.part_name(collection, "vectors") is None:
         return {}, set()
     found = {r["content_hash"]: r["vector"] for r in old.values() if r["status"] == "embedded"}
-    own = {cid for cid, _, c in new_chunks if cid in old and c.content_hash in found}
+    own = {
+        cid
+        for cid, _, c in new_chunks
+        if cid in old and old[cid]["content_hash"] == c.content_hash and c.content_hash in found
+    }
     wanted = list(dict.fromkeys(c.content_hash for _, _, c in new_chunks))
     for r in _by_hash(store, collection, [h for h in wanted if h not in found]):
         found.setdefault(r["content_hash"], r["vector"])
@@ -120,12 +138,22 @@ def stale_chunks(store: MilvusAccess, collection: str) -> list[int]:
     """Chunk ids that no stored record lists: left by a write that stopped half-way.
 
     Reads every chunk's id and record id and the bodies of their records (a full scan, run
-    only after such a write). Records written by earlier versions list no chunks; their
-    chunks are kept.
+    only after such a write). In layout 3 a record's head row and body parts count as listed;
+    a head row whose record hash is empty cannot be (every head row is written with one).
+    Records written by earlier versions list no chunks; their chunks are kept.
     """
     rows = list(store.scan(collection, "chunks", "chunk_id >= 0", ["chunk_id", "record_id"]))
-    docs = record_docs(store, collection, sorted({r["record_id"] for r in rows}))
-    listed = {rid: set(doc["chunks"]) for rid, doc in docs.items() if "chunks" in doc}
+    parts: dict[str, list[int]] = {}
+    rids = sorted({r["record_id"] for r in rows})
+    if store.layout(collection) >= 3:
+        docs = head_docs(store, collection, rids, parts)
+    else:
+        docs = record_docs(store, collection, rids)
+    listed = {
+        rid: {*doc["chunks"], lay.head_id(rid), *parts.get(rid, [])}
+        for rid, doc in docs.items()
+        if "chunks" in doc
+    }
     return [
         int(r["chunk_id"])
         for r in rows

@@ -1,23 +1,33 @@
 """Bringing a collection's Milvus layout up to date, on the write path only.
 
-A write first calls :func:`current`. It returns the metadata of a layout-2 collection
+A write first calls :func:`current`. It returns the metadata of a layout-3 collection
 (:mod:`semsearch.stores.milvus.layout`) whose chunk part exists and, once the dimension is
 known, has a ``vector`` column. When it is not so, :func:`rebuild` makes a new chunk part:
 
 1. a new Milvus collection ``<prefix>_chunks_<g+1>`` is created (a leftover of that name from
-   an interrupted rebuild is dropped first) and filled from the current layout: layout 1's
-   ``_chunks`` rows joined with their ``_vectors`` rows, or the current chunk part's rows; a
-   row without a vector gets the placeholder and keeps ``pending``/``failed``;
+   an interrupted rebuild is dropped first) and filled from the current layout, record by
+   record: from layout 1 or 2, each record's stored body (``*_records``) and its chunk rows
+   (layout 1's ``_chunks`` rows joined with their ``_vectors`` rows, or layout 2's chunk
+   part), the ordinal-0 chunk renamed to the head id and given the body (re-listing the
+   chunk ids), a head row of status ``record`` for a record without chunks, part rows for a
+   long body; from layout 3, the chunk part's rows as they are. A row without a vector gets
+   the placeholder and keeps its status. Chunk rows no record lists (left by a write that
+   stopped half-way) are not copied;
 2. it is flushed, then the metadata row is rewritten to name it (``layout``, ``chunks``,
    ``generation``, ``dim``): **the commit point**;
-3. the parts it replaces are dropped.
+3. the parts it replaces are dropped (the chunk part, and ``*_records`` before layout 3).
 
 A kill before step 2 leaves the old layout whole and named by the metadata (reads go on as
 before); a kill after it leaves the new one. Either way the Milvus collections of the
 collection's prefix that the metadata does not name are leftovers, which the first write of
 the next process drops (:func:`_clean`) before it rebuilds again if need be. Reads never call
-this module: a layout-1 collection is read as it is, and nothing is written to it until a
-write (or a schema change) comes.
+this module: a layout-1 or layout-2 collection is read as it is, and nothing is written to it
+until a write (or a schema change) comes.
+
+Known limit: the copy from layout 1 or 2 pages through ``*_records`` with a query iterator,
+which (as ``list_ids`` and ``find`` there) fails past its first page of 1,000 records when a
+page ends on a record id holding ``"``, ``\\`` or a newline (see ``MilvusAccess.scan``); the
+migration then raises before its commit point and the collection stays as it was.
 """
 
 from __future__ import annotations
@@ -26,23 +36,26 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from semsearch.stores.milvus import layout as lay
+from semsearch.stores.milvus import rows as milvus_rows
 from semsearch.stores.milvus.columns import write_rows
 from semsearch.stores.milvus.conn import translated
 
 if TYPE_CHECKING:
     from semsearch.stores.milvus.access import MilvusAccess
 
-__all__ = ["current", "rebuild"]
+__all__ = ["CHUNK_COLUMNS", "HEAD_COLUMNS", "current", "rebuild"]
 
 #: Columns of a chunk row in every layout, besides the ``f_*`` and ``vector`` columns.
 CHUNK_COLUMNS = [
     "chunk_id", "record_id", "ordinal", "text", "terms", "content_hash", "status", "error", "loc",
 ]  # fmt: skip
+#: The record columns of a layout-3 chunk row.
+HEAD_COLUMNS = ["body", "record_hash", "nparts"]
 _PAGE = 1000
 
 
 def current(store: MilvusAccess, collection: str, dim: int = 0) -> dict[str, Any]:
-    """The metadata of ``collection`` after bringing it to layout 2, with a chunk part that
+    """The metadata of ``collection`` after bringing it to layout 3, with a chunk part that
     has a float32[dim] ``vector`` column when the dim is known (stored, or ``dim`` > 0).
 
     Raises:
@@ -53,25 +66,29 @@ def current(store: MilvusAccess, collection: str, dim: int = 0) -> dict[str, Any
     if dim:
         store.check_dim(collection, dim)
     want = int(meta.get("dim") or 0) or dim
-    if int(meta.get("layout", 1)) >= 2 and meta.get("chunks") and (meta.get("dim") or not want):
+    if int(meta.get("layout", 1)) >= 3 and meta.get("chunks") and (meta.get("dim") or not want):
         return meta
     return rebuild(store, meta, want)
 
 
 def _in_use(meta: dict[str, Any]) -> set[str]:
-    """The Milvus names of the chunk and vector parts ``meta`` names."""
+    """The Milvus names of the record, chunk and vector parts ``meta`` names."""
     name = meta["name"]
-    if int(meta.get("layout", 1)) < 2:
-        return {lay.part_name(name, k) for k in ("chunks", "vectors", "hashes")}
-    return {meta["chunks"]} if meta.get("chunks") else set()
+    layout = int(meta.get("layout", 1))
+    if layout < 2:
+        return {lay.part_name(name, k) for k in ("records", "chunks", "vectors", "hashes")}
+    used = {meta["chunks"]} if meta.get("chunks") else set()
+    return used | {lay.part_name(name, "records")} if layout < 3 else used
 
 
 def _clean(store: MilvusAccess, collection: str, meta: dict[str, Any]) -> None:
-    """Once per process and collection: drop chunk/vector/hash parts of the collection's
-    prefix that ``meta`` does not name (left by an interrupted rebuild)."""
+    """Once per process and collection: drop record/chunk/vector/hash parts of the
+    collection's prefix that ``meta`` does not name (left by an interrupted rebuild)."""
     if collection in store.state.settled:
         return
-    pattern = re.compile(re.escape(lay.prefix(collection)) + r"_(chunks(_\d+)?|vectors|hashes)")
+    pattern = re.compile(
+        re.escape(lay.prefix(collection)) + r"_(records|chunks(_\d+)?|vectors|hashes)"
+    )
     keep = _in_use(meta)
     client = store.client()
     with translated("listing collections"):
@@ -102,7 +119,9 @@ def rebuild(
     name = lay.chunk_part(collection, generation)
     _drop(store, [name])
     store.create_part(collection, "chunks", fields, dim, name=name, index=meta.get("index"))
-    if meta.get("chunks") or int(meta.get("layout", 1)) < 2:
+    if int(meta.get("layout", 1)) < 3:
+        _convert(store, meta, name, fields, dim)
+    elif meta.get("chunks"):
         _copy(store, meta, name, fields, dim)
     client = store.client()
     with translated(f"flushing {name}"):
@@ -120,13 +139,12 @@ def rebuild(
 def _copy(
     store: MilvusAccess, meta: dict[str, Any], name: str, fields: list[dict[str, Any]], dim: int
 ) -> None:
-    """Copy every chunk row of the current layout into part ``name``, in pages."""
+    """Copy every row of a layout-3 chunk part into part ``name``, in pages."""
     collection = meta["name"]
     old_cols = store.attr_columns(lay.declared_fields(meta["schema"]))
     new_cols = [c for c in store.attr_columns(fields) if c not in old_cols]
-    layout = int(meta.get("layout", 1))
-    cols = CHUNK_COLUMNS + old_cols
-    if layout >= 2 and meta.get("dim"):
+    cols = CHUNK_COLUMNS + HEAD_COLUMNS + old_cols
+    if meta.get("dim"):
         cols.append("vector")
     page: list[dict[str, Any]] = []
     for row in store.scan(collection, "chunks", "chunk_id >= 0", cols):
@@ -135,6 +153,76 @@ def _copy(
             _write_page(store, meta, name, page, new_cols, dim)
             page = []
     _write_page(store, meta, name, page, new_cols, dim)
+
+
+def _convert(
+    store: MilvusAccess, meta: dict[str, Any], name: str, fields: list[dict[str, Any]], dim: int
+) -> None:
+    """Fill part ``name`` (layout 3) from a layout-1 or layout-2 collection, a page of records
+    at a time: their bodies, their listed chunk rows, head and part rows."""
+    collection = meta["name"]
+    old_cols = store.attr_columns(lay.declared_fields(meta["schema"]))
+    new_cols = [c for c in store.attr_columns(fields) if c not in old_cols]
+    heads = store.scan(collection, "records", "part == 0", ["record_id", "content_hash", *old_cols])
+    page: list[dict[str, Any]] = []
+    for head in heads:
+        page.append(head)
+        if len(page) == _PAGE:
+            _write_page(
+                store, meta, name, _records_page(store, meta, page, old_cols), new_cols, dim
+            )
+            page = []
+    _write_page(store, meta, name, _records_page(store, meta, page, old_cols), new_cols, dim)
+
+
+def _records_page(
+    store: MilvusAccess, meta: dict[str, Any], heads: list[dict[str, Any]], old_cols: list[str]
+) -> list[dict[str, Any]]:
+    """The layout-3 rows of the records whose ``*_records`` part-0 rows are ``heads``."""
+    from semsearch.stores.milvus.records import record_docs
+
+    collection = meta["name"]
+    docs = record_docs(store, collection, [h["record_id"] for h in heads])
+    cols = CHUNK_COLUMNS + old_cols
+    if int(meta.get("layout", 1)) >= 2 and meta.get("dim"):
+        cols.append("vector")
+    listed = [int(c) for doc in docs.values() for c in doc.get("chunks", [])]
+    legacy = [rid for rid, doc in docs.items() if "chunks" not in doc]
+    rows = store.rows_by(collection, "chunks", "chunk_id", listed, cols)
+    rows += store.rows_by(collection, "chunks", "record_id", legacy, cols)
+    if int(meta.get("layout", 1)) < 2:
+        _join_vectors(store, collection, rows)
+    by_record: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        if row["record_id"] in docs:
+            by_record.setdefault(row["record_id"], []).append(row)
+    out: list[dict[str, Any]] = []
+    for h in heads:
+        rid = h["record_id"]
+        if rid not in docs:  # a part missing: not readable before either
+            continue
+        chunks: dict[int, dict[str, Any]] = {}
+        for row in sorted(by_record.get(rid, []), key=lambda r: int(r["ordinal"])):
+            cid = lay.head_id(rid) if int(row["ordinal"]) == 0 else int(row["chunk_id"])
+            chunks[cid] = {**row, "chunk_id": cid, **milvus_rows.NOT_HEAD}
+        doc = {**docs[rid], "chunks": list(chunks)}
+        attrs = {c: h.get(c) for c in old_cols}
+        parts = milvus_rows.body_rows(rid, h["content_hash"], doc, attrs, chunks)
+        out += [*chunks.values(), *parts]
+    return out
+
+
+def _join_vectors(store: MilvusAccess, collection: str, page: list[dict[str, Any]]) -> None:
+    """Layout 1: a chunk is embedded when it has a vector row; put it in its chunk row."""
+    ids = [int(r["chunk_id"]) for r in page]
+    found = store.rows_by(collection, "vectors", "chunk_id", ids, ["chunk_id", "vector"])
+    vectors = {int(v["chunk_id"]): v["vector"] for v in found}
+    for r in page:
+        vec = vectors.get(int(r["chunk_id"]))
+        if vec is not None:
+            r["vector"], r["status"], r["error"] = vec, "embedded", ""
+        elif r["status"] == "embedded":  # cannot be: no vector, so not embedded
+            r["status"] = "pending"
 
 
 def _write_page(
@@ -147,16 +235,6 @@ def _write_page(
 ) -> None:
     if not page:
         return
-    if int(meta.get("layout", 1)) < 2:  # layout 1: a chunk is embedded when it has a vector row
-        ids = [int(r["chunk_id"]) for r in page]
-        found = store.rows_by(meta["name"], "vectors", "chunk_id", ids, ["chunk_id", "vector"])
-        vectors = {int(v["chunk_id"]): v["vector"] for v in found}
-        for r in page:
-            vec = vectors.get(int(r["chunk_id"]))
-            if vec is not None:
-                r["vector"], r["status"], r["error"] = vec, "embedded", ""
-            elif r["status"] == "embedded":  # cannot be: no vector, so not embedded
-                r["status"] = "pending"
     rows = []
     for r in page:
         row = {**r, **dict.fromkeys(new_cols)}
@@ -166,7 +244,8 @@ def _write_page(
             row["vector"] = [float(x) for x in row["vector"]]
         else:
             row["vector"] = lay.placeholder(dim)
-            row["status"] = "failed" if r["status"] == "failed" else "pending"
+            if r["status"] not in ("failed", lay.RECORD):
+                row["status"] = "pending"
         rows.append(row)
     client = store.client()
     with translated(f"copying chunks into {name}"):

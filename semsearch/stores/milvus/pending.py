@@ -1,7 +1,10 @@
 """Which chunks of a Milvus collection wait for a vector, and how many.
 
-Layout 2 (:mod:`semsearch.stores.milvus.layout`): a chunk row's ``status`` is exact (its
-vector is in the same row), so the counts and the pending chunks are filters on it.
+Layouts 2 and 3 (:mod:`semsearch.stores.milvus.layout`): a chunk row's ``status`` is exact
+(its vector is in the same row), so the counts and the pending chunks are filters on it (rows of
+status ``record``, layout 3's head rows of records without chunks and body parts, are no
+chunks). A head row's chunk is handed out under its ticket (see
+:mod:`semsearch.stores.milvus.writes`).
 
 Layout 1 (read as it is until the first write migrates it): a chunk is embedded when it has a row in ``*_vectors``: ``set_vectors`` writes vector rows and
 leaves the chunk rows as the record write stored them (``pending``, or ``embedded`` when a
@@ -28,6 +31,7 @@ from semsearch.stores.base import PendingChunk
 from semsearch.stores.milvus.conn import translated
 from semsearch.stores.milvus.expr import compile_filter
 from semsearch.stores.milvus.layout import MAX_TOPK
+from semsearch.stores.milvus.rows import ticket_of
 
 if TYPE_CHECKING:
     from semsearch.stores.milvus.access import MilvusAccess
@@ -38,7 +42,7 @@ __all__ = ["pending_chunks", "status_counts"]
 def status_counts(store: MilvusAccess, collection: str, extra: str) -> tuple[int, int, int]:
     """(chunks, embedded, failed) of records matching ``extra`` (``" and <expr>"`` or ``""``);
     vector rows carry the filter columns, so the same expression counts them."""
-    chunks = store.count_where(collection, "chunks", f"chunk_id >= 0{extra}")
+    chunks = store.count_where(collection, "chunks", f'status != "record"{extra}')
     if store.layout(collection) >= 2:
         embedded = store.count_where(collection, "chunks", f'status == "embedded"{extra}')
     else:
@@ -58,10 +62,12 @@ def pending_chunks(
         return []
     chunks, embedded, failed = status_counts(store, collection, extra)
     ids = _unembedded(store, found, collection, extra, min(limit, chunks - embedded - failed))
+    out = _pending_rows(store, collection, ids)
     if len(ids) < limit and failed:
         expr = f'status == "failed"{extra}'
-        ids += sorted(_chunk_ids(found, expr, min(limit - len(ids), MAX_TOPK)))
-    return _pending_rows(store, collection, ids)
+        failing = _chunk_ids(found, expr, min(limit - len(ids), MAX_TOPK))
+        out += _pending_rows(store, collection, failing)
+    return out
 
 
 def _chunk_ids(found: tuple[Any, str], expr: str, limit: int) -> list[int]:
@@ -93,17 +99,26 @@ def _unembedded(
 
 
 def _pending_rows(store: MilvusAccess, collection: str, ids: list[int]) -> list[PendingChunk]:
-    """PendingChunks of ``ids``, in that order (their embedding text rebuilt)."""
-    cols = ["chunk_id", "text", "loc", "record_id"]
+    """PendingChunks of ``ids`` sorted by the id handed out (a head row's chunk goes out
+    under its ticket: ``LocationState.tickets``), their embedding text rebuilt."""
+    cols = ["chunk_id", "text", "loc", "record_id", "ordinal", "content_hash"]
     rows = {
         int(r["chunk_id"]): r for r in store.rows_by(collection, "chunks", "chunk_id", ids, cols)
     }
-    return [
+    handed = {c: c for c in ids}
+    if store.layout(collection) >= 3:  # a head row's chunk is handed out under its ticket
+        tickets = store.state.tickets.setdefault(collection, {})
+        for c, row in rows.items():
+            if int(row["ordinal"]) == 0:
+                handed[c] = ticket_of(row)
+                tickets[handed[c]] = c
+    out = [
         PendingChunk(
-            c,
+            handed[c],
             embedding_text(rows[c]["text"], tuple(json.loads(rows[c]["loc"])[2])),
             rows[c]["record_id"],
         )
         for c in ids
         if c in rows
     ]
+    return sorted(out, key=lambda p: p.chunk_id)

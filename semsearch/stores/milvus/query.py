@@ -299,9 +299,12 @@ def find(
     columns of every match are read and sorted here (nulls first ascending, last descending,
     as SQLite does), then only the requested page's bodies are fetched."""
     expr = store.filter_expr(where)
-    full = f"part == 0 and {expr}" if expr else "part == 0"
+    kind, heads = "records", "part == 0"
+    if store.layout(collection) >= 3:  # the head rows (see layout.py)
+        kind, heads = "chunks", 'ordinal == 0 and record_hash != ""'
+    full = f"{heads} and {expr}" if expr else heads
     cols = [column(name) for name, _ in order_by]
-    rows = list(store.scan(collection, "records", full, ["record_id", *cols]))
+    rows = list(store.scan(collection, kind, full, ["record_id", *cols]))
     rows.sort(key=lambda r: r["record_id"])
     for (_, desc), col in reversed(list(zip(order_by, cols, strict=True))):
         rows.sort(key=lambda r: _sort_key(r.get(col)), reverse=desc)

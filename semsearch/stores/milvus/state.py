@@ -112,6 +112,12 @@ class LocationState:
     #: collection -> {record id: content hash} of every stored record, while complete (Lite:
     #: from the empty records part this process created, kept by its writes and deletes).
     records: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: collection -> {ticket: head row's chunk id} (layout 3): a record's ordinal-0 chunk is
+    #: stored in its head row, whose id is stable across versions, so this process hands out
+    #: the chunk's content-derived id (its ticket) and maps it back here; ``set_vectors``,
+    #: ``mark_failed`` and ``set_windows`` apply a ticket only while the head row still holds
+    #: that content (:func:`semsearch.stores.milvus.rows.ticket_of`).
+    tickets: dict[str, dict[int, int]] = field(default_factory=dict)
     users: int = 0
 
     def wrote(self) -> None:

@@ -2,14 +2,16 @@
 
 ``connect("milvus-lite:///path/notes.db")`` opens Milvus Lite in-process (one process per
 folder); ``connect("http://host:19530")`` (optionally ``user:pass@`` or ``?token=``, ``?db=``)
-opens a Milvus server or cluster. The layout (two Milvus collections per semsearch collection,
-records and chunks with their vectors, plus ``semsearch_meta``) is documented in
+opens a Milvus server or cluster. The layout (one Milvus collection per semsearch collection:
+chunks with their vectors, each record's body in its head row, plus ``semsearch_meta``) is
+documented in
 :mod:`semsearch.stores.milvus.layout`
 and docs/milvus.md. Vector search uses Milvus' index (COSINE); keyword search uses Milvus'
 own BM25 function; hybrid fusion happens above the store, in :mod:`semsearch.search`.
 
-Milvus has no transactions: each write upserts chunk rows (with their vectors) first and the
-record row last (its content hash is the commit marker, so a re-run repairs a half-done write). Writes are
+Milvus has no transactions: each write upserts chunk rows (with their vectors) first and each
+record's head row last (its record hash is the commit marker, so a re-run repairs a half-done
+write). Writes are
 not flushed: inserted rows are searchable at once and Milvus persists them itself (a flush per
 batch would seal a small segment each time, and searches slow down with many segments).
 """
@@ -101,8 +103,8 @@ class MilvusStore(MilvusAccess):
         return sorted((self._to_info(m) for m in self._meta_rows()), key=lambda i: i.name)
 
     def create_collection(self, info: CollectionInfo) -> None:
-        """Create the Milvus collections (layout 2: records and a chunk part, with a vector
-        column if ``info.dim`` is known) and the meta row.
+        """Create the Milvus collection (layout 3: a chunk part, with a vector column if
+        ``info.dim`` is known) and the meta row.
 
         Raises:
             InvalidQuery: a keyword tokenizer other than ``porter`` was asked for (Milvus' BM25
@@ -116,10 +118,11 @@ class MilvusStore(MilvusAccess):
                 hint="use the default (porter) on Milvus, or the SQLite store for trigram search",
             )
         fields = lay.declared_fields(info.schema_json)
-        if self.create_part(info.name, "records", fields) and self.state.lite:
-            self.state.records[info.name] = {}  # every record it will hold is written here
         chunks = lay.chunk_part(info.name, 1)
-        self.create_part(info.name, "chunks", fields, info.dim or 0, name=chunks)
+        created = self.create_part(info.name, "chunks", fields, info.dim or 0, name=chunks)
+        if created and self.state.lite:
+            self.state.records[info.name] = {}  # every record it will hold is written here
+        self.state.tickets.pop(info.name, None)
         self.state.settled.discard(info.name)
         now = lay.now()
         self.put_meta(
@@ -172,6 +175,7 @@ class MilvusStore(MilvusAccess):
             self.forget_meta(name)
             self.state.hash_index.pop(name, None)
             self.state.records.pop(name, None)
+            self.state.tickets.pop(name, None)
             self.state.settled.discard(name)
             self.state.marked.discard(name)
             self.state.wrote()
@@ -228,13 +232,23 @@ class MilvusStore(MilvusAccess):
             return milvus_writes.delete_records(self, collection, ids)
 
     def set_windows(self, collection: str, windows: Mapping[int, WindowSet]) -> None:
-        """Store chunks' sentence windows (see SentenceWindows and stores/milvus/windows.py)."""
+        """Store chunks' sentence windows (see SentenceWindows and stores/milvus/windows.py);
+        ``windows`` are keyed by the chunk ids ``write_records`` handed out."""
         with self.writing():
-            milvus_windows.write(self, collection, windows)
+            rows = milvus_writes.resolve(self, collection, list(windows))
+            milvus_windows.write(
+                self, collection, {rows[t]: w for t, w in windows.items() if t in rows}
+            )
 
     def window_vectors(self, collection: str, chunk_ids: Sequence[int]) -> dict[int, WindowSet]:
-        """``{chunk id: WindowSet}`` of the chunks with windows (see SentenceWindows)."""
-        return milvus_windows.read(self, collection, chunk_ids)
+        """``{chunk id: WindowSet}`` of the chunks with windows (see SentenceWindows): ids
+        searches return or ``write_records`` handed out."""
+        if self.layout(collection) < 3:
+            return milvus_windows.read(self, collection, chunk_ids)
+        rows = milvus_writes.resolve(self, collection, chunk_ids)
+        handed = {c: t for t, c in rows.items()}
+        found = milvus_windows.read(self, collection, list(handed))
+        return {handed[c]: w for c, w in found.items()}
 
     def pending_chunks(
         self, collection: str, limit: int, where: Filter | None = None
@@ -259,31 +273,46 @@ class MilvusStore(MilvusAccess):
         return {r.id: r.fields for r in self.get_records(collection, ids)}
 
     def get_chunks(self, collection: str, chunk_ids: Sequence[int]) -> dict[int, Chunk]:
-        """``{chunk_id: Chunk}`` for the ids that exist."""
+        """``{chunk_id: Chunk}`` for the ids that exist: those searches return, and those
+        ``write_records`` and ``pending_chunks`` handed out (see ``LocationState.tickets``)."""
+        ids = (
+            milvus_writes.resolve(self, collection, chunk_ids)
+            if self.layout(collection) >= 3
+            else {int(c): int(c) for c in chunk_ids}
+        )
+        handed = {c: t for t, c in ids.items()}
         rows = self.rows_by(
             collection,
             "chunks",
             "chunk_id",
-            [int(c) for c in chunk_ids],
-            ["chunk_id", "text", "ordinal", "loc"],
+            list(handed),
+            ["chunk_id", "text", "ordinal", "loc", "status"],
         )
         out = {}
         for r in rows:
+            if r["status"] == lay.RECORD:
+                continue
             start, end, heading, line_start, line_end = json.loads(r["loc"])
-            out[r["chunk_id"]] = Chunk(
+            out[handed[int(r["chunk_id"])]] = Chunk(
                 r["text"], r["ordinal"], start, end, tuple(heading), line_start, line_end
             )
         return out
 
     def list_ids(self, collection: str) -> list[str]:
         """Every record id in the collection, sorted."""
-        return sorted(
-            r["record_id"] for r in self.scan(collection, "records", "part == 0", ["record_id"])
-        )
+        kind, expr = self._records_expr(collection)
+        return sorted(r["record_id"] for r in self.scan(collection, kind, expr, ["record_id"]))
+
+    def _records_expr(self, collection: str) -> tuple[str, str]:
+        """(part, expression) of one row per record: layout 3's head rows (ordinal 0 with a
+        record hash), layout 2's part-0 rows of ``*_records``."""
+        if self.layout(collection) >= 3:
+            return "chunks", 'ordinal == 0 and record_hash != ""'
+        return "records", "part == 0"
 
     def count(self, collection: str) -> int:
         """Number of records."""
-        return self.count_where(collection, "records", "part == 0")
+        return self.count_where(collection, *self._records_expr(collection))
 
     def stats(self, collection: str, where: Filter | None = None) -> StoreStats:
         """Record and chunk counts by embedding status (of records matching ``where``), and the
@@ -291,8 +320,9 @@ class MilvusStore(MilvusAccess):
         extra = f" and {compile_filter(where)}" if where is not None else ""
         chunks, embedded, failed = milvus_pending.status_counts(self, collection, extra)
         rows = self._meta_rows([collection])
+        kind, expr = self._records_expr(collection)
         return StoreStats(
-            records=self.count_where(collection, "records", f"part == 0{extra}"),
+            records=self.count_where(collection, kind, f"{expr}{extra}"),
             chunks=chunks,
             embedded=embedded,
             pending=chunks - embedded - failed,
@@ -305,8 +335,9 @@ class MilvusStore(MilvusAccess):
     ) -> dict[str, list[NDArray[np.float32] | None]]:
         """``{record_id: [float32[dim] vector, or None if not embedded, per chunk by ordinal]}``."""
         chunks = self.rows_by(
-            collection, "chunks", "record_id", ids, ["chunk_id", "record_id", "ordinal"]
-        )
+            collection, "chunks", "record_id", ids, ["chunk_id", "record_id", "ordinal"],
+            f'status != "{lay.RECORD}"' if self.layout(collection) >= 3 else "",
+        )  # fmt: skip
         vecs = {
             r["chunk_id"]: np.asarray(r["vector"], dtype=np.float32)
             for r in self.rows_by(

@@ -121,7 +121,7 @@ def hashes_of(store: MilvusAccess, collection: str, record_ids: Sequence[str]) -
     if _client(store, collection, create=False) is None:
         return set()
     rows = store.rows_by(collection, "chunks", "record_id", record_ids, ["content_hash"])
-    return {str(r["content_hash"]) for r in rows}
+    return {str(r["content_hash"]) for r in rows if r["content_hash"]}  # "": no chunk (layout 3)
 
 
 def prune(store: MilvusAccess, collection: str, hashes: set[str]) -> None:
