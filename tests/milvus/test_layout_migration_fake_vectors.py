@@ -6,9 +6,6 @@ the next write finishes. Real Milvus Lite, fake 8-d vectors (rows of the identit
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,12 +15,11 @@ import pytest
 from semsearch.filters import parse_filter
 from semsearch.stores.milvus import layout as lay
 from semsearch.stores.milvus.store import MilvusStore
-from tests.milvus.helpers import one_chunk_record
+from tests.milvus.helpers import killed_migration, one_chunk_record
 from tests.milvus.layout1 import SCHEMA, Item, build, snapshot
 
 NAME = "old"
 EYE = np.eye(8, dtype=np.float32)
-ROOT = Path(__file__).resolve().parents[2]
 #: a and b embedded (axes 0 and 1), c failed, d pending.
 ITEMS = [
     Item("a", "alpha words", "spell", EYE[0].tolist()),
@@ -124,43 +120,8 @@ def test_the_first_write_migrates_layout1_to_layout3_fake_vectors(
         store.close()
 
 
-_KILLER = """
-import os, signal, sys
-sys.path.insert(0, sys.argv[2])
-from semsearch.stores.milvus import migrate
-from semsearch.stores.milvus.store import MilvusStore
-from tests.milvus.helpers import one_chunk_record
-
-where = sys.argv[3]
-if where == "copy":  # die after the first page of the copy: before the commit point
-    migrate._PAGE = 2
-    real = migrate._write_page
-    seen = []
-    def page(*a, **k):
-        real(*a, **k)
-        seen.append(1)
-        if len(seen) == 1:
-            os.kill(os.getpid(), signal.SIGKILL)
-    migrate._write_page = page
-else:  # die when dropping the old parts: after the commit point
-    real_drop = migrate._drop
-    def drop(store, names):
-        if any(n.endswith("_vectors") for n in names):
-            os.kill(os.getpid(), signal.SIGKILL)
-        real_drop(store, names)
-    migrate._drop = drop
-store = MilvusStore(sys.argv[1])
-store.write_records("old", [one_chunk_record("e", "epsilon words")])
-print("not killed")
-"""
-
-
 def _killed_migration(location: str, where: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", _KILLER, location, str(ROOT), where],
-        capture_output=True, text=True, timeout=300, cwd=ROOT,
-    )  # fmt: skip
-    assert done.returncode == -signal.SIGKILL, done.stdout + done.stderr[-2000:]
+    killed_migration(location, where, "_vectors", NAME, "e", "epsilon words")
 
 
 def test_a_migration_killed_before_its_commit_point_is_redone_by_the_next_write_fake_vectors(
