@@ -108,7 +108,7 @@ def build(path: Path, records: list[dict[str, Any]], embed: bool) -> float:
 def sidecar_of(coll: Any) -> tuple[KeywordSidecar, float, float]:
     """(the collection's sidecar, its build seconds, its file MB), built in the foreground."""
     coll.search("warm", mode="keyword", limit=1)
-    (sidecar,) = coll.store._keyword_sidecars.values()
+    (sidecar,) = coll.store._keywords.sidecars.values()
     sidecar.wait()
     start = time.perf_counter()
     sidecar._build_in_background()  # once more, timed, on this thread
@@ -217,7 +217,7 @@ def prepare(n: int, scifact: Path, work: Path, peers: list[str]) -> None:
     with connect(path) as db:
         coll = db.collection("bench", embedder=FakeEmbedder(DIM))
         coll.search("warm", mode="keyword", limit=1)
-        for sidecar in coll.store._keyword_sidecars.values():
+        for sidecar in coll.store._keywords.sidecars.values():
             sidecar.wait()
         if n <= VECTORS_MAX:
             coll.search("warm", limit=1)

@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from semsearch.collection_parts import CollectionParts
 from semsearch.highlight import keyword_highlight
 from semsearch.results import Hit, LegScore, with_pages
-from semsearch.stores.base import KeywordChunks, ScoredChunk
+from semsearch.stores.base import ScoredChunk
+from semsearch.stores.keyword_capabilities import KeywordChunks
 from semsearch.windows import Span
 
 __all__ = ["Row", "StateMoved", "read_hits"]

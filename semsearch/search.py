@@ -36,7 +36,8 @@ from semsearch.search_request import (
     resolve_min_score,
     validate_request,
 )
-from semsearch.stores.base import KeywordChunks, ScoredChunk, SentenceWindows, VectorRecords
+from semsearch.stores.base import ScoredChunk, SentenceWindows, VectorRecords
+from semsearch.stores.keyword_capabilities import KeywordChunks
 from semsearch.windows import RESCORE_DEPTH, Span, rescore, windows_enabled
 
 Ranked = TypeVar("Ranked", ScoredChunk, Hit)

@@ -12,7 +12,7 @@ def compact(index: IndexOpt = settings.DEFAULT_INDEX) -> None:
     import semsearch
 
     require_index(index)
-    from semsearch.stores.base import refresh_keyword_index
+    from semsearch.stores.keyword_capabilities import refresh_keyword_index
 
     with semsearch.connect(index) as db:
         before, after = db.compact()

@@ -69,7 +69,7 @@ def import_records(
     from semsearch.cli.progress import ProgressLine
     from semsearch.sources.records import delete_missing as delete_gone
     from semsearch.sources.records import import_records, load_for_import
-    from semsearch.stores.base import refresh_keyword_index
+    from semsearch.stores.keyword_capabilities import refresh_keyword_index
 
     schema = semsearch.Schema.from_types(
         parse_field_specs(field or []), text=tuple(text or ("text",))

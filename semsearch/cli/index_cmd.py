@@ -45,7 +45,7 @@ def index(
     from semsearch.sources.folder_guard import check_folder
     from semsearch.sources.vault import DEFAULT_INCLUDE, VAULT_SCHEMA, scan_folder
     from semsearch.sources.watch import sync_folder  # index_folder + health (clears quarantine)
-    from semsearch.stores.base import refresh_keyword_index
+    from semsearch.stores.keyword_capabilities import refresh_keyword_index
 
     if not Path(path).expanduser().is_dir():  # before the index file is created
         raise SemsearchError(f"{path} is not a folder", hint="give the path of a folder of notes")

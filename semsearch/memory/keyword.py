@@ -9,7 +9,7 @@ tell a user how many messages of other users hold that word (a rare name, a diag
 Memory therefore scores word queries from the user's scope (the ``where`` filter) alone:
 
 - SQLite counts BM25's statistics (N, n(q), avgdl) over the records inside the filter, from
-  its keyword sidecar (:class:`~semsearch.stores.base.ScopedKeyword`; no message is read).
+  its keyword sidecar (:class:`~semsearch.stores.keyword_capabilities.ScopedKeyword`; no message is read).
 - PostgreSQL's ``ts_rank_cd`` (not BM25) scores each message on its own words: its keyword
   search already uses no statistic of other messages.
 - Otherwise (Milvus), and while SQLite's sidecar rebuilds, memory reads every message inside
@@ -43,7 +43,7 @@ from semsearch.bm25.tokens import PieceTokenizer
 from semsearch.collection import Collection
 from semsearch.filters import parse_filter
 from semsearch.results import Hit, Record
-from semsearch.stores.base import ScopedKeyword
+from semsearch.stores.keyword_capabilities import ScopedKeyword
 from semsearch.stores.sqlite.schema import FTS_TOKENIZER
 
 __all__ = ["PAGE", "keyword_by_reading", "keyword_messages"]

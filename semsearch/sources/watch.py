@@ -47,7 +47,7 @@ from semsearch.sources.vault import (
     read_note,
     scan_folder,
 )
-from semsearch.stores.base import refresh_keyword_index
+from semsearch.stores.keyword_capabilities import refresh_keyword_index
 
 __all__ = ["FolderWatcher", "sync_folder", "watch_in_background"]
 

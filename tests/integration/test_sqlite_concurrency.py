@@ -283,7 +283,7 @@ def test_fake_embedder_wal_stays_bounded_with_searches_between_writes(db, db_pat
         # A keyword search may start the keyword sidecar's background build, a reader that
         # holds one snapshot while it runs (so the WAL grows for that long: CI once saw 23 MB
         # at load 2); this test is about the searches' own readers, so let it finish.
-        for sidecar in coll.store._keyword_sidecars.values():
+        for sidecar in coll.store._keywords.sidecars.values():
             sidecar.wait(60)
     wal = os.path.getsize(f"{db_path}-wal")
     # the reader holds no snapshot between searches, so automatic checkpoints (every 1000

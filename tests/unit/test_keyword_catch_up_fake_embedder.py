@@ -68,9 +68,9 @@ def test_after_adds_updates_and_deletes_the_next_search_catches_up_with_fts5_sco
 
 
 def sidecar_path_after_catch_up(coll: Collection, text: str) -> list:
-    if not coll.store._keyword_sidecars:  # a new store makes its sidecar on its first search
+    if not coll.store._keywords.sidecars:  # a new store makes its sidecar on its first search
         coll.store.keyword_search(coll.name, "warm", 1, None)
-    (sidecar,) = coll.store._keyword_sidecars.values()
+    (sidecar,) = coll.store._keywords.sidecars.values()
     assert sidecar.current(coll.store._rows) is not None  # catches up inline
     return sidecar_path(coll, text, 10)
 
@@ -110,7 +110,7 @@ def test_a_new_process_loads_the_file_and_catches_up_from_its_position(
         c = other.collection("docs", embedder=fake_embedder)
         for text in queries(20):
             assert_same(sidecar_path_after_catch_up(c, text), fts5_path(c, text, 10))
-        (theirs,) = c.store._keyword_sidecars.values()
+        (theirs,) = c.store._keywords.sidecars.values()
         assert caught_up(theirs)
 
 

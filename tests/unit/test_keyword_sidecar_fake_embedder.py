@@ -54,14 +54,14 @@ def sidecar_of(coll: Collection) -> KeywordSidecar:
     """The collection's sidecar after its build finished (one search starts it)."""
     store = coll.store
     coll.search("warm", mode="keyword", limit=1)
-    (sidecar,) = store._keyword_sidecars.values()
+    (sidecar,) = store._keywords.sidecars.values()
     sidecar.wait(60)
     return sidecar
 
 
 def is_current(coll: Collection) -> bool:
     store = coll.store
-    (sidecar,) = store._keyword_sidecars.values()
+    (sidecar,) = store._keywords.sidecars.values()
     snap = sidecar._snapshot
     return snap is not None and snap.stamp == fts_stamp(store._rows, sidecar.cid)
 
@@ -71,7 +71,7 @@ def fts5_path(coll: Collection, text: str, k: int, where: object = None) -> list
     store = coll.store
 
     def run(_: object) -> list[tuple[str, float]]:
-        cid, tokenizer, counts = store._keyword_setup(coll.name)
+        cid, tokenizer, counts = store._keywords.setup(coll.name)
         found = sqlite_keyword.keyword_search(
             store._rows, cid, tokenizer, text, k, where, counts, "record", None
         )
@@ -113,7 +113,7 @@ def test_same_top10_and_scores_as_the_fts5_path_on_scifact(coll: Collection) -> 
 
 def test_phrase_clauses_score_as_fts5_scores_them(coll: Collection) -> None:
     sidecar_of(coll)
-    (sidecar,) = coll.store._keyword_sidecars.values()
+    (sidecar,) = coll.store._keywords.sidecars.values()
     text = "COVID-19 T-cell responses"  # pieces of several tokens add phrase clauses
     parts = sidecar.clause_terms(sqlite_keyword.fts_clauses(text))
     assert ('"t cell"', ("t", "cell")) in parts
@@ -170,7 +170,7 @@ def test_another_process_writes_are_seen_by_the_next_search(
     assert not is_current(coll)  # the snapshot held is behind the file
     assert coll.search(text, mode="keyword", limit=5).ids == ["new"]
     # the search caught it up from the record change log: no rebuild ran
-    (sidecar,) = coll.store._keyword_sidecars.values()
+    (sidecar,) = coll.store._keywords.sidecars.values()
     assert is_current(coll) and sidecar._snapshot.live.caught_up  # type: ignore[union-attr]
     assert sidecar._building is None or not sidecar._building.is_alive()
     assert sidecar_path(coll, text, 5)[0][0] == "new"
@@ -234,7 +234,7 @@ def test_best_chunk_from_text_is_the_fts5_best_chunk(db: semsearch.Database) -> 
     assert fts_totals(store._rows, f"fts_{sidecar.cid}")[0] == n_chunks  # the averages record
 
     def both(text: str, ids: list[str]) -> tuple[dict[str, int], dict[str, int]]:
-        cid, tokenizer, counts = store._keyword_setup(c.name)
+        cid, tokenizer, counts = store._keywords.setup(c.name)
         snap = sidecar.current(store._rows)
         assert snap is not None
         ours = best_chunks_from_text(
@@ -275,7 +275,7 @@ def test_dropping_the_collection_deletes_its_keyword_file(
     assert path.exists()
     db.drop_collection("docs")
     assert not path.exists()
-    assert coll.store._keyword_sidecars == {}
+    assert coll.store._keywords.sidecars == {}
 
 
 def test_index_and_import_commands_leave_a_current_sidecar_for_the_next_process_fake_embedder(
@@ -303,4 +303,4 @@ def test_index_and_import_commands_leave_a_current_sidecar_for_the_next_process_
         coll = db.collection("notes")
         assert [h.id for h in coll.search("moths", mode="keyword")] == ["bats.md"]
         assert is_current(coll)  # loaded from the file and caught up: no fallback
-        assert coll.store._keyword_sidecars[1]._building is None  # and no rebuild
+        assert coll.store._keywords.sidecars[1]._building is None  # and no rebuild

@@ -292,7 +292,7 @@ class PostgresStore(PostgresReads):
     ) -> list[ScoredChunk] | None:
         """:meth:`keyword_search` as it is: ``ts_rank_cd`` scores each chunk on its own words,
         with no statistic of other records, so it already stays inside ``where`` (see
-        :class:`~semsearch.stores.base.ScopedKeyword`)."""
+        :class:`~semsearch.stores.keyword_capabilities.ScopedKeyword`)."""
         return self.keyword_search(collection, text, k, where)
 
     def keyword_search(

@@ -25,7 +25,6 @@ from numpy.typing import NDArray
 from semsearch.ann.cache import AnnIndex, AnnState
 from semsearch.ann.horizon import changes_horizon
 from semsearch.bm25.file import record_log_horizon
-from semsearch.bm25.sidecar import KeywordSidecar
 from semsearch.filters import Filter
 from semsearch.results import Chunk, Record
 from semsearch.stores.base import (
@@ -39,7 +38,6 @@ from semsearch.stores.base import (
 )
 from semsearch.stores.sqlite import catalog, new_records, reads, record_changes
 from semsearch.stores.sqlite import changes as sqlite_changes
-from semsearch.stores.sqlite import keyword as sqlite_keyword
 from semsearch.stores.sqlite import schema as ddl
 from semsearch.stores.sqlite import vectors as sqlite_vectors
 from semsearch.stores.sqlite import windows as sqlite_windows
@@ -86,10 +84,6 @@ class SQLiteStore(SQLiteConnections):
     @keyword_sidecar.setter
     def keyword_sidecar(self, on: bool) -> None:
         self._keywords.use_sidecar = on
-
-    @property
-    def _keyword_sidecars(self) -> dict[int, KeywordSidecar]:
-        return self._keywords.sidecars
 
     def close(self) -> None:
         """Finish the graphs being grown in the background (each is saved as its sidecar, so
@@ -385,7 +379,7 @@ class SQLiteStore(SQLiteConnections):
         self, collection: str, text: str, k: int, where: Filter | None
     ) -> list[ScoredChunk] | None:
         """BM25 with statistics inside ``where`` (see
-        :class:`~semsearch.stores.base.ScopedKeyword`), from the keyword sidecar; None while
+        :class:`~semsearch.stores.keyword_capabilities.ScopedKeyword`), from the keyword sidecar; None while
         the sidecar is stale and rebuilding, for ``trigram`` collections and files of format 1.
         """
         return self._keywords.search_scoped(collection, text, k, where)
@@ -400,9 +394,5 @@ class SQLiteStore(SQLiteConnections):
         self, collection: str, text: str, record_ids: Sequence[str]
     ) -> dict[str, int]:
         """``{record id: chunk id}``: each record's best chunk by chunk-level BM25 for ``text``
-        (for the record-level hits search shows; see :class:`~semsearch.stores.base.KeywordChunks`)."""
+        (for the record-level hits search shows; see :class:`~semsearch.stores.keyword_capabilities.KeywordChunks`)."""
         return self._keywords.best_chunks(collection, text, record_ids)
-
-    def _keyword_setup(self, collection: str) -> tuple[int, str, sqlite_keyword.TermCounts] | None:
-        """(collection id, keyword tokenizer, the snapshot's term counts), or None when gone."""
-        return self._keywords.setup(collection)
