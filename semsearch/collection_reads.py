@@ -20,6 +20,7 @@ from semsearch.handle import CollectionHandle
 from semsearch.rerank import Reranker, apply_rerank, plan_rerank
 from semsearch.results import CollectionStats, Record, SearchResult
 from semsearch.search import (
+    DEFAULT_MIN_SCORE,
     MAX_LIMIT,
     PathScope,
     SearchRequest,
@@ -175,12 +176,13 @@ class CollectionReads(CollectionHandle):
         threshold, note = resolve_min_score(min_score, checked_mode, self.embedder)
         depth = plan.fetch_limit(limit) if plan else limit
         request = SearchRequest(
-            query, checked_mode, depth, threshold, scope, ast, hypothetical_answer, fallback, exact
-        )
+            query, checked_mode, depth, threshold, scope, ast, hypothetical_answer, fallback,
+            exact, floor=min_score == DEFAULT_MIN_SCORE,
+        )  # fmt: skip
         result = self._read(lambda: run_search(self, request))
         if plan is not None:
             result = apply_rerank(result, plan.reranker, limit)
-        applied = threshold if result.mode == "semantic" else None
+        applied = threshold if result.mode == checked_mode else None
         notes = result.notes + ((note,) if note else ())
         result = dataclasses.replace(result, min_score=applied, notes=notes)
         if unhealthy is not None:

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from semsearch.collection import Collection
 from semsearch.embedders.base import Embedder
@@ -34,9 +34,11 @@ from semsearch.schema import Field, Schema
 __all__ = [
     "COLLECTION",
     "DEFAULT_MODES",
+    "RECALL_DEPTH",
     "BeirDataset",
     "EvalReport",
     "InvalidDataset",
+    "MinScore",
     "ModeReport",
     "check_args",
     "index_path",
@@ -54,6 +56,8 @@ _MEASURES = {"ndcg_cut.10": "ndcg_cut_10", "recall.100": "recall_100"}
 COLLECTION = "beir"
 _SCHEMA = Schema((Field("title", "str"),))
 
+#: A search's ``min_score``: ``"default"`` (each mode's floor), a number, or None (no floor).
+MinScore = float | Literal["default"] | None
 #: A run: ``{query_id: {doc_id: score}}``, higher score is better (the trec_eval format).
 Run = dict[str, dict[str, float]]
 Qrels = dict[str, dict[str, int]]
@@ -209,10 +213,13 @@ class ModeReport:
 
     Attributes:
         mode: keyword, semantic or hybrid.
-        ndcg_at_10, recall_at_100, mrr_at_10: means over every judged query, in [0, 1].
-        latency_p50_ms, latency_p95_ms: per-query wall time of ``Collection.search``, ms.
+        ndcg_at_10, mrr_at_10: means over every judged query, in [0, 1], of the search a user
+            runs (``limit`` hits, the default floor unless another ``min_score`` was asked).
+        recall_at_100: mean recall of a second search of 100 hits (same ``min_score``).
+        latency_p50_ms, latency_p95_ms: per-query wall time of the first search, ms.
         queries: number of queries.
         degraded: queries whose result was marked degraded (e.g. no keyword match in hybrid).
+        empty: queries that came back with no hit (the floor found no confident match).
     """
 
     mode: str
@@ -223,6 +230,7 @@ class ModeReport:
     latency_p95_ms: float
     queries: int
     degraded: int
+    empty: int = 0
 
 
 @dataclass(frozen=True)
@@ -237,6 +245,8 @@ class EvalReport:
     modes: list[ModeReport] = field(default_factory=list)
     #: The reranker's model_id when every mode was reranked (``semsearch eval --rerank``).
     reranker: str | None = None
+    #: The floor every search ran with: ``"default"`` (each mode's), a number, or None.
+    min_score: float | str | None = "default"
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -245,36 +255,43 @@ class EvalReport:
         return asdict(self)
 
 
+#: Hits of the second search of each query, from which recall@100 is scored.
+RECALL_DEPTH = 100
+
+
 def run_mode(
     coll: Collection,
     queries: dict[str, str],
     mode: str,
     limit: int,
     rerank: RerankPlan | None = None,
-) -> tuple[Run, list[float], int]:
-    """Search every query in ``mode`` with ``limit`` hits and no min_score (reranked by
-    ``rerank`` when given).
+    min_score: MinScore = "default",
+) -> tuple[Run, list[float], int, int]:
+    """Search every query in ``mode`` with ``limit`` hits and ``min_score`` (default: each
+    mode's default floor, what a user gets), reranked by ``rerank`` when given.
 
     Scores in the returned run are ``limit - rank + 1`` (rank 1-based), not the hits' own
     scores: trec_eval re-sorts tied scores by document id, which would undo our id tie-break.
 
     Returns:
-        (run, per-query latencies in ms, number of degraded results).
+        (run, per-query latencies in ms, number of degraded results, number of queries that
+        came back empty).
     """
     run: Run = {}
     latencies: list[float] = []
-    degraded = 0
+    degraded = empty = 0
     for qid, text in queries.items():
         start = time.perf_counter()
         result = coll.search(
-            text, mode=mode, limit=limit, min_score=None,
+            text, mode=mode, limit=limit, min_score=min_score,
             rerank=rerank.reranker if rerank else None,
             rerank_top_n=rerank.top_n if rerank else None,
         )  # fmt: skip
         latencies.append((time.perf_counter() - start) * 1000)
         run[qid] = {hit.id: float(limit - rank) for rank, hit in enumerate(result.hits)}
         degraded += result.degraded
-    return run, latencies, degraded
+        empty += not result.hits
+    return run, latencies, degraded, empty
 
 
 def score_run(qrels: Qrels, run: Run) -> dict[str, float]:
@@ -329,14 +346,18 @@ def run_eval(
     dataset: BeirDataset,
     coll: Collection,
     modes: Sequence[str] = DEFAULT_MODES,
-    limit: int = 100,
+    limit: int = 10,
     rerank: RerankPlan | None = None,
+    min_score: MinScore = "default",
 ) -> EvalReport:
     """Evaluate each mode on ``dataset``'s judged queries against an index from :func:`open_index`.
 
-    The embedder (and the reranker, when given) is warmed up first so that model loads are not
-    counted as query latency. With ``rerank`` every mode's hits are reranked; a query whose
-    reranking failed counts in ``ModeReport.degraded``.
+    nDCG@10 and MRR@10 score a search of ``limit`` hits (default 10: what a user gets, hybrid
+    legs included), recall@100 a second search of :data:`RECALL_DEPTH` hits; both with
+    ``min_score`` (default: each mode's default floor; None: no floor). The embedder (and the
+    reranker, when given) is warmed up first so that model loads are not counted as query
+    latency. With ``rerank`` every mode's hits are reranked; a query whose reranking failed
+    counts in ``ModeReport.degraded``.
 
     Raises:
         InvalidQuery: an unknown mode or a limit outside [1, 1000].
@@ -345,24 +366,28 @@ def run_eval(
         coll.embedder.embed_query("warm up")
     report = EvalReport(
         dataset.name, dataset.split, coll.model_id, limit, coll.store.location,
-        reranker=rerank.reranker.model_id if rerank else None,
+        reranker=rerank.reranker.model_id if rerank else None, min_score=min_score,
     )  # fmt: skip
     if rerank is not None:
         with contextlib.suppress(Exception):  # a failing reranker shows as degraded queries
             rerank.reranker.rerank("warm up", ["warm up"])
     for mode in modes:
-        run, latencies, degraded = run_mode(coll, dataset.queries, mode, limit, rerank)
+        run, latencies, degraded, empty = run_mode(
+            coll, dataset.queries, mode, limit, rerank, min_score
+        )
         scores = score_run(dataset.qrels, run)
+        deep = run_mode(coll, dataset.queries, mode, RECALL_DEPTH, rerank, min_score)[0]
         report.modes.append(
             ModeReport(
                 mode=mode,
                 ndcg_at_10=scores["ndcg_cut_10"],
-                recall_at_100=scores["recall_100"],
+                recall_at_100=score_run(dataset.qrels, deep)["recall_100"],
                 mrr_at_10=scores["mrr_10"],
                 latency_p50_ms=_percentile(latencies, 50),
                 latency_p95_ms=_percentile(latencies, 95),
                 queries=len(run),
                 degraded=degraded,
+                empty=empty,
             )
         )
     return report

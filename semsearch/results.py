@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 __all__ = [
+    "NO_CONFIDENT_MATCH",
     "PAGE_STARTS",
     "Chunk",
     "CollectionStats",
@@ -120,6 +121,11 @@ class Hit:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (tuples become lists)."""
         return asdict(self)
+
+
+#: How a result's note begins when a floor (the default one, or ``min_score``) removed every
+#: hit: the faces show it as "no confident match".
+NO_CONFIDENT_MATCH = "no confident match"
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from semsearch.errors import EmbedderUnavailable
 from semsearch.hits import StateMoved, read_hits
 from semsearch.listing import structured_search
 from semsearch.long_query import QueryVector, embed_query_windows
-from semsearch.results import Hit, LegScore, SearchResult
+from semsearch.results import NO_CONFIDENT_MATCH, Hit, LegScore, SearchResult
 from semsearch.scope import PathScope, path_matches, store_filter
 from semsearch.search_request import (
     DEFAULT_MIN_SCORE,
@@ -48,6 +48,7 @@ __all__ = [
     "HYBRID_FUSION",
     "MAX_LIMIT",
     "MODES",
+    "NO_CONFIDENT_MATCH",
     "PathScope",
     "SearchRequest",
     "check_limit",
@@ -69,6 +70,7 @@ class _Leg:
     candidates: int
     query: QueryVector | None = None  # the semantic leg's query vector
     highlights: Mapping[int, Span] = field(default_factory=dict)  # chunk id -> best window
+    dropped: int = 0  # records a floor removed (at least 1 when it removed any)
 
 
 def collect(
@@ -77,26 +79,35 @@ def collect(
     scope: PathScope,
     min_score: float | None = None,
     first: int | None = None,
+    keep: Callable[[ScoredChunk], bool] | None = None,
 ) -> _Leg:
     """Best chunk per allowed record, up to ``limit`` records, refetching deeper as needed.
 
     ``first``: rows asked for first (default ``max(4 * limit, 40)``, as a record's chunks
-    crowd each other); a leg whose rows are records passes ``limit``."""
+    crowd each other); a leg whose rows are records passes ``limit``. ``keep``: a floor that
+    is not a score cut (keyword mode's meaningful-word test); a row it refuses is skipped
+    (its record may still come back on another row) and counted in ``_Leg.dropped``."""
     k = first or max(4 * limit, 40)
     while True:
         candidates = fetch(k)
         best: dict[str, ScoredChunk] = {}
+        refused: set[str] = set()
         cut = False
         for cand in candidates:
             if min_score is not None and cand.score < min_score:
                 cut = True
                 break
-            if cand.record_id not in best and scope.allows(cand.record_id):
-                best[cand.record_id] = cand
-                if len(best) == limit:
-                    break
+            if cand.record_id in best or not scope.allows(cand.record_id):
+                continue
+            if keep is not None and not keep(cand):
+                refused.add(cand.record_id)
+                continue
+            best[cand.record_id] = cand
+            if len(best) == limit:
+                break
         if len(best) >= limit or cut or len(candidates) < k:
-            return _Leg(list(best.values()), len(candidates))
+            dropped = len(refused - best.keys()) + (len(candidates) > 0 and cut)
+            return _Leg(list(best.values()), len(candidates), dropped=dropped)
         k *= 4
 
 
@@ -151,28 +162,51 @@ def _run_once(
 ) -> SearchResult:
     """One try of :func:`run_search`; raises StateMoved (when ``strict``) if a hit vanished."""
     if req.mode == "keyword":
-        leg = _keyword_leg(coll, req, req.limit)
+        leg = _keyword_leg(coll, req, req.limit, req.floor)
         hits = read_hits(coll, [(c, c.score, None) for c in leg.best], strict, req.query)
-        return SearchResult(req.query, hits, "keyword", total_candidates=leg.candidates)
+        result = SearchResult(req.query, hits, "keyword", total_candidates=leg.candidates)
+        return _floored(result, leg.dropped, req)
     if req.mode == "semantic":
         try:
             leg = _semantic_leg(coll, req, req.limit, req.min_score, queries)
         except EmbedderUnavailable as exc:
             if req.fallback != "keyword":
                 raise
-            kw = _keyword_leg(coll, req, req.limit)
+            kw = _keyword_leg(coll, req, req.limit, req.floor)
             hits = read_hits(coll, [(c, c.score, None) for c in kw.best], strict, req.query)
-            return SearchResult(
+            result = SearchResult(
                 req.query, hits, "keyword", False, True,
                 f"semantic search unavailable ({exc.message}); keyword results instead",
                 kw.candidates,
             )  # fmt: skip
+            return _floored(result, kw.dropped, req)
         hits = read_hits(coll, [(c, c.score, None) for c in leg.best], strict, None, leg.highlights)
         result = SearchResult(
             req.query, hits, "semantic", _hyde(req), total_candidates=leg.candidates
         )
-        return _windowed(coll, leg, result)
+        return _windowed(coll, leg, _floored(result, leg.dropped, req))
     return _hybrid(coll, req, queries, strict)
+
+
+def _floored(result: SearchResult, dropped: int, req: SearchRequest) -> SearchResult:
+    """``result`` with a note when a floor left it empty: nothing passed, and how to see more."""
+    if result.hits or not dropped:
+        return result
+    if req.floor:
+        what = {
+            "semantic": "the model's cosine threshold",
+            "hybrid": "a fused score of 0.5",
+            "keyword": "a query word that is not a stop word and is held by at most half of "
+            "the records",
+        }[result.mode]
+        cause = f"the default floor ({what})"
+    else:
+        cause = f"min_score={req.min_score:g}"
+    note = (
+        f"{NO_CONFIDENT_MATCH}: every candidate fell below {cause}; min_score=None "
+        "(CLI --min-score -1) shows the weaker hits, ranked"
+    )
+    return dataclasses.replace(result, notes=(*result.notes, note))
 
 
 def _hyde(req: SearchRequest) -> bool:
@@ -218,8 +252,8 @@ def _semantic_leg(
     depth = max(limit, rescore_depth)
     leg = collect(fetch, depth, req.scope, first=depth if by_record else None)
     best, spans = rescore(coll.store, coll.name, query.vector, leg.best, depth, fetched)
-    kept = [c for c in best if min_score is None or c.score >= min_score][:limit]
-    return _Leg(kept, leg.candidates, query, spans)
+    kept = [c for c in best if min_score is None or c.score >= min_score]
+    return _Leg(kept[:limit], leg.candidates, query, spans, dropped=len(best) - len(kept))
 
 
 def _windowed(coll: CollectionParts, leg: _Leg, result: SearchResult) -> SearchResult:
@@ -231,7 +265,9 @@ def _windowed(coll: CollectionParts, leg: _Leg, result: SearchResult) -> SearchR
     return dataclasses.replace(result, query_windows=leg.query.windows, notes=notes)
 
 
-def _keyword_leg(coll: CollectionParts, req: SearchRequest, limit: int) -> _Leg:
+def _keyword_leg(coll: CollectionParts, req: SearchRequest, limit: int, floor: bool) -> _Leg:
+    """Each record's best keyword chunk; with ``floor``, only records holding a meaningful
+    query word (coverage > 0; a substring-scan hit always counts)."""
     where = store_filter(coll.store, req.where, req.scope)
     # a store ranking whole records (KeywordChunks) returns one row per record: ask for
     # ``limit`` rows, not the over-fetch chunk rankings need (the sidecar's top k costs more
@@ -239,34 +275,41 @@ def _keyword_leg(coll: CollectionParts, req: SearchRequest, limit: int) -> _Leg:
     first = limit if isinstance(coll.store, KeywordChunks) else None
     return collect(
         lambda k: coll.store.keyword_search(coll.name, req.query, k, where),
-        limit, req.scope, first=first,
+        limit, req.scope, first=first, keep=meaningful_hit if floor else None,
     )  # fmt: skip
 
 
-#: Records each leg contributes to hybrid fusion (before the final ``limit``); the semantic leg
-#: rescores just these with their sentence windows. With HYBRID_FUSION's ``absent="lowest"``,
-#: measured on BEIR SciFact (int8 model, windows, nDCG@10, legs D deep, D rescored): 15 0.7476,
-#: 20 0.7471, 30 0.7465, 40 0.7442, 50 0.7460, 100 0.7490, 200 0.7503: flat from 15 to 50
-#: (0.003, about what one half of the queries moves). 20 is twice the default limit and costs
-#: about 0.45 ms less than 30 at 100k records (the keyword leg's top 20, windows for 20
-#: records). docs/retrieval.md and docs/benchmarks.md (hybrid-depth, keyword-engines).
+def meaningful_hit(hit: ScoredChunk) -> bool:
+    """Keyword mode's default floor: the hit holds a meaningful query word (its coverage is
+    above 0), or the store did not say (a substring scan: literal evidence)."""
+    return hit.coverage is None or hit.coverage > 0
+
+
+#: Records each leg contributes to hybrid fusion (before the final ``limit``). Chosen with the
+#: convex fusion this release replaced (BEIR SciFact, int8 model, windows, nDCG@10, legs D
+#: deep: 15 0.7476, 20 0.7471, 30 0.7465, 50 0.7460, 100 0.7490, 200 0.7503) and kept for the
+#: calibrated one: 20 is twice the default limit. The semantic leg's 20 are the best after
+#: rescoring RESCORE_DEPTH (50) records with their windows, as in semantic mode.
+#: docs/retrieval.md and docs/benchmarks.md (hybrid-depth, keyword-engines).
 HYBRID_DEPTH = 20
-#: The fusion hybrid search uses unless a request names another: a convex combination, 0.75 of
-#: the semantic leg and 0.25 of the keyword leg, each score normalised from its theoretical
-#: minimum (-1 for cosine, 0 for BM25) to the query's best, and a record missing from a leg cut
-#: at HYBRID_DEPTH given that leg's lowest normalised score. Chosen by measurement on BEIR
-#: SciFact with record-level BM25 (docs/retrieval.md): nDCG@10 0.746 against 0.727 for RRF k=5;
-#: choosing on one half of the queries and scoring on the other gives 0.743 for this family,
-#: 0.726 for RRF. The fused score lies in [0, 1] and is comparable only within one query.
-HYBRID_FUSION = fusion.Fusion("weighted", weights=(0.75, 0.25), floors=(-1.0, 0.0), absent="lowest")
+#: The fusion hybrid search uses unless a request names another: calibrated, absolute scores
+#: (:func:`semsearch.fusion.calibrated`): ``0.25 * sigmoid((cos - t) / 0.2) + 0.25 * x / (x +
+#: 0.5)``, plus 0.5 when the hit is a confident match (its cosine reaches the model's threshold
+#: ``t``, or it holds every meaningful query word). In [0, 1], the same for the same hit in any
+#: query; 0.5 is the default floor. Chosen on BEIR SciFact (docs/retrieval.md): nDCG@10 0.749
+#: at limit 10 with the floor on, against 0.749 for the convex fusion it replaced without one.
+HYBRID_FUSION = fusion.Fusion("calibrated")
 
 
 def _hybrid(
     coll: CollectionParts, req: SearchRequest, queries: _QueryVectors, strict: bool
 ) -> SearchResult:
-    """Run both legs to HYBRID_DEPTH records each, fuse them, keep ``limit``; see module doc."""
+    """Run both legs to HYBRID_DEPTH records each, fuse them, keep the ``limit`` best that pass
+    the floor (``min_score``; None keeps all); see module doc."""
+    from semsearch.embedders.thresholds import default_min_score
+
     depth = max(req.limit, HYBRID_DEPTH)
-    keyword = _keyword_leg(coll, req, depth)
+    keyword = _keyword_leg(coll, req, depth, floor=False)
     semantic, reason = _semantic_or_missing(coll, req, depth, queries)
     embedded = reason is None
     scoped = req.where is not None or req.scope != PathScope()
@@ -280,26 +323,33 @@ def _hybrid(
     elif reason is None and not semantic.best:
         reason = "semantic leg missing: no chunk matches with a vector; keyword results only"
     legs = {"semantic": semantic.best, "keyword": keyword.best}
-    fused = (req.fusion or HYBRID_FUSION).fuse(
+    fused = (req.fusion or HYBRID_FUSION).fuse_legs(
         [(c.record_id, c.score) for c in semantic.best],
-        [(c.record_id, c.score) for c in keyword.best],
+        [(c.record_id, c.score, c.evidence, c.coverage) for c in keyword.best],
+        default_min_score(coll.embedder),
         truncated=(len(semantic.best) >= depth, len(keyword.best) >= depth),
     )
-    rows = _fused_rows(legs, fused[: req.limit])
+    kept = [
+        (d, score) for d, score, _ok in fused if req.min_score is None or score >= req.min_score
+    ]
+    rows = _fused_rows(legs, kept[: req.limit])
     hits = read_hits(coll, rows, strict, req.query, semantic.highlights)
     result = SearchResult(
         req.query, hits, "hybrid", _hyde(req) and embedded,
         reason is not None, reason, semantic.candidates + keyword.candidates,
     )  # fmt: skip
-    return _windowed(coll, semantic, result)
+    return _windowed(coll, semantic, _floored(result, len(fused) - len(kept), req))
 
 
 def _semantic_or_missing(
     coll: CollectionParts, req: SearchRequest, depth: int, queries: _QueryVectors
 ) -> tuple[_Leg, str | None]:
-    """Hybrid's semantic leg, or an empty leg and the reason when the embedder is down."""
+    """Hybrid's semantic leg, or an empty leg and the reason when the embedder is down: the
+    best ``depth`` records after rescoring the best max(depth, RESCORE_DEPTH) with their
+    sentence windows, as semantic mode does (SciFact, nDCG@10 with the calibrated fusion:
+    0.749, against 0.736 when only the leg's own 20 records were rescored)."""
     try:
-        return _semantic_leg(coll, req, depth, None, queries, rescore_depth=depth), None
+        return _semantic_leg(coll, req, depth, None, queries), None
     except EmbedderUnavailable as exc:
         return _Leg([], 0), f"semantic leg missing: {exc.message}; keyword results only"
 

@@ -52,6 +52,7 @@ class SearchRequest:
     fallback: Literal["keyword"] | None = None
     exact: bool = False
     fusion: fusion.Fusion | None = None  # hybrid only; None means HYBRID_FUSION
+    floor: bool = False  # min_score was "default": each mode's default floor applies
 
 
 def resolve_min_score(
@@ -59,22 +60,28 @@ def resolve_min_score(
 ) -> tuple[float | None, str | None]:
     """The one threshold rule of every face: (threshold to apply, note for the result).
 
-    Semantic mode applies ``min_score``, and ``"default"`` means the embedder's calibrated value
-    (:func:`semsearch.embedders.thresholds.default_min_score`). Keyword and hybrid scores are not
-    cosine similarities, so no threshold applies there; a number given anyway is reported in
-    the note instead of being dropped silently (``"default"`` and None are not).
+    ``"default"`` is each mode's default floor: semantic mode drops cosines below the
+    embedder's calibrated value (:func:`semsearch.embedders.thresholds.default_min_score`),
+    hybrid mode drops fused scores below :data:`semsearch.fusion.CONFIDENT` (0.5: neither leg
+    is confident), keyword mode drops records that hold no meaningful query word (returned
+    threshold None; the request's ``floor`` carries it). A number is a cosine threshold in
+    semantic mode and a fused-score threshold in hybrid mode; BM25 has no fixed scale, so in
+    keyword mode a number is not applied (the note says so) and turns the floor off. None keeps
+    every hit, ranked.
     """
     from semsearch.embedders.thresholds import default_min_score
 
-    if mode == "semantic":
-        if min_score == DEFAULT_MIN_SCORE:
+    if min_score == DEFAULT_MIN_SCORE:
+        if mode == "semantic":
             return default_min_score(embedder), None
+        return (fusion.CONFIDENT if mode == "hybrid" else None), None
+    if min_score is None or mode != "keyword":
         return (None if min_score is None else float(min_score)), None
-    if min_score is None or min_score == DEFAULT_MIN_SCORE:
+    if float(min_score) <= 0:  # BM25 > 0: it keeps every hit, as asked
         return None, None
     return None, (
-        f"min_score={float(min_score):g} ignored: {mode} scores are not cosine similarities "
-        "(min_score applies to semantic mode only)"
+        f"min_score={float(min_score):g} ignored: keyword scores are BM25, which has no fixed "
+        "scale (the default floor is off; min_score applies to semantic and hybrid mode)"
     )
 
 

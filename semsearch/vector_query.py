@@ -21,6 +21,7 @@ from semsearch.filters import parse_filter
 from semsearch.long_query import QueryVector
 from semsearch.results import SearchResult
 from semsearch.search import (
+    DEFAULT_MIN_SCORE,
     PathScope,
     SearchRequest,
     health_check,
@@ -92,6 +93,9 @@ def search_by_vector(
     health_check(coll, "semantic", None)
     threshold, _ = resolve_min_score(min_score, "semantic", coll.embedder)
     scope = PathScope(folder, tuple(exclude), tuple(include))
-    request = SearchRequest("", "semantic", limit, threshold, scope, ast, None, None, exact)
+    request = SearchRequest(
+        "", "semantic", limit, threshold, scope, ast, None, None, exact,
+        floor=min_score == DEFAULT_MIN_SCORE,
+    )  # fmt: skip
     result = run_search(coll, request, QueryVector(query, 1, 0))
     return dataclasses.replace(result, min_score=threshold, query_windows=0)

@@ -21,11 +21,11 @@ from collections import Counter
 from collections.abc import Sequence
 
 from semsearch.bm25.delta import LivePostings
-from semsearch.bm25.postings import IDF_FLOOR, K1, B
 from semsearch.bm25.tokens import PieceTokenizer
+from semsearch.keyword_query import FTS5_IDF_FLOOR, K1, B
 from semsearch.stores.sqlite.keyword import TermCounts
 from semsearch.stores.sqlite.schema import fts_table
-from semsearch.stores.sqlite.sql import Rows, batches, fts_clauses, marks
+from semsearch.stores.sqlite.sql import Rows, batches, marks
 
 __all__ = ["best_chunks_from_text", "fts_totals"]
 
@@ -65,14 +65,15 @@ def best_chunks_from_text(
     cid: int,
     tokenizer: PieceTokenizer,
     postings: LivePostings,
-    text: str,
+    clauses: Sequence[str],
     record_ids: Sequence[str],
     counts: TermCounts,
 ) -> dict[str, int]:
-    """``{record id: chunk id}``: each record's chunk with the highest chunk-level BM25 for
-    ``text`` (``porter`` collections), ties to the first chunk; records with no chunk matching
-    on its own are left out. Same answer as ``semsearch.stores.sqlite.keyword.best_chunks``."""
-    clauses = fts_clauses(text)
+    """``{record id: chunk id}``: each record's chunk with the highest chunk-level FTS5 BM25
+    for the quoted FTS5 ``clauses`` (``porter`` collections: the query's scoring clauses),
+    ties to the first chunk; records with no chunk matching on its own are left out. Same
+    answer as ``semsearch.stores.sqlite.keyword.best_chunks``."""
+    clauses = list(clauses)
     if not clauses or not record_ids:
         return {}
     n_chunks, totals = fts_totals(rows, fts_table(cid))
@@ -89,7 +90,7 @@ def best_chunks_from_text(
     idf = {}
     for c in clauses:
         value = math.log((n_chunks - hits[c] + 0.5) / (hits[c] + 0.5))
-        idf[c] = value if value > 0 else IDF_FLOOR
+        idf[c] = value if value > 0 else FTS5_IDF_FLOOR
     avgdl = (sum(totals) / n_chunks) or 1.0
     best: dict[str, tuple[float, int]] = {}
     for record_id, chunk_id, chunk_text in _chunks(rows, cid, record_ids):

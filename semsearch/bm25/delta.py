@@ -17,13 +17,22 @@ kept for the delta: :meth:`LivePostings.chunk_hits` returns None and the caller 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from numpy.typing import NDArray
 
-from semsearch.bm25.postings import K1, B, Clause, Postings, add_term, idf, top_of
+from semsearch.bm25.postings import Clause, Postings, add_term, query_weights, top_of
 from semsearch.bm25.prune import top_pruned
+from semsearch.keyword_query import K1, B, evidence_clauses, idf
 
-__all__ = ["LivePostings", "ScopedPostings", "top_weighty"]
+__all__ = [
+    "LivePostings",
+    "Ranked",
+    "ScopedPostings",
+    "rank_clauses",
+    "term_parts",
+]
 
 
 def _positions(rowids: NDArray[np.int64], ids: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -99,17 +108,20 @@ class LivePostings:
         """Chunks holding ``term``, None once caught up (ask FTS5: see the module docstring)."""
         return None if self.caught_up else self.base.chunk_hits(term)
 
-    def scores(self, terms: list[Clause]) -> NDArray[np.float64]:
-        """float64[size]: each position's BM25 for ``terms`` (0 for dead or non-matching)."""
+    def scores(
+        self, terms: list[Clause], weights: Sequence[float] | None = None
+    ) -> NDArray[np.float64]:
+        """float64[size]: each position's BM25 for ``terms`` with their query ``weights``
+        (default 1.0), 0 for dead or non-matching positions."""
         if not self.caught_up:
-            return self.base.scores(terms)
+            return self.base.scores(terms, weights)
         out = np.zeros(self.size, dtype=np.float64)
         n_base = len(self.base.rowids)
-        for term in terms:
+        for term, w in zip(terms, query_weights(terms, weights), strict=True):
+            weight = w * idf(self.n, self.df(term))
             if not isinstance(term, str):
-                out[term[0]] += term[1]
+                out[term[0]] += weight * term[1]
                 continue
-            weight = idf(self.n, self.df(term))
             add_term(out[:n_base], self.base, term, weight, self.norm[:n_base])
             if self.delta is not None:
                 add_term(out[n_base:], self.delta, term, weight, self.norm[n_base:])
@@ -117,13 +129,33 @@ class LivePostings:
         return out
 
     def top(
-        self, terms: list[Clause], k: int, mask: NDArray[np.bool_] | None
+        self,
+        terms: list[Clause],
+        k: int,
+        mask: NDArray[np.bool_] | None,
+        weights: Sequence[float] | None = None,
     ) -> tuple[NDArray[np.int64], NDArray[np.float64], int]:
         """As :meth:`Postings.top`, over the live records' positions: pruned (MaxScore,
         bm25/prune.py) on a fresh snapshot, exhaustive once caught up."""
         if not self.caught_up:
-            return top_pruned(self.base, terms, k, mask)
-        return top_of(self.scores(terms), k, mask)
+            return top_pruned(self.base, terms, k, mask, weights)
+        return top_of(self.scores(terms, weights), k, mask)
+
+    def parts(self, term: Clause, positions: NDArray[np.int64]) -> NDArray[np.float64]:
+        """float64[len(positions)]: ``f * (k1 + 1) / (f + norm)`` of ``term`` at each live
+        position (0 where the record does not hold it): its BM25 part without the IDF."""
+        if not isinstance(term, str):
+            return _phrase_parts(term, positions)
+        n_base = len(self.base.rowids)
+        out = np.zeros(len(positions), np.float64)
+        in_base = positions < n_base
+        out[in_base] = term_parts(self.base, term, positions[in_base], self.norm)
+        if self.delta is not None and not in_base.all():
+            at = positions[~in_base]
+            out[~in_base] = term_parts(self.delta, term, at - n_base, self.norm[n_base:])
+        if self._dead_mask is not None:
+            out[in_base] *= ~self._dead_mask[positions[in_base]]
+        return out
 
     def within(self, mask: NDArray[np.bool_]) -> ScopedPostings:
         """BM25 over the live records ``mask`` allows, with N, n(q) and avgdl counted over
@@ -175,31 +207,113 @@ class ScopedPostings:
         return int(np.count_nonzero(self.mask[self.live.holders(term)]))
 
     def top(
-        self, terms: list[Clause], k: int, mask: NDArray[np.bool_] | None
+        self,
+        terms: list[Clause],
+        k: int,
+        mask: NDArray[np.bool_] | None,
+        weights: Sequence[float] | None = None,
     ) -> tuple[NDArray[np.int64], NDArray[np.float64], int]:
         """As :meth:`Postings.top`, over the allowed records (``mask`` narrows them more)."""
         live = self.live
         out = np.zeros(live.size, dtype=np.float64)
         n_base = len(live.base.rowids)
-        for term in terms:
+        for term, w in zip(terms, query_weights(terms, weights), strict=True):
             if isinstance(term, str) and (n := self.df(term)):
-                weight = idf(self.n, n)
+                weight = w * idf(self.n, n)
                 add_term(out[:n_base], live.base, term, weight, self.norm[:n_base])
                 if live.delta is not None:
                     add_term(out[n_base:], live.delta, term, weight, self.norm[n_base:])
         return top_of(out, k, self.mask if mask is None else self.mask & mask)
 
+    def parts(self, term: Clause, positions: NDArray[np.int64]) -> NDArray[np.float64]:
+        """As :meth:`LivePostings.parts`, with the allowed records' length normalisation; 0
+        for a phrase (not scored here) and outside the mask."""
+        if not isinstance(term, str):
+            return np.zeros(len(positions), np.float64)
+        live = self.live
+        n_base = len(live.base.rowids)
+        out = np.zeros(len(positions), np.float64)
+        in_base = positions < n_base
+        out[in_base] = term_parts(live.base, term, positions[in_base], self.norm[:n_base])
+        if live.delta is not None and not in_base.all():
+            at = positions[~in_base] - n_base
+            out[~in_base] = term_parts(live.delta, term, at, self.norm[n_base:])
+        return out * self.mask[positions]
 
-def top_weighty(
-    p: LivePostings | ScopedPostings, terms: list[Clause], k: int, mask: NDArray[np.bool_] | None
-) -> tuple[NDArray[np.int64], NDArray[np.float64], int]:
-    """:meth:`LivePostings.top` of ``terms`` without the weightless ones (held by at least half of
-    the records: IDF clamped to ``postings.IDF_FLOOR``) when that still finds ``k`` records; of all
-    ``terms`` otherwise, as FTS5's record ranking in stores/sqlite/keyword.py does."""
-    weighty = [t for t in terms if 2 * p.df(t) < p.n]
-    found = None
-    if 0 < len(weighty) < len(terms):
-        found = p.top(weighty, k, mask)
-    if found is None or found[2] < k:
-        found = p.top(terms, k, mask)
-    return found
+
+def term_parts(
+    p: Postings, term: str, positions: NDArray[np.int64], norm: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """float64[len(positions)]: ``f * (k1 + 1) / (f + norm)`` of ``term`` for the records of
+    ``p`` at ``positions`` (0 where absent), each found by binary search in its posting list;
+    ``norm``: float64[len(p.rowids)], each record's ``k1 * (1 - b + b * |d| / avgdl)``."""
+    out = np.zeros(len(positions), np.float64)
+    tid = p.term_ids.get(term)
+    if tid is None or not len(positions):
+        return out
+    lo, hi = int(p.offsets[tid]), int(p.offsets[tid + 1])
+    docs = p.docs[lo:hi]
+    at = np.searchsorted(docs, positions)
+    hit = at < len(docs)
+    hit[hit] = docs[at[hit]] == positions[hit]
+    f = p.freqs[lo:hi][at[hit]].astype(np.float64)
+    out[hit] = f * (K1 + 1.0) / (f + norm[positions[hit]])
+    return out
+
+
+def _phrase_parts(
+    phrase: tuple[NDArray[np.int64], NDArray[np.float64]], positions: NDArray[np.int64]
+) -> NDArray[np.float64]:
+    """A phrase clause's parts at ``positions`` (0 where it does not occur)."""
+    order = np.argsort(phrase[0])
+    held, parts = phrase[0][order], phrase[1][order]
+    at = np.searchsorted(held, positions)
+    hit = at < len(held)
+    hit[hit] = held[at[hit]] == positions[hit]
+    out = np.zeros(len(positions), np.float64)
+    out[hit] = parts[at[hit]]
+    return out
+
+
+#: A ranking of :func:`rank_clauses`: (positions, BM25 scores, matches, keyword evidence,
+#: coverage).
+Ranked = tuple[
+    NDArray[np.int64], NDArray[np.float64], int, NDArray[np.float64], NDArray[np.float64]
+]
+
+
+def rank_clauses(
+    p: LivePostings | ScopedPostings,
+    terms: list[Clause],
+    weights: Sequence[float],
+    k: int,
+    mask: NDArray[np.bool_] | None,
+) -> Ranked:
+    """The top ``k`` records for ``terms`` (each with its query weight) and their keyword
+    evidence.
+
+    Returns:
+        (positions, BM25 scores, matches, evidence, coverage): as :meth:`LivePostings.top`,
+        plus for each position its evidence, float64 in [0, k1 + 1): the BM25 of the
+        *meaningful* clauses (:func:`semsearch.keyword_query.meaningful`: IDF >= ln 2) divided
+        by their reference score ``sum w(q) * idf(q)`` (what a record holding each of them
+        once, at the average length, scores), and its coverage, float64 in [0, 1]: the share
+        of that reference held by the clauses the record holds at all. Both are 0 for a
+        record that holds no meaningful clause. Which clauses count:
+        :func:`~semsearch.keyword_query.evidence_clauses`.
+    """
+    positions, scores, matches = p.top(terms, k, mask, weights)
+    dfs = [p.df(t) for t in terms]
+    idfs = [idf(p.n, n) for n in dfs]
+    chosen = evidence_clauses(idfs, dfs)
+    reference = sum(weights[i] * idfs[i] for i in chosen)
+    evidence = np.zeros(len(positions), np.float64)
+    coverage = np.zeros(len(positions), np.float64)
+    if reference > 0:
+        for i in chosen:
+            part = p.parts(terms[i], positions)
+            evidence += weights[i] * idfs[i] * part
+            coverage += weights[i] * idfs[i] * (part > 0)
+        evidence /= reference
+        coverage /= reference
+    return positions, scores, matches, evidence, coverage

@@ -1,19 +1,22 @@
 """Posting arrays of a collection's records and exhaustive BM25 over them, in numpy.
 
-The keyword sidecar (bm25/sidecar.py) scores records as FTS5's ``bm25()`` does over
-the record-level table (stores/sqlite/record_fts.py), with the same terms (FTS5's tokenizer,
-bm25/tokens.py) and column weights (title :data:`TITLE_WEIGHT`, body 1.0), so that it
-returns the same top k to float tolerance. FTS5's formula (``fts5_aux.c``, Robertson and
-Zaragoza 2009), per query phrase ``q`` (here: one term per quoted clause) and record ``d``::
+The keyword sidecar (bm25/sidecar.py) scores records over the record-level table's text
+(stores/sqlite/record_fts.py), with the same terms (FTS5's tokenizer, bm25/tokens.py) and
+column weights (title :data:`TITLE_WEIGHT`, body 1.0). semsearch's BM25 (Robertson and
+Zaragoza 2009, with Lucene's IDF), per query clause ``q`` with query weight ``w(q)``
+(semsearch/keyword_query.py: the square root of its count in the query) and record ``d``::
 
-    idf(q)   = log((N - n(q) + 0.5) / (n(q) + 0.5)), or 1e-6 when that is <= 0
+    idf(q)   = log(1 + (N - n(q) + 0.5) / (n(q) + 0.5))
     f(q, d)  = sum over the columns of weight(column) * occurrences of q in that column
-    score(d) = sum_q idf(q) * f(q, d) * (k1 + 1) / (f(q, d) + k1 * (1 - b + b * |d| / avgdl))
+    score(d) = sum_q w(q) * idf(q) * f(q, d) * (k1 + 1) / (f(q, d) + k1 * (1 - b + b * |d| / avgdl))
 
 with k1 = 1.2, b = 0.75, N the records, n(q) the records holding q, |d| the record's tokens in
-all columns (unweighted) and avgdl their mean. Scores are FTS5's ``-bm25()``: > 0, higher is
-better. Every record holding a query term is scored (no pruning), so a filter applied as a
-mask before the top k keeps the min(k, matching records) guarantee.
+all columns (unweighted) and avgdl their mean. Scores are > 0, higher is better. Lucene's IDF
+is positive for every term (FTS5's own, log((N - n + 0.5) / (n + 0.5)), is negative for a term
+in over half of the records and FTS5 floors it at 1e-6; it scored the same on SciFact, and
+:func:`semsearch.keyword_query.fts5_idf` converts FTS5's scores where FTS5 still answers). Every record holding a query
+term is scored (no pruning), so a filter applied as a mask before the top k keeps the
+min(k, matching records) guarantee.
 
 Arrays (CSR by term): ``offsets`` int64[T + 1], ``docs`` int32[nnz] (record positions,
 ascending within a term), ``freqs`` float32[nnz] (``f(q, d)``), ``rowids`` int64[N] (record
@@ -24,7 +27,7 @@ term, for the chunk a hit shows: bm25/chunks.py), and the terms, in term-id orde
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 
@@ -32,28 +35,22 @@ import numpy as np
 from numpy.typing import NDArray
 
 from semsearch.bm25.tokens import PieceTokenizer
+from semsearch.keyword_query import K1, B, idf
 from semsearch.stores.sqlite.record_fts import TITLE_WEIGHT
 
 __all__ = [
-    "K1",
-    "B",
     "Clause",
     "Phrase",
     "Postings",
     "add_term",
     "build_postings",
-    "idf",
+    "query_weights",
     "top_of",
 ]
 
-#: FTS5's BM25 constants (fts5_aux.c).
-K1 = 1.2
-B = 0.75
-#: FTS5's floor for a non-positive IDF (a term in at least half of the records).
-IDF_FLOOR = 1e-6
-
-#: A phrase clause's part of the score, computed by FTS5 (bm25/snapshot.py): the
-#: positions of the records holding it, int64[m], and its BM25 term for each, float64[m].
+#: A phrase clause, scored by FTS5 (bm25/snapshot.py): the positions of the records holding
+#: it, int64[m], and for each its ``f * (k1 + 1) / (f + norm)``, float64[m] (no IDF: the
+#: phrase's n(q) is m).
 Phrase = tuple[NDArray[np.int64], NDArray[np.float64]]
 #: One ORed query clause: a term (scored from the postings) or a phrase's scores.
 Clause = str | Phrase
@@ -92,25 +89,33 @@ class Postings:
         tid = self.term_ids.get(term)
         return 0 if tid is None else int(self.chunk_df[tid])
 
-    def scores(self, terms: list[Clause]) -> NDArray[np.float64]:
-        """float64[N]: each record's BM25 for ``terms`` (one entry per query clause, repeats
-        counted again, as FTS5 counts each phrase), 0 for records holding none of them."""
+    def scores(
+        self, terms: list[Clause], weights: Sequence[float] | None = None
+    ) -> NDArray[np.float64]:
+        """float64[N]: each record's BM25 for ``terms`` (one entry per query clause, each with
+        its query weight from ``weights``, default 1.0), 0 for records holding none of them."""
         out = np.zeros(len(self.rowids), dtype=np.float64)
-        for term in terms:
+        n = len(self.rowids)
+        for term, w in zip(terms, query_weights(terms, weights), strict=True):
+            weight = w * idf(n, self.df(term))
             if not isinstance(term, str):
-                out[term[0]] += term[1]
+                out[term[0]] += weight * term[1]
             else:
-                add_term(out, self, term, idf(len(self.rowids), self.df(term)), self.norm)
+                add_term(out, self, term, weight, self.norm)
         return out
 
     def top(
-        self, terms: list[Clause], k: int, mask: NDArray[np.bool_] | None
+        self,
+        terms: list[Clause],
+        k: int,
+        mask: NDArray[np.bool_] | None,
+        weights: Sequence[float] | None = None,
     ) -> tuple[NDArray[np.int64], NDArray[np.float64], int]:
         """(record positions, scores, matches): the best ``k`` records with a score > 0, plus
         any tied with the k-th (the caller breaks ties by record id), and how many records
         match. ``mask``: bool[N], records that may be returned (a filter), applied before the
-        top k. Order is unspecified."""
-        return top_of(self.scores(terms), k, mask)
+        top k. ``weights``: each clause's query weight (default 1.0). Order is unspecified."""
+        return top_of(self.scores(terms, weights), k, mask)
 
     def nbytes(self) -> int:
         """Bytes held by the arrays (the sidecar's memory, without the term dictionary)."""
@@ -118,10 +123,17 @@ class Postings:
         return sum(int(a.nbytes) for a in arrays)
 
 
-def idf(total: int, n: int) -> float:
-    """FTS5's IDF of a term in ``n`` of ``total`` records (floored at :data:`IDF_FLOOR`)."""
-    value = float(np.log((total - n + 0.5) / (n + 0.5)))
-    return value if value > 0 else IDF_FLOOR
+def query_weights(terms: Sequence[object], weights: Sequence[float] | None) -> list[float]:
+    """``weights`` as a list, or 1.0 per term when None.
+
+    Raises:
+        ValueError: a length other than ``len(terms)``.
+    """
+    if weights is None:
+        return [1.0] * len(terms)
+    if len(weights) != len(terms):
+        raise ValueError(f"got {len(weights)} query weights for {len(terms)} terms")
+    return [float(w) for w in weights]
 
 
 def add_term(

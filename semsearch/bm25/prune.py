@@ -25,10 +25,13 @@ array) once the scored terms' bounds exceed the ones left, as before that it can
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from numpy.typing import NDArray
 
-from semsearch.bm25.postings import K1, Clause, Postings, add_term, idf, top_of
+from semsearch.bm25.postings import Clause, Postings, add_term, query_weights, top_of
+from semsearch.keyword_query import K1, idf
 
 __all__ = ["term_bound", "top_pruned"]
 
@@ -61,12 +64,17 @@ def _kth(scores: NDArray[np.float64], k: int, mask: NDArray[np.bool_] | None) ->
 
 
 def top_pruned(
-    p: Postings, terms: list[Clause], k: int, mask: NDArray[np.bool_] | None
+    p: Postings,
+    terms: list[Clause],
+    k: int,
+    mask: NDArray[np.bool_] | None,
+    query: Sequence[float] | None = None,
 ) -> tuple[NDArray[np.int64], NDArray[np.float64], int]:
-    """As :meth:`Postings.top` (positions, scores, matches; the top ``k`` with ties), with
-    MaxScore pruning (see the module docstring). ``matches`` is exact when below ``k`` and
-    a lower bound of at least ``k`` otherwise (pruned records are not counted)."""
-    weights, bounds, order = _plan(p, terms)
+    """As :meth:`Postings.top` (positions, scores, matches; the top ``k`` with ties; ``query``
+    the clauses' query weights, default 1.0), with MaxScore pruning (see the module
+    docstring). ``matches`` is exact when below ``k`` and a lower bound of at least ``k``
+    otherwise (pruned records are not counted)."""
+    weights, bounds, order = _plan(p, terms, query_weights(terms, query))
     scores = np.zeros(len(p.rowids), dtype=np.float64)
     done, left, theta = _score_exhaustively(p, terms, order, weights, bounds, scores, k, mask)
     if done == len(terms):  # nothing pruned
@@ -90,23 +98,24 @@ def top_pruned(
     return cand[found], best, max(k, int(np.count_nonzero(part)))
 
 
-def _plan(p: Postings, terms: list[Clause]) -> tuple[list[float], list[float], list[int]]:
-    """(weights, upper bounds, order): each clause's weight (a term's IDF; 1 for a phrase,
-    whose scores FTS5 gave) and bound on its part of a score, and the order to score them
-    in: phrases first, then terms rarest first."""
+def _plan(
+    p: Postings, terms: list[Clause], query: list[float]
+) -> tuple[list[float], list[float], list[int]]:
+    """(weights, upper bounds, order): each clause's weight (its query weight times its IDF)
+    and bound on its part of a score, and the order to score them in: phrases first, then
+    terms rarest first."""
     n = len(p.rowids)
     weights: list[float] = []
     bounds: list[float] = []
     sizes: list[int] = []
-    for term in terms:
+    for term, w in zip(terms, query, strict=True):
+        weight = w * idf(n, p.df(term))
+        weights.append(weight)
         if isinstance(term, str):
-            weight = idf(n, p.df(term))
-            weights.append(weight)
             bounds.append(weight * term_bound(p, term))
             sizes.append(p.df(term))
         else:
-            weights.append(1.0)
-            bounds.append(float(term[1].max()) if len(term[1]) else 0.0)
+            bounds.append(weight * float(term[1].max()) if len(term[1]) else 0.0)
             sizes.append(-1)  # phrases first: FTS5 gave their few records
     return weights, bounds, sorted(range(len(terms)), key=lambda i: sizes[i])
 
@@ -133,7 +142,7 @@ def _score_exhaustively(
         if isinstance(term, str):
             add_term(scores, p, term, weights[i], p.norm)
         else:
-            scores[term[0]] += term[1]
+            scores[term[0]] += weights[i] * term[1]
         left -= bounds[i]
         done += 1
         if left < sum(bounds) - left:  # theta <= the best partial <= the bounds scored

@@ -44,16 +44,17 @@ from typing import Any
 
 import numpy as np
 
-from semsearch.bm25.delta import LivePostings, top_weighty
+from semsearch.bm25.delta import LivePostings, rank_clauses
 from semsearch.bm25.file import (
     KeywordFileInvalid,
     keyword_path,
     read_postings,
     write_postings,
 )
-from semsearch.bm25.postings import Clause, PostingsBuilder
+from semsearch.bm25.postings import PostingsBuilder
 from semsearch.bm25.snapshot import Snapshot
 from semsearch.bm25.tokens import PieceTokenizer
+from semsearch.keyword_query import Clause as QueryClause
 from semsearch.stores.base import ScoredChunk
 from semsearch.stores.sqlite import record_changes
 from semsearch.stores.sqlite.allowed import Allowed
@@ -286,14 +287,15 @@ class KeywordSidecar:
         finally:
             tokenizer.close()
 
-    def clause_terms(self, clauses: Sequence[str]) -> list[tuple[str, tuple[str, ...]]]:
-        """Each quoted FTS5 clause (``"word"``, ``"adr 0042"``) with its terms; clauses that
-        give no term are dropped, as they match nothing."""
-        inner = [c[1:-1].replace('""', '"') for c in clauses]
-        found = self.tokenizer.pieces(p for text in inner for p in text.split())
+    def clause_terms(
+        self, clauses: Sequence[QueryClause]
+    ) -> list[tuple[QueryClause, tuple[str, ...]]]:
+        """Each query clause with its terms (FTS5's tokens of its words, stemmed); clauses
+        that give no term are dropped, as they match nothing."""
+        found = self.tokenizer.pieces(t for c in clauses for t in c.tokens)
         out = []
-        for clause, text in zip(clauses, inner, strict=True):
-            terms = tuple(t for piece in text.split() for t in found[piece])
+        for clause in clauses:
+            terms = tuple(t for token in clause.tokens for t in found[token])
             if terms:
                 out.append((clause, terms))
         return out
@@ -301,37 +303,41 @@ class KeywordSidecar:
     def rank(
         self,
         rows: Rows,
-        clauses: Sequence[str],
+        clauses: Sequence[QueryClause],
         k: int,
         allowed: Allowed | None,
         scoped: bool = False,
     ) -> list[ScoredChunk] | None:
         """The top ``k`` records for ORed ``clauses``, best first, ties by record id, each with
-        its BM25 (> 0) and first chunk, ``provisional`` (as FTS5's record ranking returns
-        them); None when the sidecar is stale (FTS5 must answer).
+        its BM25 (> 0; semsearch/bm25/postings.py), its keyword evidence
+        (:func:`~semsearch.bm25.delta.rank_clauses`) and first chunk, ``provisional``; None
+        when the sidecar is stale (FTS5 must answer).
 
-        A clause of one term is scored from the postings; a phrase (several terms) by FTS5's
-        own ``bm25()`` of that phrase alone, which is exactly its part of the sum, cached per
-        snapshot. As stores/sqlite/keyword.py does, weightless clauses (in at least half of
-        the records: IDF clamped to 1e-6) are left out first, and scored too only when that
-        finds fewer than ``k`` records. ``allowed`` (a filter) is applied before the top k.
+        A clause of one term is scored from the postings; a phrase (several terms) from FTS5's
+        own ``bm25()`` of that phrase alone, converted to semsearch's IDF
+        (:meth:`~semsearch.bm25.snapshot.Snapshot.phrase`), cached per snapshot. Each clause
+        counts with its query weight. ``allowed`` (a filter) is applied before the top k.
 
         ``scoped``: N, n(q) and avgdl are counted over the records ``allowed`` lets through
         only (:class:`~semsearch.bm25.delta.ScopedPostings`), so no other record moves a score
-        (conversation memory, one user per filter); each term of the clauses is scored once,
-        without phrase scores (FTS5's phrase ``bm25()`` counts the whole collection).
+        (conversation memory, one user per filter); each term of the clauses is scored once
+        per clause it comes from, without phrase scores (FTS5's phrase ``bm25()`` counts the
+        whole collection).
         """
         parts = self.clause_terms(clauses)
         snap = self.current(rows)
         if snap is None:
             return None
         p = snap.live
-        if scoped:
-            mask = None if allowed is None else snap.mask(allowed)
-            terms: list[Clause] = list(dict.fromkeys(t for _, ts in parts for t in ts))
-            found = top_weighty(p if mask is None else p.within(mask), terms, k, None)
-            return snap.hits(found[0], found[1], k)
-        terms = [t[0] if len(t) == 1 else snap.phrase(rows, self.cid, c) for c, t in parts]
         mask = None if allowed is None else snap.mask(allowed)
-        found = top_weighty(p, terms, k, mask)
-        return snap.hits(found[0], found[1], k)
+        if scoped:
+            weights: dict[str, float] = {}
+            for clause, ts in parts:
+                for t in ts:
+                    weights[t] = max(weights.get(t, 0.0), clause.weight)
+            scope = p if mask is None else p.within(mask)
+            found = rank_clauses(scope, list(weights), list(weights.values()), k, None)
+            return snap.hits(found[0], found[1], k, (found[3], found[4]))
+        terms = [t[0] if len(t) == 1 else snap.phrase(rows, self.cid, c.fts) for c, t in parts]
+        found = rank_clauses(p, terms, [c.weight for c, _ in parts], k, mask)
+        return snap.hits(found[0], found[1], k, (found[3], found[4]))

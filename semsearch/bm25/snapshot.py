@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 
 from semsearch.bm25.delta import LivePostings
 from semsearch.bm25.postings import Phrase
+from semsearch.keyword_query import fts5_idf
 from semsearch.stores.base import ScoredChunk
 from semsearch.stores.sqlite.allowed import Allowed
 from semsearch.stores.sqlite.record_fts import TITLE_WEIGHT, record_fts_table
@@ -56,7 +57,8 @@ class Snapshot:
         self.phrases: dict[str, Phrase] = {}
 
     def phrase(self, rows: Rows, cid: int, clause: str) -> Phrase:
-        """A phrase clause's BM25 part per record: FTS5's ``-bm25()`` of the phrase alone."""
+        """A phrase clause's ``f * (k1 + 1) / (f + norm)`` per record holding it: FTS5's
+        ``-bm25()`` of the phrase alone divided by FTS5's IDF of it (:func:`fts5_idf`)."""
         if clause not in self.phrases:
             table = record_fts_table(cid)
             found = rows(
@@ -66,6 +68,7 @@ class Snapshot:
             )
             ids = np.fromiter((r[0] for r in found), np.int64, len(found))
             scores = np.fromiter((r[1] for r in found), np.float64, len(found))
+            scores /= fts5_idf(self.live.n, len(found))
             at = self.live.positions(ids)
             if len(self.phrases) >= _PHRASES:
                 self.phrases.clear()
@@ -79,13 +82,25 @@ class Snapshot:
         return self.delta_names[position - n_base], int(self.delta_first[position - n_base])
 
     def hits(
-        self, positions: NDArray[np.int64], scores: NDArray[np.float64], k: int
+        self,
+        positions: NDArray[np.int64],
+        scores: NDArray[np.float64],
+        k: int,
+        evidence: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
     ) -> list[ScoredChunk]:
-        """ScoredChunks of the best ``k`` of (positions, scores), ties by record id."""
+        """ScoredChunks of the best ``k`` of (positions, scores), ties by record id, each with
+        its keyword evidence and coverage (float64 per position) when given."""
+        none = np.full(len(positions), np.nan)
+        strength, coverage = (none, none) if evidence is None else evidence
         ranked = sorted(
-            (-float(s), *self._record(int(i))) for i, s in zip(positions, scores, strict=True)
+            (-float(s), *self._record(int(i)), float(e), float(v))
+            for i, s, e, v in zip(positions, scores, strength, coverage, strict=True)
         )
-        return [ScoredChunk(c, r, -s, provisional=True) for s, r, c in ranked if c >= 0][:k]
+        return [
+            ScoredChunk(c, r, -s, True, None if e != e else e, None if v != v else v)
+            for s, r, c, e, v in ranked
+            if c >= 0
+        ][:k]
 
     def mask(self, allowed: Allowed) -> NDArray[np.bool_]:
         key, rowids = allowed

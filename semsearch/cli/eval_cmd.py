@@ -13,6 +13,7 @@ import typer
 from semsearch import settings
 from semsearch.cli.common import cli_errors, out
 from semsearch.cli.rerank_opts import RerankOpt, RerankTopNOpt
+from semsearch.cli.search_cmd import check_min_score
 
 if TYPE_CHECKING:
     from semsearch.collection import Collection
@@ -37,7 +38,23 @@ def eval_beir(
     modes: Annotated[
         str, typer.Option("--modes", help="Comma-separated: keyword,semantic,hybrid.")
     ] = "keyword,semantic,hybrid",
-    limit: Annotated[int, typer.Option("--limit", "-n", help="Hits per query (run depth).")] = 100,
+    limit: Annotated[
+        int,
+        typer.Option(
+            "--limit",
+            "-n",
+            help="Hits per query for nDCG@10 and MRR@10 (recall@100 runs a second search of "
+            "100 hits).",
+        ),
+    ] = 10,
+    min_score: Annotated[
+        float | None,
+        typer.Option(
+            "--min-score",
+            help="The floor every search runs with (default: each mode's default floor, what "
+            "users get; -1 keeps all hits).",
+        ),
+    ] = None,
     model: Annotated[
         str | None,
         typer.Option("--model", envvar=settings.ENV_MODEL, show_envvar=True, help="Embedder spec."),
@@ -65,6 +82,7 @@ def eval_beir(
     from semsearch.rerank import plan_rerank
 
     wanted = check_args(modes.split(","), limit)
+    check_min_score(min_score)
     plan = plan_rerank(rerank or None, rerank_top_n)
     dataset = load_beir(beir_dir, split)
     embedder = resolve_embedder(model)
@@ -72,7 +90,9 @@ def eval_beir(
     coll = _open(dataset, embedder, cache_dir or default_cache_dir(), wanted)
     built = time.perf_counter() - start
     try:
-        report = run_eval(dataset, coll, wanted, limit, plan)
+        report = run_eval(
+            dataset, coll, wanted, limit, plan, "default" if min_score is None else min_score
+        )
     finally:
         coll.store.close()
     if as_json:
@@ -102,13 +122,16 @@ def _render(report: EvalReport, documents: int, built: float) -> None:
     )
     if report.reranker:
         out.print(f"reranked by {escape(report.reranker)}")
-    table = Table("mode", "nDCG@10", "recall@100", "MRR@10", "p50 ms", "p95 ms")
+    floor = "each mode's default floor" if report.min_score == "default" else report.min_score
+    out.print(f"limit {report.limit} (recall@100: a search of 100 hits); min_score: {floor}")
+    table = Table("mode", "nDCG@10", "recall@100", "MRR@10", "empty", "p50 ms", "p95 ms")
     for m in report.modes:
         table.add_row(
             m.mode,
             f"{m.ndcg_at_10:.4f}",
             f"{m.recall_at_100:.4f}",
             f"{m.mrr_at_10:.4f}",
+            str(m.empty),
             f"{m.latency_p50_ms:.1f}",
             f"{m.latency_p95_ms:.1f}",
         )

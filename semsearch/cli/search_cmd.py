@@ -19,7 +19,7 @@ from semsearch.cli.common import (
 )
 from semsearch.cli.rerank_opts import RerankOpt, RerankTopNOpt
 from semsearch.errors import InvalidQuery
-from semsearch.results import Chunk, SearchResult
+from semsearch.results import NO_CONFIDENT_MATCH, Chunk, SearchResult
 
 
 @cli_errors
@@ -40,8 +40,10 @@ def search(
         float | None,
         typer.Option(
             "--min-score",
-            help="Semantic only: minimum cosine similarity [-1, 1] (default: the model's "
-            "calibrated threshold, 0.3 for all-MiniLM-L6-v2; -1 keeps all).",
+            help="Drop weaker hits: semantic, a cosine similarity in [-1, 1] (default: the "
+            "model's calibrated threshold, 0.34 for all-MiniLM-L6-v2); hybrid, a fused score in "
+            "[0, 1] (default 0.5, a confident match); keyword, only the default (records that "
+            "hold a meaningful query word). -1 keeps all.",
         ),
     ] = None,
     folder: Annotated[
@@ -131,7 +133,7 @@ def check_min_score(value: float | None) -> None:
         return
     raise InvalidQuery(
         f"--min-score must be a number (cosine similarity) in [-1, 1], got {value:g}",
-        hint="e.g. --min-score 0.3; leave the option out for the model's calibrated default, "
+        hint="e.g. --min-score 0.4; leave the option out for the mode's default floor, "
         "or give --min-score -1 to keep every hit",
     )
 
@@ -154,7 +156,8 @@ def render(result: SearchResult) -> None:
     if result.reranked_by:
         note += f", reranked by {result.reranked_by}"
     query = result.query if len(result.query) <= 200 else result.query[:200] + "…"
-    out.print(f"[bold]{len(result)} hits[/] for {escape(repr(query))} ({result.mode}{note})")
+    empty = "" if result.hits else _why_empty(result)
+    out.print(f"[bold]{len(result)} hits[/] for {escape(repr(query))} ({result.mode}{note}){empty}")
     if result.degraded:
         out.print(f"[yellow]degraded:[/] {escape(result.degraded_reason or '')}")
     for rank, hit in enumerate(result, 1):
@@ -166,6 +169,12 @@ def render(result: SearchResult) -> None:
         out.print(f"{rank:>2}. [cyan]{hit.score:.3f}[/]  [bold]{escape(hit.id)}[/]{where}")
         if hit.chunk is not None:
             out.print(f"    {_snippet(hit.chunk.text, hit.highlight)}")
+
+
+def _why_empty(result: SearchResult) -> str:
+    """``": no confident match"`` when the default floor (or --min-score) removed every hit."""
+    floored = any(n.startswith(NO_CONFIDENT_MATCH) for n in result.notes)
+    return f": {NO_CONFIDENT_MATCH}" if floored else ""
 
 
 def _snippet(text: str, highlight: tuple[int, int] | None) -> str:

@@ -37,11 +37,12 @@ import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from semsearch.bm25.delta import LivePostings, top_weighty
-from semsearch.bm25.postings import Clause, build_postings
+from semsearch.bm25.delta import LivePostings, rank_clauses
+from semsearch.bm25.postings import build_postings
 from semsearch.bm25.tokens import PieceTokenizer
 from semsearch.collection import Collection
 from semsearch.filters import parse_filter
+from semsearch.keyword_query import scoring_clauses, stopword_list
 from semsearch.results import Hit, Record
 from semsearch.stores.keyword_capabilities import ScopedKeyword
 from semsearch.stores.sqlite.schema import FTS_TOKENIZER
@@ -110,13 +111,17 @@ def keyword_by_reading(
     to within rounding (sums in another order): two messages whose scores tie exactly may
     come in the other order."""
     messages = list(_scope(collection, where))
+    clauses = scoring_clauses(query, stopword_list(collection.info.options))
     with _lock:
         tokenizer = _shared_tokenizer()
-        terms = list(dict.fromkeys(tokenizer.terms(query)))
+        weights: dict[str, float] = {}  # each term once, with its clause's query weight
+        for clause in clauses:
+            for term in tokenizer.terms(clause.text):
+                weights[term] = max(weights.get(term, 0.0), clause.weight)
         postings = LivePostings(
             build_postings(((i, "", m.text) for i, m in enumerate(messages)), tokenizer)
         )
-    ranked = _ranked(postings, terms, limit)
+    ranked = _ranked(postings, weights, limit)
     if not ranked:
         return collection.search(query, mode="keyword", limit=limit, where=where).hits
     return [
@@ -125,12 +130,16 @@ def keyword_by_reading(
     ]
 
 
-def _ranked(postings: LivePostings, terms: list[str], limit: int) -> list[tuple[int, float]]:
-    """(message position, BM25 > 0) of the best ``limit`` messages holding a term."""
-    found: list[Clause] = [t for t in terms if postings.df(t)]
-    if not found:
+def _ranked(
+    postings: LivePostings, weights: dict[str, float], limit: int
+) -> list[tuple[int, float]]:
+    """(message position, BM25 > 0) of the best ``limit`` messages holding a term, each term
+    with its query weight."""
+    if not any(postings.df(t) for t in weights):
         return []
-    positions, scores, _ = top_weighty(postings, found, limit, None)
+    positions, scores, *_ = rank_clauses(
+        postings, list(weights), list(weights.values()), limit, None
+    )
     return [(int(p), float(s)) for p, s in zip(positions, scores, strict=True) if s > 0]
 
 

@@ -115,12 +115,22 @@ class ScoredChunk:
     chunk, not yet the one that matches best: search asks the store (:class:`~semsearch.stores.keyword_capabilities.KeywordChunks`)
     for the best chunk only for the hits it shows (a second full-text query costs as much as
     the ranking).
+
+    ``evidence`` (keyword hits): how much of the query's meaningful terms the record holds,
+    float >= 0: the BM25 of its clauses that are not stop words and are held by at most half of
+    the records (:func:`semsearch.keyword_query.meaningful`), divided by what a record holding
+    each of them once at the average length would score. ``coverage``: the share of that
+    reference score, in [0, 1], carried by the meaningful clauses the record holds at all. Both
+    are 0 when it holds none of them (then it carries no keyword evidence for the default
+    floor); None when the store did not say (a substring scan).
     """
 
     chunk_id: int
     record_id: str
     score: float
     provisional: bool = False
+    evidence: float | None = None
+    coverage: float | None = None
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "foundation",
         (
-            "errors", "processes", "settings", "globs", "atomic_file", "keyword_text", "fusion",
+            "errors", "processes", "settings", "globs", "atomic_file", "keyword_text", "keyword_query", "fusion",
             "results", "chunking", "worker", "schema", "validation", "filters", "location", "moved",
         ),
     ),

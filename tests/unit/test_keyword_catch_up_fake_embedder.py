@@ -2,7 +2,7 @@
 bm25/delta.py): after adds, updates and deletes, from this process or another, the
 next search is answered by the sidecar without a rebuild, with FTS5's ranking and scores.
 
-Expected values come from FTS5's own ``bm25()`` (the store's ranking with the sidecar off),
+Expected values come from the store's ranking with the sidecar off (FTS5 asked one clause at a time),
 never from the sidecar. Vectors come from the fake embedder: the keyword leg reads none."""
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Record-level BM25 with a weighted title column, on real SQLite files (issue 20, item 3).
 
 The fake embedder only chunks and fills vectors nobody reads here. Expected orders come from
-a BM25 written out in this file (FTS5's formula: Robertson and Zaragoza 2009, k1 = 1.2,
-b = 0.75, IDF log((N - n + 0.5) / (n + 0.5)), per-column weights multiplying term frequency)
+a BM25 written out in this file (Robertson and Zaragoza 2009, k1 = 1.2, b = 0.75, Lucene's
+IDF log(1 + (N - n + 0.5) / (n + 0.5)), per-column weights multiplying term frequency)
 over the words of each whole record, and from the hand-worked case in the field-weight test.
 Every word used is left alone by the porter stemmer, so splitting on spaces is FTS5's
 tokenisation here.
@@ -23,7 +23,7 @@ FILLER = {f"filler{i}": f"plum {i} quartz zebra basalt" for i in range(6)}
 
 
 def bm25_reference(docs: dict[str, tuple[str, str]], query: list[str], w_title: float) -> list:
-    """[(id, score)] best first: FTS5's BM25 over (title, body) columns, ties by id."""
+    """[(id, score)] best first: BM25 with Lucene's IDF over (title, body) columns, ties by id."""
     tokens = {i: (t.lower().split(), b.lower().split()) for i, (t, b) in docs.items()}
     n_docs = len(docs)
     avg = sum(len(t) + len(b) for t, b in tokens.values()) / n_docs
@@ -34,7 +34,7 @@ def bm25_reference(docs: dict[str, tuple[str, str]], query: list[str], w_title: 
             n = sum(1 for t, b in tokens.values() if word in t or word in b)
             if n == 0:
                 continue
-            idf = max(math.log((n_docs - n + 0.5) / (n + 0.5)), 1e-6)
+            idf = math.log(1 + (n_docs - n + 0.5) / (n + 0.5))
             tf = w_title * title.count(word) + body.count(word)
             length = len(title) + len(body)
             total += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / avg))
@@ -44,7 +44,7 @@ def bm25_reference(docs: dict[str, tuple[str, str]], query: list[str], w_title: 
 
 
 def test_title_weight_puts_the_titled_record_first(db, fake_embedder) -> None:
-    # By hand (FTS5 BM25, 8 records of average length 42/8 = 5.25, "kiwi" in 2 of them):
+    # By hand (BM25, 8 records of average length 42/8 = 5.25, "kiwi" in 2 of them):
     # "titled" has kiwi once, in its title, 5 words; "twice" has kiwi twice in its body,
     # 7 words. Unweighted, tf 1 against 2: "twice" wins (1.020 against 1.257 times the IDF).
     # With the title weighted 2, tf 2 in the shorter record: "titled" wins (1.394 > 1.257).

@@ -26,6 +26,7 @@ from semsearch.bm25.sidecar import KeywordSidecar, fts_stamp
 from semsearch.collection import Collection
 from semsearch.embedders.fake import FakeEmbedder
 from semsearch.filters import parse_filter
+from semsearch.keyword_query import ENGLISH_STOPWORDS, Clause, scoring_clauses
 from semsearch.schema import Field, Schema
 from semsearch.stores.sqlite import keyword as sqlite_keyword
 from tests.conftest import shared_path
@@ -67,13 +68,14 @@ def is_current(coll: Collection) -> bool:
 
 
 def fts5_path(coll: Collection, text: str, k: int, where: object = None) -> list[tuple[str, float]]:
-    """The store's keyword ranking with the sidecar switched off: FTS5's ``bm25()``."""
+    """The store's keyword ranking with the sidecar switched off: FTS5, one clause at a time."""
     store = coll.store
 
     def run(_: object) -> list[tuple[str, float]]:
         cid, tokenizer, counts = store._keywords.setup(coll.name)
+        clauses = scoring_clauses(text, ENGLISH_STOPWORDS)
         found = sqlite_keyword.keyword_search(
-            store._rows, cid, tokenizer, text, k, where, counts, "record", None
+            store._rows, cid, tokenizer, text, k, where, clauses, counts, "record", None
         )
         return [(h.record_id, h.score) for h in found]
 
@@ -115,8 +117,8 @@ def test_phrase_clauses_score_as_fts5_scores_them(coll: Collection) -> None:
     sidecar_of(coll)
     (sidecar,) = coll.store._keywords.sidecars.values()
     text = "COVID-19 T-cell responses"  # pieces of several tokens add phrase clauses
-    parts = sidecar.clause_terms(sqlite_keyword.fts_clauses(text))
-    assert ('"t cell"', ("t", "cell")) in parts
+    parts = sidecar.clause_terms(scoring_clauses(text, ENGLISH_STOPWORDS))
+    assert (Clause(("t", "cell")), ("t", "cell")) in parts
     assert_same(sidecar_path(coll, text, 10), fts5_path(coll, text, 10))
 
 
@@ -237,10 +239,12 @@ def test_best_chunk_from_text_is_the_fts5_best_chunk(db: semsearch.Database) -> 
         cid, tokenizer, counts = store._keywords.setup(c.name)
         snap = sidecar.current(store._rows)
         assert snap is not None
+        clauses = scoring_clauses(text, ENGLISH_STOPWORDS)
         ours = best_chunks_from_text(
-            store._rows, cid, sidecar.tokenizer, snap.live, text, ids, counts
+            store._rows, cid, sidecar.tokenizer, snap.live, [k.fts for k in clauses], ids, counts
         )
-        return ours, sqlite_keyword.best_chunks(store._rows, cid, tokenizer, text, ids, counts)
+        theirs = sqlite_keyword.best_chunks(store._rows, cid, tokenizer, text, ids, counts, clauses)
+        return ours, theirs
 
     for text in [*queries(80), "COVID-19 T-cell responses"]:
         ids = [h.record_id for h in store.keyword_search(c.name, text, 20, None)]

@@ -3,19 +3,18 @@
 ``porter`` collections (the default) match stemmed words; a query holding Chinese, Japanese or
 Korean characters, or one whose words match nothing (``blaz``, ``itgc`` glued to Chinese text),
 is answered by a substring scan instead (see :mod:`semsearch.keyword_text`). ``trigram``
-collections match substrings through the index. Scores are positive and higher is better: the
-negated FTS5 ``bm25()`` (Robertson and Zaragoza 2009, FTS5's k1 = 1.2, b = 0.75). A trigram
-query whose every word is shorter than 3 characters cannot use the trigram index; it scans the
-collection's chunk text for those substrings instead and scores each chunk by how many times
-they occur (>= 1).
+collections match substrings through the index. Scores are positive and higher is better.
 
-Words in at least half of a collection's chunks carry no weight: FTS5 clamps a negative IDF to
-1e-6, so such a word adds at most 2.2e-6 to a chunk's score. A query that also has weighty
-words is first run without them (``phone holder for the car`` -> ``holder OR car``), which
-skips scoring the thousands of chunks that match only ``for``, ``the`` or ``phone``; it is run
-in full only when that finds fewer than k chunks. Rankings are FTS5's own up to ties closer
-than 2.2e-6 per dropped word. The per-word chunk counts are cached per collection snapshot
-(:class:`TermCounts`), so a word is counted once between writes.
+A ``porter`` query is ranked by semsearch's BM25 (bm25/postings.py: Lucene's IDF, k1 = 1.2,
+b = 0.75, each clause with its query weight; stop words left out by
+:func:`semsearch.keyword_query.scoring_clauses`), from the keyword sidecar when it is current
+(bm25/sidecar.py) and here, from FTS5, when it is not: each clause is asked of FTS5 alone, and
+FTS5's ``bm25()`` of one clause, divided by FTS5's IDF of it (:func:`fts5_idf`), is that
+clause's ``f * (k1 + 1) / (f + norm)``; times the clause's weight and Lucene's IDF, the parts
+sum to the sidecar's score. So both paths rank alike, to float tolerance. ``trigram``
+collections keep FTS5's own ``bm25()`` over their substring clauses. A trigram query whose
+every word is shorter than 3 characters cannot use the trigram index; it scans the collection's
+chunk text for those substrings instead and scores each chunk by how many times they occur.
 """
 
 from __future__ import annotations
@@ -24,6 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from semsearch.filters import Filter
+from semsearch.keyword_query import Clause, evidence_clauses, fts5_idf, idf
 from semsearch.keyword_text import needs_unicode_fold
 from semsearch.stores.base import ScoredChunk
 from semsearch.stores.query_rules import keyword_or_substring
@@ -34,7 +34,6 @@ from semsearch.stores.sqlite.sql import (
     Rows,
     batches,
     compile_filter,
-    fts_clauses,
     marks,
     trigram_clauses,
 )
@@ -42,8 +41,8 @@ from semsearch.stores.sqlite.sql import (
 __all__ = ["TermCounts", "best_chunks", "keyword_search"]
 
 #: Record-level ranking from the keyword sidecar (bm25/sidecar.py): ``(clauses, k,
-#: where) -> ScoredChunks`` as :func:`_bm25_records` returns them, or None (FTS5 answers).
-SidecarRank = Callable[[list[str], int, Filter | None], list[ScoredChunk] | None]
+#: where) -> ScoredChunks`` as :func:`_ranked_by_clause` returns them, or None (FTS5 answers).
+SidecarRank = Callable[[list[Clause], int, Filter | None], list[ScoredChunk] | None]
 #: What one FTS5 row is: a chunk (files of format 1) or a whole record (format 2 on).
 Unit = Literal["chunk", "record"]
 
@@ -94,6 +93,7 @@ def keyword_search(
     text: str,
     k: int,
     where: Filter | None,
+    clauses: list[Clause],
     counts: TermCounts | None = None,
     unit: Unit = "chunk",
     sidecar: SidecarRank | None = None,
@@ -110,28 +110,30 @@ def keyword_search(
             one search should see one snapshot, e.g. inside one read transaction).
         cid: the collection's id.
         tokenizer: the collection's keyword tokenizer, ``porter`` or ``trigram``.
-        text: the user's query, any text (it is quoted, never parsed as FTS5 syntax).
+        text: the user's query, any text (never parsed as FTS5 syntax).
         k: at most this many chunks.
         where: a filter on declared fields, applied before ranking.
-        counts: the snapshot's document counts per clause; with them, weightless words (in at
-            least half of the documents) are left out when that still finds k documents.
+        clauses: ``porter``: the query's scoring clauses (stop words left out,
+            :func:`semsearch.keyword_query.scoring_clauses`).
+        counts: the snapshot's document counts (N of BM25's IDF).
         unit: rank chunks (``chunk``) or records (``record``: needs the format-2 table).
         sidecar: record-level ranking from posting arrays, tried first for ``porter``
-            records (same ranking as FTS5's, faster; see bm25/sidecar.py).
+            records (same ranking, faster; see bm25/sidecar.py).
     Returns:
-        ScoredChunks with score > 0 (BM25, or the substring count of a short trigram query
-        or of a scanned porter query, see :mod:`semsearch.keyword_text`).
+        ScoredChunks with score > 0 (BM25 with its keyword evidence, or the substring count of
+        a short trigram query or of a scanned porter query, see :mod:`semsearch.keyword_text`).
     """
     if tokenizer == "trigram":
-        clauses, short = trigram_clauses(text)
-        if not clauses:
+        long, short = trigram_clauses(text)
+        if not long:
             return _substring_scan(rows, cid, short, k, where)
-        return _porter(rows, cid, clauses, k, where, counts, unit)
+        return _trigram_top(rows, cid, " OR ".join(long), k, where, unit)
 
     def words() -> list[ScoredChunk]:
-        clauses = fts_clauses(text)
         ranked = sidecar(clauses, k, where) if sidecar is not None and unit == "record" else None
-        return ranked if ranked is not None else _porter(rows, cid, clauses, k, where, counts, unit)
+        if ranked is not None:
+            return ranked
+        return _ranked_by_clause(rows, cid, clauses, k, where, counts, unit)
 
     # CJK text, word parts and prefixes: a substring scan (see semsearch.keyword_text)
     return keyword_or_substring(
@@ -139,38 +141,92 @@ def keyword_search(
     )
 
 
-def _porter(
+def _clause_rows(
+    rows: Rows, cid: int, clause: str, where: Filter | None, unit: Unit
+) -> Sequence[Sequence[Any]]:
+    """(rowid, chunk id or None, record id, FTS5 ``-bm25()`` of ``clause`` alone) of every row
+    of the unit's FTS5 table matching it that ``where`` keeps."""
+    table = _table(cid, unit)
+    if unit == "record":
+        rank = f"-bm25({table}, {TITLE_WEIGHT}, 1.0)"
+        join = f"JOIN records r ON r.rowid = {table}.rowid"
+        chunk = "NULL"
+    else:
+        rank = f"-bm25({table})"
+        join = f"JOIN chunks k ON k.id = {table}.rowid JOIN records r ON r.rowid = k.record_rowid"
+        chunk = "k.id"
+    filter_sql, params = compile_filter(where) if where is not None else ("1", [])
+    return rows(
+        f"SELECT {table}.rowid, {chunk}, r.id, {rank} FROM {table} {join} "
+        f"WHERE {table} MATCH ? AND ({filter_sql})",
+        (clause, *params),
+    )
+
+
+def _ranked_by_clause(
     rows: Rows,
     cid: int,
-    clauses: list[str],
+    clauses: list[Clause],
     k: int,
     where: Filter | None,
     counts: TermCounts | None,
     unit: Unit,
 ) -> list[ScoredChunk]:
-    """BM25 for ORed clauses, weightless words left out first when that still finds k hits."""
+    """semsearch's BM25 from FTS5, one clause at a time (see the module docstring), with each
+    hit's keyword evidence as the sidecar gives it (bm25/delta.py ``rank_clauses``)."""
     if not clauses:
         return []
-    top = _bm25_top if unit == "chunk" else _bm25_records
-    if counts is not None and len(clauses) > 1:
-        weighty = _weighty(rows, cid, clauses, counts, unit)
-        if 0 < len(weighty) < len(clauses):
-            found = top(rows, cid, " OR ".join(weighty), k, where)
-            if len(found) >= k:
-                return found
-    return top(rows, cid, " OR ".join(clauses), k, where)
-
-
-def _weighty(rows: Rows, cid: int, clauses: list[str], counts: TermCounts, unit: Unit) -> list[str]:
-    """The clauses with a positive BM25 IDF: log((N - n + 0.5) / (n + 0.5)) > 0 iff 2n < N."""
+    counts = counts or TermCounts(())
     total = counts.documents(rows, cid, unit)
-    return [c for c in clauses if 2 * counts.hits(rows, cid, unit, c) < total]
+    scores: dict[int, float] = {}
+    parts: list[tuple[float, dict[int, float]]] = []  # (w * idf, parts)
+    idfs: list[float] = []
+    dfs: list[int] = []
+    names: dict[int, tuple[int | None, str]] = {}
+    for clause in clauses:
+        found = _clause_rows(rows, cid, clause.fts, where, unit)
+        n = counts.hits(rows, cid, unit, clause.fts)  # in the whole collection, as FTS5 counts
+        weight = clause.weight * idf(total, n)
+        scale = 1.0 / fts5_idf(total, n)
+        held: dict[int, float] = {}
+        for rowid, chunk_id, record_id, score in found:
+            held[int(rowid)] = float(score) * scale
+            names[int(rowid)] = (chunk_id, record_id)
+            scores[int(rowid)] = scores.get(int(rowid), 0.0) + weight * held[int(rowid)]
+        parts.append((weight, held))
+        idfs.append(idf(total, n))
+        dfs.append(n)
+    chosen = [parts[i] for i in evidence_clauses(idfs, dfs)]
+    reference = sum(w for w, _ in chosen) or 1.0
+    best = sorted(scores, key=lambda r: (-scores[r], names[r][1], names[r][0] or 0))[:k]
+    evidence = {
+        r: (
+            sum(w * held.get(r, 0.0) for w, held in chosen) / reference,
+            sum(w for w, held in chosen if r in held) / reference,
+        )
+        for r in best
+    }
+    if unit == "chunk":
+        return [
+            ScoredChunk(int(names[r][0] or 0), names[r][1], scores[r], False, *evidence[r])
+            for r in best
+        ]
+    return _record_hits(rows, [(r, names[r][1], scores[r], *evidence[r]) for r in best])
+
+
+def _trigram_top(
+    rows: Rows, cid: int, match: str, k: int, where: Filter | None, unit: Unit
+) -> list[ScoredChunk]:
+    """FTS5's own BM25 for a trigram query's ORed substrings (no stop words, no weights)."""
+    if unit == "record":
+        return _bm25_records(rows, cid, match, k, where)
+    return _bm25_top(rows, cid, match, k, where)
 
 
 def _bm25_records(
     rows: Rows, cid: int, match: str, k: int, where: Filter | None
 ) -> list[ScoredChunk]:
-    """Top-k records by whole-record BM25, each with its first chunk, ``provisional``."""
+    """Top-k records by whole-record FTS5 BM25, each with its first chunk, ``provisional``."""
     table = record_fts_table(cid)
     rank = f"-bm25({table}, {TITLE_WEIGHT}, 1.0)"
     if where is None:
@@ -189,11 +245,12 @@ def _bm25_records(
             f"WHERE ({filter_sql}) ORDER BY m.score DESC, r.id LIMIT ?",
             (match, *params, k),
         )
-    return _record_hits(rows, ranked)
+    return _record_hits(rows, [(*r, None, None) for r in ranked])
 
 
 def _record_hits(rows: Rows, ranked: Sequence[Sequence[Any]]) -> list[ScoredChunk]:
-    """``(rowid, id, score)`` rows as ScoredChunks of each record's first chunk, in order."""
+    """``(rowid, id, score, evidence, coverage)`` rows as ScoredChunks of each record's first
+    chunk, in order."""
     first: dict[int, int] = {}
     for batch in batches([int(r[0]) for r in ranked]):
         found = rows(
@@ -203,10 +260,16 @@ def _record_hits(rows: Rows, ranked: Sequence[Sequence[Any]]) -> list[ScoredChun
         )
         first.update({int(r[0]): int(r[1]) for r in found})
     return [
-        ScoredChunk(first[int(r[0])], r[1], float(r[2]), provisional=True)
+        ScoredChunk(first[int(r[0])], r[1], float(r[2]), True, r[3], r[4])
         for r in ranked
         if int(r[0]) in first
     ]
+
+
+def _weighty(rows: Rows, cid: int, clauses: list[str], counts: TermCounts, unit: Unit) -> list[str]:
+    """The clauses with a positive FTS5 IDF: log((N - n + 0.5) / (n + 0.5)) > 0 iff 2n < N."""
+    total = counts.documents(rows, cid, unit)
+    return [c for c in clauses if 2 * counts.hits(rows, cid, unit, c) < total]
 
 
 def best_chunks(
@@ -216,12 +279,30 @@ def best_chunks(
     text: str,
     record_ids: Sequence[str],
     counts: TermCounts | None = None,
+    clauses: Sequence[Clause] = (),
 ) -> dict[str, int]:
-    """``{record id: chunk id}``: each record's chunk with the highest chunk-level BM25 for
-    ``text`` (ties: the first chunk); records with no chunk matching on its own are left out.
-    With ``counts``, weightless words (in half the chunks or more) are left out, as ranking
-    leaves them out: they add at most 2.2e-6 to a chunk's score and cost most of the query."""
-    clauses = trigram_clauses(text)[0] if tokenizer == "trigram" else fts_clauses(text)
+    """``{record id: chunk id}``: each record's chunk with the highest chunk-level FTS5 BM25
+    for the query's scoring ``clauses`` (``porter``; ``trigram`` uses ``text``'s substrings),
+    ties: the first chunk; records with no chunk matching on its own are left out. With
+    ``counts``, weightless clauses (in half the chunks or more) are left out: they add at most
+    2.2e-6 to a chunk's FTS5 score and cost most of the query."""
+    porter = [c.fts for c in clauses]
+    return _best_chunks(
+        rows,
+        cid,
+        trigram_clauses(text)[0] if tokenizer == "trigram" else porter,
+        record_ids,
+        counts,
+    )
+
+
+def _best_chunks(
+    rows: Rows,
+    cid: int,
+    clauses: list[str],
+    record_ids: Sequence[str],
+    counts: TermCounts | None,
+) -> dict[str, int]:
     if not clauses or not record_ids:
         return {}
     if counts is not None and len(clauses) > 1:

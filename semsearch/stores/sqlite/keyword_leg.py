@@ -17,13 +17,13 @@ from collections.abc import Sequence
 from semsearch.bm25.chunks import best_chunks_from_text
 from semsearch.bm25.sidecar import KeywordSidecar
 from semsearch.filters import Filter
+from semsearch.keyword_query import Clause, scoring_clauses, stopword_list
 from semsearch.stores.base import ScoredChunk
 from semsearch.stores.sqlite import keyword as sqlite_keyword
 from semsearch.stores.sqlite import schema as ddl
 from semsearch.stores.sqlite.allowed import filter_key
 from semsearch.stores.sqlite.connection import SQLiteConnections
 from semsearch.stores.sqlite.record_fts import has_record_fts
-from semsearch.stores.sqlite.sql import fts_clauses
 
 __all__ = ["KeywordLeg"]
 
@@ -48,17 +48,25 @@ class KeywordLeg:
 
     def setup(self, collection: str) -> tuple[int, str, sqlite_keyword.TermCounts] | None:
         """(collection id, keyword tokenizer, the snapshot's term counts), or None when gone."""
+        found = self._setup(collection)
+        return None if found is None else found[:3]
+
+    def _setup(
+        self, collection: str
+    ) -> tuple[int, str, sqlite_keyword.TermCounts, frozenset[str]] | None:
+        """:meth:`setup` plus the collection's stop words."""
         rows = self.db._rows(
             "SELECT id, options, version, created_at FROM collections WHERE name = ?",
             (collection,),
         )
         if not rows:
             return None
-        cid, options, *stamp = rows[0]
+        cid, raw, *stamp = rows[0]
         counts = self.term_counts.get(cid)
         if counts is None or counts.key != (cid, *stamp):
             counts = self.term_counts[cid] = sqlite_keyword.TermCounts((cid, *stamp))
-        return int(cid), ddl.keyword_tokenizer(json.loads(options)), counts
+        options = json.loads(raw)
+        return int(cid), ddl.keyword_tokenizer(options), counts, stopword_list(options)
 
     def search(self, collection: str, text: str, k: int, where: Filter | None) -> list[ScoredChunk]:
         """Top-k by BM25 (> 0, higher is better), ties by id, in one read transaction (see
@@ -80,15 +88,15 @@ class KeywordLeg:
             return []
 
         def run(_: sqlite3.Connection) -> list[ScoredChunk] | None:
-            found = self.setup(collection)
+            found = self._setup(collection)
             if found is None:
                 return []
-            cid, tokenizer, counts = found
+            cid, tokenizer, counts, stop = found
             rows = self.db._rows
             if not self.use_sidecar or not has_record_fts(rows, cid):
                 return None
             rank = self._sidecar_rank(cid, counts.key[2], tokenizer, scoped=True)
-            return None if rank is None else rank(fts_clauses(text), k, where)
+            return None if rank is None else rank(scoring_clauses(text, stop), k, where)
 
         ranked: list[ScoredChunk] | None = self.db._in_read_txn(run)
         return ranked
@@ -96,17 +104,18 @@ class KeywordLeg:
     def _search(
         self, collection: str, text: str, k: int, where: Filter | None
     ) -> list[ScoredChunk]:
-        found = self.setup(collection)
+        found = self._setup(collection)
         if found is None:
             return []
-        cid, tokenizer, counts = found
+        cid, tokenizer, counts, stop = found
         rows = self.db._rows
         # files of format 1 keep ranking chunks until a write migrates them (never on a read)
         unit: sqlite_keyword.Unit = "record" if has_record_fts(rows, cid) else "chunk"
         use = unit == "record" and self.use_sidecar
         fast = self._sidecar_rank(cid, counts.key[2], tokenizer) if use else None
+        clauses = scoring_clauses(text, stop)
         return sqlite_keyword.keyword_search(
-            rows, int(cid), tokenizer, text, k, where, counts, unit, fast
+            rows, int(cid), tokenizer, text, k, where, clauses, counts, unit, fast
         )
 
     def best_chunks(self, collection: str, text: str, record_ids: Sequence[str]) -> dict[str, int]:
@@ -116,18 +125,22 @@ class KeywordLeg:
             return {}
 
         def best(_: sqlite3.Connection) -> dict[str, int]:
-            found = self.setup(collection)
+            found = self._setup(collection)
             if found is None:
                 return {}
-            cid, tokenizer, counts = found
+            cid, tokenizer, counts, stop = found
             rows = self.db._rows
+            clauses = scoring_clauses(text, stop)
             sidecar = self.sidecars.get(cid) if self.use_sidecar else None
             snap = sidecar.current(rows) if sidecar is not None else None
             if sidecar is not None and snap is not None:  # no FTS5 scoring query
                 return best_chunks_from_text(
-                    rows, cid, sidecar.tokenizer, snap.live, text, record_ids, counts
-                )
-            return sqlite_keyword.best_chunks(rows, cid, tokenizer, text, record_ids, counts)
+                    rows, cid, sidecar.tokenizer, snap.live, [c.fts for c in clauses],
+                    record_ids, counts,
+                )  # fmt: skip
+            return sqlite_keyword.best_chunks(
+                rows, cid, tokenizer, text, record_ids, counts, clauses
+            )
 
         chunks: dict[str, int] = self.db._in_read_txn(best)
         return chunks
@@ -148,7 +161,7 @@ class KeywordLeg:
             self.sidecars[cid] = sidecar
         rows = self.db._rows
 
-        def rank(clauses: list[str], k: int, where: Filter | None) -> list[ScoredChunk] | None:
+        def rank(clauses: list[Clause], k: int, where: Filter | None) -> list[ScoredChunk] | None:
             allowed = None if where is None else filter_key(rows, cid, where)
             return sidecar.rank(rows, clauses, k, allowed, scoped)
 
