@@ -3,7 +3,7 @@
 Record-level hits show the chunk with the highest chunk-level BM25 (stores/sqlite/keyword.py
 ``best_chunks``). Asking FTS5 for it costs a query that scores every chunk holding a query word,
 most of a keyword search's time once the ranking itself is fast. Here only the shown records'
-chunks are scored: their text is tokenized by FTS5's own tokenizer (bm25/tokens.py),
+chunks are scored: their text is tokenized by FTS5's own tokenizer (stores/fts5_tokens.py),
 and BM25's collection statistics come from the chunk-level FTS5 table itself: N and the total
 token count from its averages record (``fts_<C>_data`` row 1: SQLite varints, the row count
 then each column's token total), a term's n(q) from the keyword sidecar's chunk frequencies
@@ -21,8 +21,8 @@ from collections import Counter
 from collections.abc import Sequence
 
 from semsearch.bm25.delta import LivePostings
-from semsearch.bm25.tokens import PieceTokenizer
 from semsearch.keyword_query import FTS5_IDF_FLOOR, K1, B
+from semsearch.stores.fts5_tokens import PieceTokenizer
 from semsearch.stores.sqlite.keyword import TermCounts
 from semsearch.stores.sqlite.schema import fts_table
 from semsearch.stores.sqlite.sql import Rows, batches, marks

@@ -1,7 +1,7 @@
 """Posting arrays of a collection's records and exhaustive BM25 over them, in numpy.
 
 The keyword sidecar (bm25/sidecar.py) scores records over the record-level table's text
-(stores/sqlite/record_fts.py), with the same terms (FTS5's tokenizer, bm25/tokens.py) and
+(stores/sqlite/record_fts.py), with the same terms (FTS5's tokenizer, stores/fts5_tokens.py) and
 column weights (title :data:`TITLE_WEIGHT`, body 1.0). semsearch's BM25 (Robertson and
 Zaragoza 2009, with Lucene's IDF), per query clause ``q`` with query weight ``w(q)``
 (semsearch/keyword_query.py: the square root of its count in the query) and record ``d``::
@@ -34,9 +34,8 @@ from itertools import chain
 import numpy as np
 from numpy.typing import NDArray
 
-from semsearch.bm25.tokens import PieceTokenizer
-from semsearch.keyword_query import K1, B, idf
-from semsearch.stores.sqlite.record_fts import TITLE_WEIGHT
+from semsearch.keyword_query import K1, TITLE_WEIGHT, B, idf
+from semsearch.stores.fts5_tokens import PieceTokenizer
 
 __all__ = [
     "Clause",

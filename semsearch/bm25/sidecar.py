@@ -5,7 +5,7 @@ machinery, which at 100,000 records costs tens of milliseconds; the same exhaust
 posting arrays in numpy costs a few, and MaxScore pruning (bm25/prune.py) about half
 that again (docs/benchmarks.md, "keyword-engines"). The sidecar holds
 those arrays (bm25/postings.py), built from the same record text the record-level
-FTS5 table indexes and tokenized by FTS5 itself (bm25/tokens.py), so it ranks as
+FTS5 table indexes and tokenized by FTS5 itself (stores/fts5_tokens.py), so it ranks as
 FTS5's ``bm25()`` does, to float tolerance. It answers ``porter`` collections' record-level
 queries; a phrase clause (``ADR-0042`` adds ``"adr 0042"``) is scored by FTS5 for that phrase
 alone. ``trigram`` collections, CJK text and the substring scan stay with FTS5
@@ -53,12 +53,13 @@ from semsearch.bm25.file import (
 )
 from semsearch.bm25.postings import PostingsBuilder
 from semsearch.bm25.snapshot import Snapshot
-from semsearch.bm25.tokens import PieceTokenizer
+from semsearch.keyword_query import TITLE_WEIGHT
 from semsearch.keyword_query import Clause as QueryClause
 from semsearch.stores.base import ScoredChunk
+from semsearch.stores.fts5_tokens import PieceTokenizer
 from semsearch.stores.sqlite import record_changes
 from semsearch.stores.sqlite.allowed import Allowed
-from semsearch.stores.sqlite.record_fts import BODY_SQL, TITLE_SQL, TITLE_WEIGHT, record_fts_table
+from semsearch.stores.sqlite.record_fts import BODY_SQL, TITLE_SQL, record_fts_table
 from semsearch.stores.sqlite.sql import Rows, batches, marks
 
 __all__ = ["KeywordSidecar", "fts_stamp"]

@@ -17,10 +17,10 @@ from numpy.typing import NDArray
 
 from semsearch.bm25.delta import LivePostings
 from semsearch.bm25.postings import Phrase
-from semsearch.keyword_query import fts5_idf
+from semsearch.keyword_query import TITLE_WEIGHT, fts5_idf
 from semsearch.stores.base import ScoredChunk
 from semsearch.stores.sqlite.allowed import Allowed
-from semsearch.stores.sqlite.record_fts import TITLE_WEIGHT, record_fts_table
+from semsearch.stores.sqlite.record_fts import record_fts_table
 from semsearch.stores.sqlite.sql import Rows
 
 __all__ = ["Snapshot"]

@@ -39,11 +39,11 @@ from typing import Any
 
 from semsearch.bm25.delta import LivePostings, rank_clauses
 from semsearch.bm25.postings import build_postings
-from semsearch.bm25.tokens import PieceTokenizer
 from semsearch.collection import Collection
 from semsearch.filters import parse_filter
 from semsearch.keyword_query import scoring_clauses, stopword_list
 from semsearch.results import Hit, Record
+from semsearch.stores.fts5_tokens import PieceTokenizer
 from semsearch.stores.keyword_capabilities import ScopedKeyword
 from semsearch.stores.sqlite.schema import FTS_TOKENIZER
 

@@ -60,7 +60,6 @@ ALLOWED_USERS: Mapping[str, tuple[str, ...]] = {
     # memory scores one user's messages with postings of those alone (memory/keyword.py)
     "bm25.delta": ("bm25", "stores.sqlite", "memory.keyword"),
     "bm25.postings": ("bm25", "stores.sqlite", "memory.keyword"),
-    "bm25.tokens": ("bm25", "stores.sqlite", "memory.keyword"),
     "ann": ("ann", "stores.sqlite", "stores.ann"),
     "ann.exact": ("ann", "stores.sqlite", "stores.milvus"),
     "stores.sqlite.store": ("stores.sqlite", "database"),

@@ -11,7 +11,7 @@ import pytest
 from semsearch.bm25 import prune as keyword_prune
 from semsearch.bm25.postings import Postings, build_postings
 from semsearch.bm25.prune import top_pruned
-from semsearch.bm25.tokens import PieceTokenizer
+from semsearch.stores.fts5_tokens import PieceTokenizer
 from semsearch.stores.sqlite.schema import FTS_TOKENIZER
 from tests.unit.test_keyword_sidecar_fake_embedder import queries, scifact
 

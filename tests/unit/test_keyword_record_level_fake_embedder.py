@@ -16,8 +16,8 @@ import sqlite3
 from pathlib import Path
 
 import semsearch
+from semsearch.keyword_query import TITLE_WEIGHT
 from semsearch.schema import Field, Schema
-from semsearch.stores.sqlite.record_fts import TITLE_WEIGHT
 
 FILLER = {f"filler{i}": f"plum {i} quartz zebra basalt" for i in range(6)}
 

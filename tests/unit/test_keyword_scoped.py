@@ -12,7 +12,7 @@ import pytest
 
 from semsearch.bm25.delta import LivePostings
 from semsearch.bm25.postings import build_postings
-from semsearch.bm25.tokens import PieceTokenizer
+from semsearch.stores.fts5_tokens import PieceTokenizer
 from semsearch.stores.sqlite.schema import FTS_TOKENIZER
 
 TEXTS = [

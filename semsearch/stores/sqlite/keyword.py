@@ -23,11 +23,11 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from semsearch.filters import Filter
-from semsearch.keyword_query import Clause, evidence_clauses, fts5_idf, idf
+from semsearch.keyword_query import TITLE_WEIGHT, Clause, evidence_clauses, fts5_idf, idf
 from semsearch.keyword_text import needs_unicode_fold
 from semsearch.stores.base import ScoredChunk
 from semsearch.stores.query_rules import keyword_or_substring
-from semsearch.stores.sqlite.record_fts import TITLE_WEIGHT, record_fts_table
+from semsearch.stores.sqlite.record_fts import record_fts_table
 from semsearch.stores.sqlite.schema import fts_table
 from semsearch.stores.sqlite.sql import (
     CASEFOLD_FUNCTION,

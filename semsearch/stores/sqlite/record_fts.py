@@ -32,20 +32,12 @@ from semsearch.stores.sqlite.sql import batches, marks
 __all__ = [
     "BODY_SQL",
     "TITLE_SQL",
-    "TITLE_WEIGHT",
     "create_record_fts",
     "delete_record_fts",
     "has_record_fts",
     "index_record_fts",
     "record_fts_table",
 ]
-
-#: BM25 weight of the title column against 1.0 for the body (FTS5 ``bm25()`` column weights).
-#: Chosen on BEIR SciFact test (keyword nDCG@10 with semsearch's BM25: Lucene's IDF, stop words,
-#: query term weights): 1.5 0.6929, 2.0 0.6959, 2.5 0.6975, 3.0 0.6958. With the two-fold
-#: protocol one half picks 2.0 and the other 3.0; 2.5, between them, is the best on all 300
-#: (docs/retrieval.md). Under FTS5's own BM25 the choice was 2.0.
-TITLE_WEIGHT = 2.5
 
 _FIELD_TITLE = (
     "COALESCE(CASE WHEN json_type(r.fields, '$.title') = 'text' "

@@ -1,0 +1,59 @@
+"""The record terms every store indexes (stores/record_terms.py) are the SQLite store's columns:
+its title and body SQL evaluated by SQLite on the same rows, and FTS5's phrase counting worked
+out by hand."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+from semsearch.keyword_query import TITLE_WEIGHT
+from semsearch.stores.fts5_tokens import PieceTokenizer
+from semsearch.stores.record_terms import phrase_frequency, record_body, record_terms, record_title
+from semsearch.stores.sqlite.record_fts import BODY_SQL, TITLE_SQL
+from semsearch.stores.sqlite.schema import FTS_TOKENIZER
+
+CASES = [
+    ({"title": "Kiwi"}, "Kiwi orchard notes"),
+    ({"title": "Kiwi"}, "Kiwi\n\n  orchard notes"),
+    ({"title": "Pear"}, "Kiwi orchard notes"),  # the text does not open with it
+    ({"name": "Fireball"}, "Fireball A bright streak"),
+    ({"title": "", "name": "Fireball"}, "Fireball A bright streak"),
+    ({"title": 3}, "3 apples"),  # not a string
+    ({}, "no title at all"),
+    ({"title": "Kiwi", "name": "Other"}, "Other text"),  # title wins, and is not in the text
+]
+
+
+@pytest.mark.parametrize(("fields", "text"), CASES)
+def test_title_and_body_are_the_sqlite_columns(fields: dict, text: str) -> None:
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE records (fields TEXT, text TEXT)")
+    conn.execute("INSERT INTO records VALUES (?, ?)", (json.dumps(fields), text))
+    title, body = conn.execute(f"SELECT {TITLE_SQL}, {BODY_SQL} FROM records r").fetchone()
+    assert (record_title(fields, text), record_body(fields, text)) == (title, body)
+
+
+def test_terms_weigh_the_title_and_count_every_token() -> None:
+    tok = PieceTokenizer(FTS_TOKENIZER)
+    terms = record_terms(tok, "Kiwi harvest", "the kiwi harvest of kiwis")
+    # porter: kiwis -> kiwi; title tokens kiwi, harvest; body: the kiwi harvest of kiwi
+    assert terms.tf == {
+        "kiwi": TITLE_WEIGHT + 2.0,
+        "harvest": TITLE_WEIGHT + 1.0,
+        "the": 1.0,
+        "of": 1.0,
+    }
+    assert (terms.length, terms.title_length) == (7, 2)
+    assert terms.positions["kiwi"] == [0, 3, 6]
+
+
+def test_a_phrase_counts_inside_one_column_only() -> None:
+    tok = PieceTokenizer(FTS_TOKENIZER)
+    # "t cell" once in the title, twice in the body; "cell t" across the column edge is no match
+    terms = record_terms(tok, "T cell", "cell t cell and T-cell")
+    assert phrase_frequency(terms.positions, ("t", "cell"), terms.title_length) == TITLE_WEIGHT + 2
+    assert phrase_frequency(terms.positions, ("cell", "t"), terms.title_length) == 1.0
+    assert phrase_frequency(terms.positions, ("t", "absent"), terms.title_length) == 0.0
