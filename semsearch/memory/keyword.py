@@ -43,9 +43,8 @@ from semsearch.collection import Collection
 from semsearch.filters import parse_filter
 from semsearch.keyword_query import scoring_clauses, stopword_list
 from semsearch.results import Hit, Record
-from semsearch.stores.fts5_tokens import PieceTokenizer
+from semsearch.stores.fts5_tokens import PORTER, PieceTokenizer
 from semsearch.stores.keyword_capabilities import ScopedKeyword
-from semsearch.stores.sqlite.schema import FTS_TOKENIZER
 
 __all__ = ["PAGE", "keyword_by_reading", "keyword_messages"]
 
@@ -163,5 +162,5 @@ def _scope(collection: Collection, where: Mapping[str, Any]) -> Iterator[Record]
 def _shared_tokenizer() -> PieceTokenizer:
     global _tokenizer
     if _tokenizer is None:
-        _tokenizer = PieceTokenizer(FTS_TOKENIZER)
+        _tokenizer = PieceTokenizer(PORTER)
     return _tokenizer

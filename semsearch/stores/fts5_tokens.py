@@ -15,7 +15,11 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 
-__all__ = ["PieceTokenizer"]
+__all__ = ["PORTER", "PieceTokenizer"]
+
+#: The default keyword tokenizer of every store: FTS5's ``tokenize=`` argument for English words,
+#: Porter-stemmed, lowercased, accents removed (``café`` = ``cafe``).
+PORTER = "porter unicode61 remove_diacritics 2"
 
 #: Pieces cached at most; past this the cache starts over (bounded memory in long processes).
 MAX_CACHED = 2_000_000

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from semsearch.errors import StoreCorrupted
+from semsearch.stores.fts5_tokens import PORTER
 from semsearch.stores.sqlite.record_changes import create_record_log
 from semsearch.stores.sqlite.record_fts import create_record_fts, record_fts_table
 from semsearch.stores.sqlite.vector_blobs import migrate_to_float16
@@ -211,7 +212,7 @@ def fts_table(collection_id: int) -> str:
 
 
 # porter over unicode61 with diacritics removed: English stemming, accent-insensitive.
-FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
+FTS_TOKENIZER = PORTER
 
 #: The keyword tokenizers a collection may choose, by the name kept in
 #: ``CollectionInfo.options["keyword_tokenizer"]``, and their FTS5 ``tokenize=`` argument.
