@@ -141,13 +141,14 @@ class AsyncDatabase(_Twin):
         keyword_tokenizer: str | None = None,
         strict_model: bool = True,
         sentence_windows: bool | None = None,
+        keyword_stopwords: str | None = None,
     ) -> AsyncCollection:
         """Open (or create) a collection; arguments and errors as
         :meth:`semsearch.Database.collection` (the embedder is not loaded yet)."""
         coll = await self._call(
             self._sync.collection, name, schema=schema, embedder=embedder, create=create,
             keyword_tokenizer=keyword_tokenizer, strict_model=strict_model,
-            sentence_windows=sentence_windows,
+            sentence_windows=sentence_windows, keyword_stopwords=keyword_stopwords,
         )  # fmt: skip
         return AsyncCollection(coll, self._executor)
 

@@ -78,7 +78,36 @@ def _with_windows(coll: Collection, sentence_windows: bool | None) -> Collection
 
     if sentence_windows is None or windows_enabled(coll.info.options) == sentence_windows:
         return coll
-    info = dataclasses.replace(coll.info, options={**coll.info.options, OPTION: sentence_windows})
+    return _with_option(coll, OPTION, sentence_windows)
+
+
+def _with_stopwords(coll: Collection, keyword_stopwords: str | None) -> Collection:
+    """``coll`` with its ``keyword_stopwords`` option stored as asked (None: as stored). Stop
+    words apply to queries only, so a collection may change its list at any time."""
+    from semsearch.keyword_query import DEFAULT_STOPWORDS
+
+    if keyword_stopwords is None:
+        return coll
+    if coll.info.options.get("keyword_stopwords", DEFAULT_STOPWORDS) == keyword_stopwords:
+        return coll
+    return _with_option(coll, "keyword_stopwords", keyword_stopwords)
+
+
+def _check_stopwords(keyword_stopwords: object) -> None:
+    """Refuse an unknown stop-word list name before anything is created."""
+    from semsearch.keyword_query import STOPWORD_LISTS
+
+    if keyword_stopwords is not None and keyword_stopwords not in STOPWORD_LISTS:
+        from semsearch.errors import InvalidQuery
+
+        raise InvalidQuery(
+            f"unknown keyword stop-word list {keyword_stopwords!r}",
+            hint=f"use one of: {', '.join(STOPWORD_LISTS)}",
+        )
+
+
+def _with_option(coll: Collection, key: str, value: object) -> Collection:
+    info = dataclasses.replace(coll.info, options={**coll.info.options, key: value})
     coll.store.update_collection(info)
     coll.info = info
     return coll
@@ -129,6 +158,7 @@ class Database:
         keyword_tokenizer: str | None = None,
         strict_model: bool = True,
         sentence_windows: bool | None = None,
+        keyword_stopwords: str | None = None,
     ) -> Collection:
         """Open (or create) a collection.
 
@@ -155,13 +185,18 @@ class Database:
                 (:mod:`semsearch.windows`); False embeds and scores whole chunks only (about
                 half the embedding work). Kept in the collection's options; None keeps what
                 is stored. Turning it on later gives windows to chunks embedded from then on.
+            keyword_stopwords: the words keyword search leaves out of a query
+                (:mod:`semsearch.keyword_query`): ``"english"`` (the default) or ``"none"``.
+                Query side only (the index keeps every word), so it may change at any time;
+                kept in the collection's options; None keeps what is stored.
         Raises:
             IndexNotFound: the collection does not exist and ``create`` is False.
             InvalidQuery: ``name`` is conversation memory (:data:`MEMORY_COLLECTION`, or a
                 collection a ConversationMemory opened): it holds every user's messages and
                 is reachable only through :class:`semsearch.memory.conversation.ConversationMemory`.
             SchemaConflict: ``keyword_tokenizer`` differs from the stored one.
-            InvalidQuery: an unknown ``keyword_tokenizer``; ``schema`` not a Schema,
+            InvalidQuery: an unknown ``keyword_tokenizer`` or ``keyword_stopwords``; ``schema``
+                not a Schema,
                 ``embedder`` neither a spec string nor an Embedder, or ``create`` or
                 ``strict_model`` not a bool.
             ModelMismatch: ``embedder`` differs from the model the collection was built with
@@ -187,8 +222,9 @@ class Database:
                 f"sentence_windows must be a bool or None, got {sentence_windows!r}",
                 hint="sentence_windows=False",
             )
+        _check_stopwords(keyword_stopwords)
         coll = self._open(name, schema, embedder, create, keyword_tokenizer, strict_model)
-        return _with_windows(coll, sentence_windows)
+        return _with_stopwords(_with_windows(coll, sentence_windows), keyword_stopwords)
 
     def memory_collection(
         self, name: str = MEMORY_COLLECTION, *, schema: Schema, embedder: str | Embedder | None

@@ -288,13 +288,17 @@ def meaningful(idf_value: float) -> bool:
     return idf_value >= MEANINGFUL_IDF - 1e-12
 
 
-def evidence_clauses(idfs: Sequence[float], dfs: Sequence[int]) -> list[int]:
+def evidence_clauses(
+    idfs: Sequence[float], dfs: Sequence[int], stops: Sequence[bool] | None = None
+) -> list[int]:
     """Positions of the clauses that keyword evidence counts: the meaningful ones
-    (:func:`meaningful`), those no record holds included (a query word the collection lacks is
-    part of what was asked); every clause when no meaningful one is held by any record
-    (``how are Milvus collections laid out`` in a collection where ``milvus`` is common and
-    ``laid`` absent still finds the Milvus page)."""
-    chosen = [i for i, v in enumerate(idfs) if meaningful(v)]
+    (:func:`meaningful`, and not stop words: ``stops`` flags them), those no record holds
+    included (a query word the collection lacks is part of what was asked); every clause when
+    no meaningful one is held by any record (``how are Milvus collections laid out`` in a
+    collection where ``milvus`` is common and ``laid`` absent still finds the Milvus page; a
+    query of stop words only, ``to be or not to be``, finds what it says)."""
+    stop = list(stops) if stops is not None else [False] * len(idfs)
+    chosen = [i for i, v in enumerate(idfs) if meaningful(v) and not stop[i]]
     if not any(dfs[i] for i in chosen):
         return list(range(len(idfs)))
     return chosen

@@ -34,15 +34,18 @@ def has_cjk(text: str) -> bool:
     return _CJK.search(text) is not None
 
 
-def substring_pieces(text: str) -> list[str]:
+def substring_pieces(text: str, stopwords: frozenset[str] = frozenset()) -> list[str]:
     """The whitespace-separated pieces of a query to find as substrings, casefolded, unique.
 
     Pieces holding a CJK character are kept at any length; others need :data:`MIN_PIECE`
-    characters. Quotes and CJK punctuation around a piece are dropped.
+    characters and are left out when they are ``stopwords`` (``the`` is inside most texts;
+    "who painted the Sistine Chapel ceiling" found every note through it), unless every piece
+    is one. Quotes and CJK punctuation around a piece are dropped.
     """
     pieces = (p.strip(_QUOTES).casefold() for p in text.split())
     kept = [p for p in pieces if p and (has_cjk(p) or (len(p) >= MIN_PIECE and p.isalnum()))]
-    return list(dict.fromkeys(kept))
+    meaningful = [p for p in kept if has_cjk(p) or p not in stopwords]
+    return list(dict.fromkeys(meaningful or kept))
 
 
 def needs_unicode_fold(pieces: list[str]) -> bool:

@@ -22,6 +22,7 @@ __all__ = [
     "MODES",
     "SearchRequest",
     "check_limit",
+    "check_min_score",
     "resolve_min_score",
     "validate_request",
 ]
@@ -97,6 +98,27 @@ def check_limit(limit: object) -> None:
         )
 
 
+def check_min_score(min_score: object) -> None:
+    """Raise InvalidQuery unless ``min_score`` is a number in [-1, 1], None or ``"default"``
+    (every search's rule, memory's included)."""
+    from semsearch.validation import type_name
+
+    if (
+        min_score is not None
+        and min_score != DEFAULT_MIN_SCORE
+        and (
+            isinstance(min_score, bool)
+            or not isinstance(min_score, numbers.Real)
+            or not -1.0 <= float(min_score) <= 1.0
+        )
+    ):
+        raise InvalidQuery(
+            "min_score must be a number in [-1, 1] (a cosine similarity, or a hybrid score in "
+            f'[0, 1]), None or "default", got {min_score!r} ({type_name(min_score)})',
+            hint='e.g. min_score=0.4; "default" uses each mode\'s default floor, None keeps all',
+        )
+
+
 def validate_request(
     query: object,
     mode: object,
@@ -127,20 +149,7 @@ def validate_request(
     if mode not in MODES:
         raise InvalidQuery(f"unknown search mode {mode!r}", hint=f"use one of: {', '.join(MODES)}")
     check_limit(limit)
-    if (
-        min_score is not None
-        and min_score != DEFAULT_MIN_SCORE
-        and (
-            isinstance(min_score, bool)
-            or not isinstance(min_score, numbers.Real)
-            or not -1.0 <= float(min_score) <= 1.0
-        )
-    ):
-        raise InvalidQuery(
-            "min_score must be a number (cosine similarity) in [-1, 1], None or "
-            f'"default", got {min_score!r} ({type_name(min_score)})',
-            hint='e.g. min_score=0.3; "default" uses the model\'s calibrated default',
-        )
+    check_min_score(min_score)
     check_text("folder", folder, optional=True, no_nul=True)
     for name, globs in (("exclude", exclude), ("include", include)):
         if isinstance(globs, str) or not isinstance(globs, list | tuple):

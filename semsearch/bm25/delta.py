@@ -288,9 +288,10 @@ def rank_clauses(
     weights: Sequence[float],
     k: int,
     mask: NDArray[np.bool_] | None,
+    stops: Sequence[bool] | None = None,
 ) -> Ranked:
-    """The top ``k`` records for ``terms`` (each with its query weight) and their keyword
-    evidence.
+    """The top ``k`` records for ``terms`` (each with its query weight; ``stops`` flags the
+    stop words a query of stop words only keeps) and their keyword evidence.
 
     Returns:
         (positions, BM25 scores, matches, evidence, coverage): as :meth:`LivePostings.top`,
@@ -305,7 +306,7 @@ def rank_clauses(
     positions, scores, matches = p.top(terms, k, mask, weights)
     dfs = [p.df(t) for t in terms]
     idfs = [idf(p.n, n) for n in dfs]
-    chosen = evidence_clauses(idfs, dfs)
+    chosen = evidence_clauses(idfs, dfs, stops)
     reference = sum(weights[i] * idfs[i] for i in chosen)
     evidence = np.zeros(len(positions), np.float64)
     coverage = np.zeros(len(positions), np.float64)

@@ -333,12 +333,17 @@ class KeywordSidecar:
         mask = None if allowed is None else snap.mask(allowed)
         if scoped:
             weights: dict[str, float] = {}
+            stops: dict[str, bool] = {}
             for clause, ts in parts:
                 for t in ts:
                     weights[t] = max(weights.get(t, 0.0), clause.weight)
+                    stops[t] = stops.get(t, True) and clause.stop
             scope = p if mask is None else p.within(mask)
-            found = rank_clauses(scope, list(weights), list(weights.values()), k, None)
+            found = rank_clauses(
+                scope, list(weights), list(weights.values()), k, None, list(stops.values())
+            )
             return snap.hits(found[0], found[1], k, (found[3], found[4]))
         terms = [t[0] if len(t) == 1 else snap.phrase(rows, self.cid, c.fts) for c, t in parts]
-        found = rank_clauses(p, terms, [c.weight for c, _ in parts], k, mask)
+        flags = [c.stop for c, _ in parts]
+        found = rank_clauses(p, terms, [c.weight for c, _ in parts], k, mask, flags)
         return snap.hits(found[0], found[1], k, (found[3], found[4]))

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from semsearch.bm25.delta import LivePostings, rank_clauses
@@ -42,15 +43,28 @@ from semsearch.bm25.postings import build_postings
 from semsearch.collection import Collection
 from semsearch.filters import parse_filter
 from semsearch.keyword_query import scoring_clauses, stopword_list
-from semsearch.results import Hit, Record
+from semsearch.results import Record
 from semsearch.stores.fts5_tokens import PORTER, PieceTokenizer
 from semsearch.stores.keyword_capabilities import ScopedKeyword
 
-__all__ = ["PAGE", "keyword_by_reading", "keyword_messages"]
+__all__ = ["PAGE", "KeywordHit", "keyword_by_reading", "keyword_messages"]
 
 #: Messages read per store call while collecting a user's scope (``Collection.find``'s
 #: largest page: Milvus scans the whole scope for every page, so few pages keep it linear).
 PAGE = 10_000
+
+
+@dataclass(frozen=True)
+class KeywordHit:
+    """One message found by its words: its id, its score (BM25 > 0 inside the user's scope, or
+    a substring count >= 1), and its keyword evidence and coverage as
+    :class:`~semsearch.stores.base.ScoredChunk` defines them (None from a substring scan)."""
+
+    id: str
+    score: float
+    evidence: float | None = None
+    coverage: float | None = None
+
 
 _tokenizer: PieceTokenizer | None = None
 _lock = threading.Lock()  # PieceTokenizer is not thread-safe; it is cheap next to the scan
@@ -58,12 +72,12 @@ _lock = threading.Lock()  # PieceTokenizer is not thread-safe; it is cheap next 
 
 def keyword_messages(
     collection: Collection, query: str, limit: int, where: Mapping[str, Any]
-) -> list[Hit]:
+) -> list[KeywordHit]:
     """The best ``limit`` messages inside ``where`` for ``query``'s words, best first, ties by
     message id. Scores: BM25 > 0 from the messages inside ``where`` only (``ts_rank_cd`` on
     PostgreSQL; the module docstring); for a query whose words match nothing there, the
-    store's keyword search inside ``where`` (a substring count >= 1). Hits carry the message id and score only (``chunk``
-    None, ``fields`` empty): memory reads the messages afterwards.
+    store's keyword search inside ``where`` (a substring count >= 1). Hits carry the message id,
+    score and keyword evidence only: memory reads the messages afterwards.
 
     Raises:
         InvalidQuery: from the store's keyword search (e.g. a bad ``where``).
@@ -72,10 +86,17 @@ def keyword_messages(
     if isinstance(store, ScopedKeyword):  # the store scores inside the filter
         hits = _from_store(store, collection, query, limit, where)
         if hits is not None:
-            if hits:
-                return hits
-            return collection.search(query, mode="keyword", limit=limit, where=where).hits
+            return hits or _scanned(collection, query, limit, where)
     return keyword_by_reading(collection, query, limit, where)
+
+
+def _scanned(
+    collection: Collection, query: str, limit: int, where: Mapping[str, Any]
+) -> list[KeywordHit]:
+    """The store's own keyword search inside ``where`` (a query no word of which matches:
+    the substring scan), every hit kept (memory applies its own floor)."""
+    found = collection.search(query, mode="keyword", limit=limit, where=where, min_score=None)
+    return [KeywordHit(h.id, h.score) for h in found.hits]
 
 
 def _from_store(
@@ -84,7 +105,7 @@ def _from_store(
     query: str,
     limit: int,
     where: Mapping[str, Any],
-) -> list[Hit] | None:
+) -> list[KeywordHit] | None:
     """The store's scoped ranking, one hit per message (its best chunk's score: PostgreSQL
     ranks chunks, so a long message may come several times), asking deeper until ``limit``
     messages are found or the store has no more; None when the store cannot answer now."""
@@ -94,17 +115,17 @@ def _from_store(
         scored = store.keyword_search_scoped(collection.name, query, k, ast)
         if scored is None:
             return None
-        best: dict[str, float] = {}
+        best: dict[str, KeywordHit] = {}
         for s in scored:  # best first, so a message's first chunk is its best
-            best.setdefault(s.record_id, s.score)
+            best.setdefault(s.record_id, KeywordHit(s.record_id, s.score, s.evidence, s.coverage))
         if len(best) >= limit or len(scored) < k:
-            return [Hit(i, score, None, {}) for i, score in list(best.items())[:limit]]
+            return list(best.values())[:limit]
         k *= 4
 
 
 def keyword_by_reading(
     collection: Collection, query: str, limit: int, where: Mapping[str, Any]
-) -> list[Hit]:
+) -> list[KeywordHit]:
     """:func:`keyword_messages` by reading every message inside ``where`` (any store; the
     path when the store cannot count inside a filter). The same scores as SQLite's sidecar
     to within rounding (sums in another order): two messages whose scores tie exactly may
@@ -114,32 +135,38 @@ def keyword_by_reading(
     with _lock:
         tokenizer = _shared_tokenizer()
         weights: dict[str, float] = {}  # each term once, with its clause's query weight
+        stops: dict[str, bool] = {}
         for clause in clauses:
             for term in tokenizer.terms(clause.text):
                 weights[term] = max(weights.get(term, 0.0), clause.weight)
+                stops[term] = stops.get(term, True) and clause.stop
         postings = LivePostings(
             build_postings(((i, "", m.text) for i, m in enumerate(messages)), tokenizer)
         )
-    ranked = _ranked(postings, weights, limit)
+    ranked = _ranked(postings, weights, stops, limit)
     if not ranked:
-        return collection.search(query, mode="keyword", limit=limit, where=where).hits
+        return _scanned(collection, query, limit, where)
     return [
-        Hit(messages[i].id, score, None, {})
-        for i, score in sorted(ranked, key=lambda p: (-p[1], messages[p[0]].id))[:limit]
+        KeywordHit(messages[i].id, score, evidence, coverage)
+        for i, score, evidence, coverage in sorted(
+            ranked, key=lambda p: (-p[1], messages[p[0]].id)
+        )[:limit]
     ]
 
 
 def _ranked(
-    postings: LivePostings, weights: dict[str, float], limit: int
-) -> list[tuple[int, float]]:
-    """(message position, BM25 > 0) of the best ``limit`` messages holding a term, each term
-    with its query weight."""
+    postings: LivePostings, weights: dict[str, float], stops: dict[str, bool], limit: int
+) -> list[tuple[int, float, float, float]]:
+    """(message position, BM25 > 0, evidence, coverage) of the best ``limit`` messages holding
+    a term, each term with its query weight (``stops``: the stop words a query of stop words
+    only keeps)."""
     if not any(postings.df(t) for t in weights):
         return []
-    positions, scores, *_ = rank_clauses(
-        postings, list(weights), list(weights.values()), limit, None
+    positions, scores, _, evidence, coverage = rank_clauses(
+        postings, list(weights), list(weights.values()), limit, None, list(stops.values())
     )
-    return [(int(p), float(s)) for p, s in zip(positions, scores, strict=True) if s > 0]
+    found = zip(positions, scores, evidence, coverage, strict=True)
+    return [(int(p), float(s), float(e), float(c)) for p, s, e, c in found if s > 0]
 
 
 def _scope(collection: Collection, where: Mapping[str, Any]) -> Iterator[Record]:

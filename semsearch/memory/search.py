@@ -3,16 +3,15 @@
 Parents search for the exact words they remember (a drug's name, a date, a child's name), which
 BM25 finds and a 22M-parameter embedding model often misses, and for what a message meant,
 which only the embedding finds. Hybrid search (both legs fused with the library's
-HYBRID_FUSION, as :meth:`semsearch.Collection.search` does) is the default: on the judged SGD
-queries of benchmarks/memory_quality.py its recall@5 is 0.932, against 0.920 for semantic
-search and 0.865 for keyword search (docs/benchmarks.md, "memory-quality").
+HYBRID_FUSION, as :meth:`semsearch.Collection.search` does: calibrated scores in [0, 1]) is
+the default (benchmarks/memory_quality.py, docs/benchmarks.md "memory-quality").
 
-The threshold rule: ``min_score`` is a cosine similarity, so it applies to the semantic leg.
-In hybrid mode it drops the semantic leg's weak candidates before fusion, and every message
-holding the query's words still competes through the keyword leg: a weak paraphrase is
-dropped, an exact word is not. (Collection.search applies no threshold in hybrid mode;
-filtering the fused list afterwards instead measured 0.918 against 0.929 with RRF fusion.)
-Keyword mode has no cosine and applies no threshold.
+The floor is the library's, in every mode (``min_score="default"``): semantic hits need the
+model's cosine threshold, keyword hits a meaningful query word, hybrid hits a fused score of
+0.5 (a confident match: the cosine passes the threshold, or the message holds every
+meaningful query word). So a question about something the user never wrote about returns
+nothing. A number is a cosine threshold in semantic mode and a fused-score threshold in hybrid
+mode; None keeps every candidate, ranked.
 
 The user filter travels inside ``where`` to both legs, so it is applied by the store before
 ranking in every mode (see :mod:`semsearch.memory.conversation`). The keyword leg's BM25 is
@@ -27,12 +26,15 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from semsearch.collection import Collection
+from semsearch.embedders.thresholds import default_min_score
 from semsearch.errors import EmbedderUnavailable
+from semsearch.fusion import CONFIDENT
 from semsearch.memory.checks import check_mode
-from semsearch.memory.keyword import keyword_messages
+from semsearch.memory.keyword import KeywordHit, keyword_messages
 from semsearch.memory.types import MemoryMode
 from semsearch.results import Hit
-from semsearch.search import HYBRID_FUSION, fused_components
+from semsearch.search import DEFAULT_MIN_SCORE, HYBRID_FUSION, fused_components
+from semsearch.search_request import check_min_score
 
 __all__ = ["DEFAULT_MEMORY_MODE", "MEMORY_HYBRID_DEPTH", "rank_messages"]
 
@@ -53,15 +55,15 @@ def rank_messages(
     min_score: float | Literal["default"] | None,
     where: Mapping[str, Any],
 ) -> tuple[list[Hit], str | None]:
-    """(the best ``limit`` message hits of ``query`` inside ``where`` (the user's scope), None
-    or why the result is degraded: hybrid without its semantic leg when the embedder fails).
+    """(the best ``limit`` message hits of ``query`` inside ``where`` (the user's scope) that
+    pass the floor (module docstring), None or why the result is degraded: hybrid without its
+    semantic leg when the embedder fails).
 
     Scores: cosine similarity in [-1, 1] (semantic), BM25 > 0 over the messages inside
-    ``where`` only (``ts_rank_cd`` > 0 on PostgreSQL), or a substring count >= 1 for a query
-    no word of which matches (keyword:
-    :func:`~semsearch.memory.keyword.keyword_messages`), or the fused score
-    (hybrid, the library's HYBRID_FUSION, in [0, 1]: comparable within one query only; each
-    leg's score and rank are in ``Hit.components``).
+    ``where`` only, or a substring count >= 1 for a query no word of which matches (keyword:
+    :func:`~semsearch.memory.keyword.keyword_messages`), or the calibrated fused score in
+    [0, 1] (hybrid, the library's HYBRID_FUSION; each leg's score and rank are in
+    ``Hit.components``).
 
     Raises:
         InvalidQuery: bad mode, limit or min_score.
@@ -69,8 +71,12 @@ def rank_messages(
             answers from the keyword leg alone).
     """
     mode = check_mode(mode)
+    check_min_score(min_score)
     if mode == "keyword":
-        return keyword_messages(collection, query, limit, where), None
+        found = keyword_messages(collection, query, limit, where)
+        if min_score == DEFAULT_MIN_SCORE:  # hits holding a meaningful query word
+            found = [h for h in found if h.coverage is None or h.coverage > 0]
+        return [Hit(h.id, h.score, None, {}) for h in found], None
     if mode == "semantic":
         hits = collection.search(query, mode=mode, limit=limit, where=where, min_score=min_score)
         return hits.hits, None
@@ -79,23 +85,40 @@ def rank_messages(
     reason = None
     try:
         semantic = collection.search(
-            query, mode="semantic", limit=depth, where=where, min_score=min_score
+            query, mode="semantic", limit=depth, where=where, min_score=None
         ).hits
     except EmbedderUnavailable as exc:
         semantic, reason = [], f"semantic recall unavailable ({exc.message}); keyword matches only"
-    return _fuse(semantic, keyword, limit, depth), reason
+    floor = (
+        CONFIDENT
+        if min_score == DEFAULT_MIN_SCORE
+        else None
+        if min_score is None
+        else float(min_score)
+    )
+    fused = _fuse(collection, semantic, keyword, depth, floor)
+    return fused[:limit], reason
 
 
-def _fuse(semantic: list[Hit], keyword: list[Hit], limit: int, depth: int) -> list[Hit]:
-    """Both legs (each cut at ``depth``) fused by HYBRID_FUSION, the top ``limit``, each with
-    both legs' LegScore."""
-    legs = {"semantic": semantic, "keyword": keyword}
-    fused = HYBRID_FUSION.fuse(
+def _fuse(
+    collection: Collection,
+    semantic: list[Hit],
+    keyword: list[KeywordHit],
+    depth: int,
+    floor: float | None,
+) -> list[Hit]:
+    """Both legs (each cut at ``depth``) fused by HYBRID_FUSION, those scoring at least
+    ``floor`` (None: all), each with both legs' LegScore."""
+    fused = HYBRID_FUSION.fuse_legs(
         [(h.id, h.score) for h in semantic],
-        [(h.id, h.score) for h in keyword],
+        [(h.id, h.score, h.evidence, h.coverage) for h in keyword],
+        default_min_score(collection.embedder),
         truncated=(len(semantic) >= depth, len(keyword) >= depth),
     )
+    kept = [(d, score) for d, score, _ok in fused if floor is None or score >= floor]
+    by_id = {h.id: Hit(h.id, h.score, None, {}) for h in keyword}
+    legs = {"semantic": semantic, "keyword": [by_id[h.id] for h in keyword]}
     return [
         dataclasses.replace(best, score=score, components=components)
-        for best, score, components in fused_components(legs, fused[:limit], lambda h: h.id)
+        for best, score, components in fused_components(legs, kept, lambda h: h.id)
     ]

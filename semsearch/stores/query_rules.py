@@ -43,6 +43,7 @@ def keyword_or_substring(
     text: str,
     words: Callable[[], list[ScoredChunk]],
     substrings: Callable[[list[str]], list[ScoredChunk]],
+    stopwords: frozenset[str] = frozenset(),
 ) -> list[ScoredChunk]:
     """The keyword leg's plan, the same on every store (see :mod:`semsearch.keyword_text`).
 
@@ -51,9 +52,12 @@ def keyword_or_substring(
         words: ranks by the store's word index; not asked for a query holding CJK characters
             (no word token holds a CJK word).
         substrings: ranks chunks containing any of the given pieces; asked with
-            ``substring_pieces(text)`` when ``words`` was not asked or found nothing.
+            ``substring_pieces(text, stopwords)`` when ``words`` was not asked or found
+            nothing. Its hits should carry ``coverage`` (and ``evidence``): the share of the
+            pieces each chunk holds.
+        stopwords: the collection's stop words, left out of the pieces.
     Returns:
         The hits of whichever was answered last (each store's own score and order).
     """
     hits = [] if has_cjk(text) else words()
-    return hits or substrings(substring_pieces(text))
+    return hits or substrings(substring_pieces(text, stopwords))

@@ -55,9 +55,9 @@ def test_plumbing_fake_embedder_min_score_hint_offers_only_what_the_cli_takes(
         bad.output
     )
     assert '"default"' not in bad.output and "None" not in bad.output
-    assert "hint: e.g. --min-score 0.3; leave the option out" in bad.output
+    assert "hint: e.g. --min-score 0.4; leave the option out" in bad.output
     assert "--min-score -1" in bad.output
-    for value in ("0.3", "-1"):  # what the hint offers, the CLI takes
+    for value in ("0.4", "-1"):  # what the hint offers, the CLI takes
         ok = runner.invoke(app, ["search", "bees", "--index", index, "--min-score", value])
         assert ok.exit_code == 0, ok.output
     refused = runner.invoke(app, ["search", "bees", "--index", index, "--min-score", "default"])

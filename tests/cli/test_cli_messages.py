@@ -70,7 +70,9 @@ def test_min_score_and_hyde_in_keyword_mode_warn_fake_embedder(index: str) -> No
          "--hyde", "honey"],
     )  # fmt: skip
     assert result.exit_code == 0
-    assert "min_score=0.9 ignored: keyword scores are not cosine similarities" in result.output
+    assert "min_score=0.9 ignored: keyword scores are BM25, which has no fixed scale" in (
+        result.output
+    )
     assert "--hyde is ignored in keyword mode" in result.output
     assert "garden/bees.md" in result.output  # min_score 0.9 did not cut the BM25 hit
     quiet = runner.invoke(app, ["search", "bees", "--index", index, "--mode", "keyword"])

@@ -140,3 +140,22 @@ def test_a_write_from_another_handle_moves_the_statistics(db, fake_embedder, db_
     expected = reference(docs | more, {"apple": 1.0, "car": 1.0})[:3]
     for got in both_paths(coll, "apple car", 3):
         assert_ranked(got, expected)
+
+
+def test_a_collection_without_stop_words_scores_every_word(db, fake_embedder) -> None:
+    coll = db.collection("plain", embedder=fake_embedder, keyword_stopwords="none")
+    coll.upsert([{"id": i, "text": t} for i, t in catalogue().items()])
+    weights = {"the": math.sqrt(2), "phone": 1.0, "holder": 1.0, "for": 1.0, "car": 1.0}
+    for got in both_paths(coll, "the phone holder for the car", 12):
+        assert_ranked(got, reference(catalogue(), weights)[:12])
+    # the list is query-side only: switching it back needs no rebuild
+    coll = db.collection("plain", keyword_stopwords="english")
+    weights = {"phone": 1.0, "holder": 1.0, "car": 1.0}
+    for got in both_paths(coll, "the phone holder for the car", 12):
+        assert_ranked(got, reference(catalogue(), weights)[:12])
+
+
+def test_an_unknown_stop_word_list_is_refused(db, fake_embedder) -> None:
+    with pytest.raises(semsearch.InvalidQuery, match="unknown keyword stop-word list 'french'"):
+        db.collection("plain", embedder=fake_embedder, keyword_stopwords="french")
+    assert "plain" not in db.collections()  # nothing was created

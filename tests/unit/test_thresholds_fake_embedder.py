@@ -33,12 +33,12 @@ class Protocolish:
 
 
 def test_model_defaults_are_looked_up_by_model_id_fake_embedder() -> None:
-    assert model_default("sentence-transformers/all-MiniLM-L6-v2") == 0.30
-    assert model_default("sentence-transformers/all-MiniLM-L6-v2?precision=int8") == 0.30
+    assert model_default("sentence-transformers/all-MiniLM-L6-v2") == 0.34
+    assert model_default("sentence-transformers/all-MiniLM-L6-v2?precision=int8") == 0.34
     assert model_default("openai:text-embedding-ada-002") == 0.70
     assert model_default("openai:text-embedding-3-small?dimensions=256") == 0.20
     assert model_default("ollama:nomic-embed-text") == 0.20
-    assert default_min_score(Protocolish()) == 0.30
+    assert default_min_score(Protocolish()) == 0.34
     assert default_min_score(Strict()) == 0.999
     assert FakeEmbedder().default_min_score == 0.30
 
@@ -68,16 +68,23 @@ def test_collection_search_uses_the_embedders_default_fake_embedder(coll) -> Non
     assert coll.search(TEXTS["a"], min_score=None).min_score is None
 
 
-@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
-def test_a_threshold_ignored_by_a_mode_without_cosine_is_noted_fake_embedder(coll, mode) -> None:
-    result = coll.search("alpha owls", mode=mode, min_score=0.5)
+def test_a_threshold_is_not_applied_to_bm25_and_the_note_says_so_fake_embedder(coll) -> None:
+    result = coll.search("alpha owls", mode="keyword", min_score=0.5)
     assert result.min_score is None
     assert result.notes == (
-        f"min_score=0.5 ignored: {mode} scores are not cosine similarities "
-        "(min_score applies to semantic mode only)",
+        "min_score=0.5 ignored: keyword scores are BM25, which has no fixed scale (the default "
+        "floor is off; min_score applies to semantic and hybrid mode)",
     )
     assert set(result.ids) >= {"a", "b"}  # nothing was cut
-    assert coll.search("alpha owls", mode=mode).notes == ()  # the default is not a choice
+    assert coll.search("alpha owls", mode="keyword").notes == ()  # the default is not a choice
+    assert coll.search("alpha owls", mode="keyword", min_score=-1).notes == ()  # keeps all
+
+
+def test_a_threshold_in_hybrid_mode_cuts_the_fused_score_fake_embedder(coll) -> None:
+    everything = coll.search("alpha owls", mode="hybrid", min_score=None)
+    cut = coll.search("alpha owls", mode="hybrid", min_score=0.3)
+    assert cut.min_score == 0.3 and cut.notes == ()
+    assert cut.ids == [h.id for h in everything if h.score >= 0.3]
 
 
 def test_memory_search_uses_the_embedders_default_fake_embedder(tmp_path) -> None:
@@ -91,10 +98,16 @@ def test_memory_search_uses_the_embedders_default_fake_embedder(tmp_path) -> Non
     assert [h.message.content for h in semantic] == [TEXTS["a"]]
     loose = memory.search("u", TEXTS["a"], min_score=0.3, mode="semantic")
     assert len(loose) > 1
-    # hybrid (the default) drops the same weak semantic candidates, but keeps what holds the
-    # query's words: both "alpha owls" messages
+    # hybrid (the default) keeps confident matches only: a cosine of 0.999 (Strict), or every
+    # meaningful query word held. "at" is a stop word; "alpha" and "owls" are in 2 of the 3
+    # messages (over half: not meaningful); "night" is in 1: only the message with "night"
+    # passes, in keyword mode too; without the floor keyword mode finds both "alpha owls"
     hybrid = memory.search("u", TEXTS["a"])
-    assert {h.message.content for h in hybrid} == {t for t in TEXTS.values() if "alpha owls" in t}
+    assert [h.message.content for h in hybrid] == [TEXTS["a"]]
+    keyword = memory.search("u", TEXTS["a"], mode="keyword")
+    assert [h.message.content for h in keyword] == [TEXTS["a"]]
+    everything = memory.search("u", TEXTS["a"], mode="keyword", min_score=None)
+    assert {h.message.content for h in everything} == {TEXTS["a"], TEXTS["b"]}
     memory.close()
 
 
@@ -106,8 +119,8 @@ def test_mcp_search_default_and_note_fake_embedder(tmp_path) -> None:
         )
     service = McpService(McpConfig(location=path, model="fake:32"))
     try:
-        hybrid = service.search("alpha owls", min_score=0.5)  # hybrid is the MCP default
-        assert "min_score=0.5 ignored: hybrid" in hybrid["notes"][0]
+        hybrid = service.search("alpha owls", min_score=0.3)  # hybrid is the MCP default
+        assert hybrid["min_score"] == 0.3 and hybrid["notes"] == []
         semantic = service.search(TEXTS["a"], mode="semantic")
         assert semantic["min_score"] == FakeEmbedder(32).default_min_score
         assert service.search("alpha owls")["notes"] == []

@@ -155,8 +155,10 @@ class SearchIn(BaseModel):
     )
     min_score: MinScore = Field(
         default="default",
-        description='semantic mode: minimum cosine similarity; "default" (or omitted) is the '
-        "model's calibrated threshold, null keeps all; ignored (and noted) in other modes",
+        description="\"default\" (or omitted): each mode's floor (semantic: the model's cosine "
+        "threshold; hybrid: a score of 0.5, a confident match; keyword: hits holding a "
+        "meaningful query word); a number: the minimum cosine (semantic) or hybrid score; "
+        "null keeps every hit, ranked",
     )
     where: dict[str, Any] | None = Field(
         default=None, examples=[{"price": {"$lt": 100}, "brand": "Samsung"}]
@@ -242,11 +244,13 @@ class SearchOut(BaseModel):
     degraded_reason: str | None
     total_candidates: int
     min_score: float | None = Field(
-        default=None, description="the cosine threshold applied (semantic mode), else null"
+        default=None,
+        description="the threshold applied: a cosine (semantic) or hybrid score, else null",
     )
     notes: list[str] = Field(
         default_factory=list,
-        description="what the search did that may surprise, e.g. an ignored min_score",
+        description="what the search did that may surprise, e.g. 'no confident match: ...' "
+        "when the floor left nothing (hits is then [])",
     )
     query_windows: int = Field(
         default=0, description="windows the query was embedded in (>1: longer than the model's)"

@@ -121,9 +121,15 @@ relative to the vault), `title`, `score`, the matching chunk's `text` (at most a
 `line_end` (markdown), `page_start` and `page_end` (PDF, 1-based), the record's `fields`, and in
 hybrid mode each leg's score and rank in `components`. `highlight` is the one sentence of the
 chunk that matched best (null when the chunk is one sentence or none matched): read it first.
-Scores: semantic = cosine similarity in [-1, 1] (half the chunk's, half its best sentence's); keyword = BM25 (>= 0); hybrid = a convex
-combination of both legs' normalised scores in [0, 1], comparable only within one query. Call
-`get` with a hit's `id` for the full text.
+Scores: semantic = cosine similarity in [-1, 1] (half the chunk's, half its best sentence's);
+keyword = BM25 (>= 0); hybrid = a calibrated score in [0, 1] that means the same in every query:
+0.5 or more is a confident match (its meaning passes the model's threshold, or it holds every
+meaningful word of the query), and higher is better. Call `get` with a hit's `id` for the full
+text.
+An EMPTY result means "no confident match": nothing in the index passed the default floor
+(`notes` says so). Do not search again with other words for the same thing and invent an
+answer; tell the user nothing relevant was found, or retry with `min_score: -1` to see the
+weaker, probably unrelated hits.
 When the server has a reranker, the top hits are rescored by it: `reranked_by` names it, `score`
 is its relevance in [0, 1] and `components` keeps the mode's own score and rank.
 `degraded: true` means part of the search could not run (e.g. the embedding model failed) and
@@ -250,9 +256,10 @@ def _register_search(server: MCPServer, service: McpService) -> None:
         min_score: Annotated[
             Annotated[float, Field(ge=-1.0, le=1.0)] | Literal["default"],
             Field(
-                description="Semantic mode only: drop hits whose cosine similarity is below this. "
-                '"default" is the model\'s calibrated threshold; in keyword and hybrid mode a '
-                "number is ignored and the result's notes say so.",
+                description='"default" drops hits below each mode\'s floor (semantic: the '
+                "model's cosine threshold; hybrid: 0.5; keyword: no meaningful query word). A "
+                "number is a cosine threshold in semantic mode and a hybrid-score threshold in "
+                "hybrid mode (keyword mode ignores it); -1 keeps every hit.",
             ),
         ] = "default",
         folder: Annotated[

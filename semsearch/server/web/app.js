@@ -334,7 +334,11 @@
         : result.mode === "semantic" && result.min_score > 0
           ? `Lower the minimum similarity (now ${Math.round(result.min_score * 100)} %), try different words or remove filters.`
           : "Try different words or remove filters.";
-      showStatus("empty", `Nothing found for “${query || "these filters"}”.`, tip);
+      const floored = (result.notes || []).some((n) => n.startsWith("no confident match"));
+      const title = floored
+        ? `No confident match for “${query}”.`
+        : `Nothing found for “${query || "these filters"}”.`;
+      showStatus("empty", title, floored ? `Nothing in “${state.current.name}” is close enough to be an answer. ${tip}` : tip);
       return;
     }
     const n = result.hits.length;

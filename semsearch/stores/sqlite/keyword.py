@@ -97,6 +97,7 @@ def keyword_search(
     counts: TermCounts | None = None,
     unit: Unit = "chunk",
     sidecar: SidecarRank | None = None,
+    stopwords: frozenset[str] = frozenset(),
 ) -> list[ScoredChunk]:
     """Top-k chunks of collection ``cid`` for ``text``, best first, ties by record id.
 
@@ -119,6 +120,7 @@ def keyword_search(
         unit: rank chunks (``chunk``) or records (``record``: needs the format-2 table).
         sidecar: record-level ranking from posting arrays, tried first for ``porter``
             records (same ranking, faster; see bm25/sidecar.py).
+        stopwords: the collection's stop words (left out of a substring scan's pieces).
     Returns:
         ScoredChunks with score > 0 (BM25 with its keyword evidence, or the substring count of
         a short trigram query or of a scanned porter query, see :mod:`semsearch.keyword_text`).
@@ -137,7 +139,7 @@ def keyword_search(
 
     # CJK text, word parts and prefixes: a substring scan (see semsearch.keyword_text)
     return keyword_or_substring(
-        text, words, lambda pieces: _substring_scan(rows, cid, pieces, k, where)
+        text, words, lambda pieces: _substring_scan(rows, cid, pieces, k, where), stopwords
     )
 
 
@@ -196,7 +198,7 @@ def _ranked_by_clause(
         parts.append((weight, held))
         idfs.append(idf(total, n))
         dfs.append(n)
-    chosen = [parts[i] for i in evidence_clauses(idfs, dfs)]
+    chosen = [parts[i] for i in evidence_clauses(idfs, dfs, [c.stop for c in clauses])]
     reference = sum(w for w, _ in chosen) or 1.0
     best = sorted(scores, key=lambda r: (-scores[r], names[r][1], names[r][0] or 0))[:k]
     evidence = {
@@ -353,7 +355,8 @@ def _bm25_top(rows: Rows, cid: int, match: str, k: int, where: Filter | None) ->
 def _substring_scan(
     rows: Rows, cid: int, pieces: list[str], k: int, where: Filter | None
 ) -> list[ScoredChunk]:
-    """Chunks containing any of ``pieces`` (casefolded), scored by occurrences."""
+    """Chunks containing any of ``pieces`` (casefolded), scored by occurrences, each with the
+    share of the pieces it holds as its keyword evidence and coverage."""
     if not pieces:
         return []
     # SQLite's lower() is exact for ASCII and CJK (no case) and fast; Python's casefold, called
@@ -363,13 +366,18 @@ def _substring_scan(
         f"(length({text}) - length(replace({text}, ?, ''))) / length(?)" for _ in pieces
     )
     contains = " OR ".join(f"instr({text}, ?) > 0" for _ in pieces)
+    held = " + ".join(f"(instr({text}, ?) > 0)" for _ in pieces)
     filter_sql, params = compile_filter(where) if where is not None else ("1", [])
     sql = (
-        f"SELECT k.id, r.id, ({count}) AS score FROM chunks k "
+        f"SELECT k.id, r.id, ({count}) AS score, ({held}) FROM chunks k "
         "JOIN records r ON r.rowid = k.record_rowid "
         f"WHERE k.collection_id = ? AND ({contains}) AND ({filter_sql}) "
         "ORDER BY score DESC, r.id, k.id LIMIT ?"
     )
     twice = [p for piece in pieces for p in (piece, piece)]
-    found = rows(sql, (*twice, cid, *pieces, *params, k))
-    return [ScoredChunk(int(r[0]), r[1], float(r[2])) for r in found]
+    found = rows(sql, (*twice, *pieces, cid, *pieces, *params, k))
+    share = [int(r[3]) / len(pieces) for r in found]
+    return [
+        ScoredChunk(int(r[0]), r[1], float(r[2]), False, v, v)
+        for r, v in zip(found, share, strict=True)
+    ]

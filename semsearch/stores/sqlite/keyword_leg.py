@@ -115,7 +115,7 @@ class KeywordLeg:
         fast = self._sidecar_rank(cid, counts.key[2], tokenizer) if use else None
         clauses = scoring_clauses(text, stop)
         return sqlite_keyword.keyword_search(
-            rows, int(cid), tokenizer, text, k, where, clauses, counts, unit, fast
+            rows, int(cid), tokenizer, text, k, where, clauses, counts, unit, fast, stop
         )
 
     def best_chunks(self, collection: str, text: str, record_ids: Sequence[str]) -> dict[str, int]:
