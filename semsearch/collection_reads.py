@@ -138,7 +138,8 @@ class CollectionReads(CollectionHandle):
                 Unicode (a lone surrogate), a negative offset, or an offset with a non-empty
                 query (ranked results are not paged: raise ``limit``).
             InvalidFilter: bad ``where``.
-            RerankerUnavailable: a ``rerank`` spec that names no known provider or no model.
+            RerankerUnavailable: a ``rerank`` spec that names no known provider or no model,
+                or a ``local:`` folder without a one-label cross-encoder (before searching).
             ModelMismatch: semantic or hybrid mode on a collection opened with
                 ``strict_model=False`` and another model (keyword mode still runs).
             EmbedderUnavailable: semantic mode and the embedder fails (unless ``fallback``).
