@@ -182,6 +182,8 @@ class CollectionReads(CollectionHandle):
         if plan is not None:
             result = apply_rerank(result, plan.reranker, limit)
         applied = threshold if result.mode == "semantic" else None
+        if checked_mode == "semantic" and applied is None:
+            note = None  # a semantic search that fell back to keyword applied no threshold
         notes = result.notes + ((note,) if note else ())
         result = dataclasses.replace(result, min_score=applied, notes=notes)
         if unhealthy is not None:

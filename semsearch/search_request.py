@@ -60,15 +60,17 @@ def resolve_min_score(
     """The one threshold rule of every face: (threshold to apply, note for the result).
 
     Semantic mode applies ``min_score``, and ``"default"`` means the embedder's calibrated value
-    (:func:`semsearch.embedders.thresholds.default_min_score`). Keyword and hybrid scores are not
-    cosine similarities, so no threshold applies there; a number given anyway is reported in
-    the note instead of being dropped silently (``"default"`` and None are not).
+    (:func:`semsearch.embedders.thresholds.default_min_score`); when that value is a guess (no
+    table names the model), the note says so and a warning is logged once per model. Keyword
+    and hybrid scores are not cosine similarities, so no threshold applies there; a number given
+    anyway is reported in the note instead of being dropped silently (``"default"`` and None
+    are not).
     """
-    from semsearch.embedders.thresholds import default_min_score
+    from semsearch.embedders.thresholds import default_min_score, guess_note
 
     if mode == "semantic":
         if min_score == DEFAULT_MIN_SCORE:
-            return default_min_score(embedder), None
+            return default_min_score(embedder), guess_note(embedder)
         return (None if min_score is None else float(min_score)), None
     if min_score is None or min_score == DEFAULT_MIN_SCORE:
         return None, None
