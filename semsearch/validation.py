@@ -240,9 +240,7 @@ def _not_json(value: Any) -> str | None:
     return f"is a {type_name(value)}, which is not a JSON value"
 
 
-def _first_bad(
-    value: Any, path: str, bad: Callable[[Any], str | None]
-) -> tuple[str, str] | None:
+def _first_bad(value: Any, path: str, bad: Callable[[Any], str | None]) -> tuple[str, str] | None:
     """(dotted path, what is wrong) of the first value, depth first, that ``bad`` describes."""
     why = bad(value)
     if why is not None:

@@ -70,10 +70,14 @@ SRD_COLLECTIONS: dict[str, SrdSpec] = {
         _schema(
             {"challenge_rating": "float", "type": "str", "size": "str", "alignment": "str"},
             text=(
-                "name", "desc", "type",
-                "special_abilities.name", "special_abilities.desc",
-                "actions.name", "actions.desc",
-            ),  # fmt: skip
+                "name",
+                "desc",
+                "type",
+                "special_abilities.name",
+                "special_abilities.desc",
+                "actions.name",
+                "actions.desc",
+            ),
         ),
     ),
     "equipment": SrdSpec(

@@ -93,9 +93,7 @@ def test_items_have_item_type_and_rarity_where_the_data_holds_them_fake_embedder
         assert coll.find({"rarity": {"$in": ["Common", "Rare"]}}, limit=10) == []
 
 
-def test_creature_text_holds_each_ability_and_action_description_fake_embedder(
-    db, data
-) -> None:
+def test_creature_text_holds_each_ability_and_action_description_fake_embedder(db, data) -> None:
     stored = {r.id: r.text for r in db.collection("creatures").find(None, limit=10_000)}
     checked = 0
     for creature in data["creatures"]:

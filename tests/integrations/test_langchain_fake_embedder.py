@@ -230,7 +230,9 @@ _ANY_QUERY = st.one_of(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(query=_ANY_QUERY)
 @example(query=None)
 @example(query=7)

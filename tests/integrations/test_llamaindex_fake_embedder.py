@@ -230,7 +230,9 @@ def test_bad_query_text_raises_invalid_query_fake_embedder(sqlite_store, query) 
             SemsearchEmbedding(sqlite_store.collection).get_query_embedding(query)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     query=st.one_of(
         st.none(),
@@ -247,7 +249,9 @@ def test_bad_query_text_raises_invalid_query_fake_embedder(sqlite_store, query) 
 @example(query="\ud800", mode="default")
 def test_query_fuzz_raises_only_invalid_query_fake_embedder(sqlite_store, query, mode) -> None:
     try:
-        result = sqlite_store.query(VectorStoreQuery(query_str=query, similarity_top_k=2, mode=mode))
+        result = sqlite_store.query(
+            VectorStoreQuery(query_str=query, similarity_top_k=2, mode=mode)
+        )
     except InvalidQuery as exc:
         assert exc.hint
     else:

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import semsearch
-
 from semsearch.embedders.azure_openai import DEFAULT_API_VERSION, AzureOpenAIEmbedder
 from semsearch.embedders.registry import resolve_embedder
 from semsearch.errors import EmbedderUnavailable, ModelMismatch
