@@ -41,12 +41,13 @@ from semsearch.integrations.langchain_embeddings import (
     as_embedder,
 )
 from semsearch.integrations.metadata import MetadataRule, check_writable, connect_collection
+from semsearch.integrations.relevance import check_relevance_mode, cosine_relevance, relevance_fn
 from semsearch.long_query import embed_query_windows
 from semsearch.results import SearchResult
 from semsearch.search import MODES
 from semsearch.validation import check_text
 
-__all__ = ["LangChainEmbedder", "SemsearchEmbeddings", "SemsearchVectorStore", "cosine_relevance"]
+__all__ = ["LangChainEmbedder", "SemsearchEmbeddings", "SemsearchVectorStore"]
 
 log = logging.getLogger(__name__)
 
@@ -241,7 +242,8 @@ class SemsearchVectorStore(VectorStore):
 
         Semantic mode: (1 + cosine similarity) / 2, so cosine -1 -> 0, 0 -> 0.5, 1 -> 1.
         Hybrid mode: the fused score, already in [0, 1]. Reranked searches (``rerank=``): the
-        reranker's score in [0, 1]. An empty query lists records unranked: relevance 0.
+        reranker's score in [0, 1]. An empty query lists records unranked: relevance 0
+        (:mod:`semsearch.integrations.relevance`).
         Keyword arguments as :meth:`similarity_search_with_score`; LangChain's public
         ``similarity_search_with_relevance_scores`` calls this and applies ``score_threshold``.
 
@@ -249,15 +251,9 @@ class SemsearchVectorStore(VectorStore):
             InvalidQuery: keyword mode without a reranker (BM25 has no [0, 1] scale), or as
                 :meth:`similarity_search_with_score`.
         """
-        mode = kwargs.get("mode", self.mode)
-        if mode == "keyword" and kwargs.get("rerank") is None:
-            raise InvalidQuery(
-                "keyword mode has no relevance score in [0, 1]: BM25 is unbounded",
-                hint="use mode='semantic' ((1 + cosine) / 2) or 'hybrid' (the fused score), or "
-                "similarity_search_with_score for the raw BM25",
-            )
+        check_relevance_mode(kwargs.get("mode", self.mode), kwargs.get("rerank"))
         result = self._search(query, k, kwargs)
-        relevance = _relevance_fn(result)
+        relevance = relevance_fn(result)
         return [(doc, relevance(score)) for doc, score in self._scored(result)]
 
     async def _asimilarity_search_with_relevance_scores(
@@ -372,28 +368,6 @@ class SemsearchVectorStore(VectorStore):
             meta = self.rule.from_fields(record.fields)
             out.append((Document(page_content=record.text, metadata=meta, id=hit.id), hit.score))
         return out
-
-
-def cosine_relevance(score: float) -> float:
-    """A cosine similarity in [-1, 1] as a LangChain relevance score: (1 + cos) / 2 in [0, 1]."""
-    return min(1.0, max(0.0, (1.0 + score) / 2.0))
-
-
-def _unit(score: float) -> float:
-    return min(1.0, max(0.0, score))
-
-
-def _unranked(score: float) -> float:
-    return 0.0
-
-
-def _relevance_fn(result: SearchResult) -> Callable[[float], float]:
-    """The rule turning ``result``'s scores into relevance in [0, 1], by what scored them."""
-    if result.mode == "structured":
-        return _unranked
-    if result.reranked_by or result.mode == "hybrid":
-        return _unit  # sigmoid of a cross-encoder or the fused score: in [0, 1] already
-    return cosine_relevance
 
 
 def _check_mode(mode: object) -> str:
