@@ -139,7 +139,8 @@ class CollectionReads(CollectionHandle):
                 Unicode (a lone surrogate), a negative offset, or an offset with a non-empty
                 query (ranked results are not paged: raise ``limit``).
             InvalidFilter: bad ``where``.
-            RerankerUnavailable: a ``rerank`` spec that names no known provider or no model.
+            RerankerUnavailable: a ``rerank`` spec that names no known provider or no model,
+                or a ``local:`` folder without a one-label cross-encoder (before searching).
             ModelMismatch: semantic or hybrid mode on a collection opened with
                 ``strict_model=False`` and another model (keyword mode still runs).
             EmbedderUnavailable: semantic mode and the embedder fails (unless ``fallback``).
@@ -183,6 +184,8 @@ class CollectionReads(CollectionHandle):
         if plan is not None:
             result = apply_rerank(result, plan.reranker, limit)
         applied = threshold if result.mode == checked_mode else None
+        if checked_mode == "semantic" and result.mode != "semantic":
+            note = None  # a semantic search that fell back to keyword applied no threshold
         notes = result.notes + ((note,) if note else ())
         result = dataclasses.replace(result, min_score=applied, notes=notes)
         if unhealthy is not None:

@@ -23,7 +23,7 @@ from semsearch.collection_options import (
     memory_refused,
 )
 from semsearch.embedders.base import Embedder
-from semsearch.embedders.registry import resolve_embedder
+from semsearch.embedders.registry import resolve_embedder, same_model
 from semsearch.errors import (
     BackendUnavailable,
     DimensionMismatch,
@@ -321,7 +321,7 @@ class Database:
         if embedder is None:
             return resolve_embedder(info.model_id), None
         emb = resolve_embedder(embedder)
-        if emb.model_id != info.model_id:
+        if not same_model(info.model_id, emb.model_id):
             mismatch = ModelMismatch(
                 f"collection {info.name!r} was built with model {info.model_id}; "
                 f"asked to use {emb.model_id}",

@@ -123,9 +123,11 @@ class BadVectors(EmbedderUnavailable):
 
 
 class RerankerUnavailable(SemsearchError):
-    """Raised when a reranker spec names no known provider or a malformed model, and by a
-    reranker that cannot load or answer. A search never raises it for a failure while
-    reranking: it returns the un-reranked hits marked degraded (see :mod:`semsearch.rerank`)."""
+    """Raised when a reranker spec names no known provider or a malformed model, or a local
+    folder that does not exist or holds no one-label cross-encoder (when the reranker is named,
+    before anything runs), and by a reranker that cannot load or answer. A search never raises
+    it for a failure while reranking: it returns the un-reranked hits marked degraded (see
+    :mod:`semsearch.rerank`)."""
 
 
 class BackendUnavailable(SemsearchError):

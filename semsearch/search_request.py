@@ -68,14 +68,17 @@ def resolve_min_score(
     threshold None; the request's ``floor`` carries it). A number is a cosine threshold in
     semantic mode and a fused-score threshold in hybrid mode; BM25 has no fixed scale, so in
     keyword mode a number is not applied (the note says so) and turns the floor off. None keeps
-    every hit, ranked.
+    every hit, ranked. When the embedder's threshold is a guess (no table names the model),
+    the note says so for semantic and hybrid mode and a warning is logged once per model.
     """
-    from semsearch.embedders.thresholds import default_min_score
+    from semsearch.embedders.thresholds import default_min_score, guess_note
 
     if min_score == DEFAULT_MIN_SCORE:
         if mode == "semantic":
-            return default_min_score(embedder), None
-        return (fusion.CONFIDENT if mode == "hybrid" else None), None
+            return default_min_score(embedder), guess_note(embedder)
+        if mode == "hybrid":  # the model's threshold decides which hits are confident
+            return fusion.CONFIDENT, guess_note(embedder)
+        return None, None
     if min_score is None or mode != "keyword":
         return (None if min_score is None else float(min_score)), None
     if float(min_score) <= 0:  # BM25 > 0: it keeps every hit, as asked

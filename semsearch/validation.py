@@ -16,7 +16,7 @@ import hashlib
 import json
 import math
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
 from semsearch.errors import InvalidFilter, InvalidQuery, InvalidRecord, SemsearchError
@@ -128,8 +128,9 @@ def prepare_record(
     Raises:
         InvalidRecord: not a JSON object; no usable id (or one holding a NUL); a field value
             nested deeper than :data:`MAX_VALUE_DEPTH`; a declared field of the wrong type; a
-            text value that is not a str, number, list or object; a non-JSON value; or text that
-            is not valid Unicode (the message names the record, the field and the position).
+            text value that is not a str, number, list or object; a value JSON cannot hold (NaN,
+            an infinity, a set...); or text that is not valid Unicode. The message names the
+            record and the field (a dotted path such as ``stats.hp`` or ``scores[2]``).
     """
     if not isinstance(record, Mapping):
         raise InvalidRecord(
@@ -158,10 +159,7 @@ def prepare_record(
             [fields, text, attrs], sort_keys=True, ensure_ascii=False, allow_nan=False
         )
     except (TypeError, ValueError) as exc:
-        raise InvalidRecord(
-            f"record {record_id!r} holds a value that is not JSON: {exc}",
-            hint="use strings, numbers, booleans, lists and objects",
-        ) from exc
+        raise _not_json_error(record_id, record, exc) from exc
     try:
         encoded = digest.encode("utf-8")
     except UnicodeEncodeError:
@@ -209,25 +207,51 @@ def _check_text_value(record_id: str, path: str, value: Any) -> None:
 
 def _surrogate_error(record_id: str, record: Mapping[str, Any]) -> InvalidRecord:
     """InvalidRecord naming the first field (dotted path) holding a lone surrogate."""
-    found = _first_surrogate(record, "")
-    where = f"field {found[0]!r} at character {found[1]}" if found else "a field name"
+    found = _first_bad(record, "", _surrogate_in)
+    where = f"field {found[0]!r} {found[1]}" if found else "a field name"
     return InvalidRecord(
         f"record {record_id!r}: {where} holds a lone surrogate; nothing from this call was written",
         hint=SURROGATE_HINT,
     )
 
 
-def _first_surrogate(value: Any, path: str) -> tuple[str, int] | None:
-    if isinstance(value, str):
-        position = surrogate_at(value)
-        return None if position is None else (path, position)
+def _not_json_error(record_id: str, record: Mapping[str, Any], exc: Exception) -> InvalidRecord:
+    """InvalidRecord naming the record and the first field (dotted path, e.g. ``stats.hp`` or
+    ``scores[2]``) whose value JSON cannot hold: NaN, an infinity, or another type (a set...)."""
+    found = _first_bad(record, "", _not_json)
+    what = f"field {found[0]!r} {found[1]}" if found else f"a value is not JSON ({exc})"
+    return InvalidRecord(
+        f"record {record_id!r}: {what}; nothing from this call was written",
+        hint="use strings, finite numbers, booleans, lists and objects (for a missing number, "
+        "leave the field out or send null)",
+    )
+
+
+def _surrogate_in(value: Any) -> str | None:
+    position = surrogate_at(value) if isinstance(value, str) else None
+    return None if position is None else f"at character {position}"
+
+
+def _not_json(value: Any) -> str | None:
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"is {value!r}, which JSON cannot hold"
+    if value is None or isinstance(value, str | int | float | Mapping | list | tuple):
+        return None
+    return f"is a {type_name(value)}, which is not a JSON value"
+
+
+def _first_bad(value: Any, path: str, bad: Callable[[Any], str | None]) -> tuple[str, str] | None:
+    """(dotted path, what is wrong) of the first value, depth first, that ``bad`` describes."""
+    why = bad(value)
+    if why is not None:
+        return path, why
     items: Iterable[tuple[str, Any]] = ()
     if isinstance(value, Mapping):
         items = ((f"{path}.{k}" if path else str(k), v) for k, v in value.items())
     elif isinstance(value, list | tuple):
         items = ((f"{path}[{i}]", v) for i, v in enumerate(value))
     for sub_path, item in items:
-        found = _first_surrogate(item, sub_path)
+        found = _first_bad(item, sub_path, bad)
         if found is not None:
             return found
     return None

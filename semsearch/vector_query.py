@@ -91,11 +91,12 @@ def search_by_vector(
     query = as_query_vector(vector, info.dim if info is not None else coll.info.dim)
     ast = parse_filter(where, coll.schema)
     health_check(coll, "semantic", None)
-    threshold, _ = resolve_min_score(min_score, "semantic", coll.embedder)
+    threshold, note = resolve_min_score(min_score, "semantic", coll.embedder)
     scope = PathScope(folder, tuple(exclude), tuple(include))
     request = SearchRequest(
         "", "semantic", limit, threshold, scope, ast, None, None, exact,
         floor=min_score == DEFAULT_MIN_SCORE,
     )  # fmt: skip
     result = run_search(coll, request, QueryVector(query, 1, 0))
-    return dataclasses.replace(result, min_score=threshold, query_windows=0)
+    notes = result.notes + ((note,) if note else ())
+    return dataclasses.replace(result, min_score=threshold, query_windows=0, notes=notes)

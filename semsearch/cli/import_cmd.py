@@ -36,6 +36,19 @@ def parse_field_specs(specs: list[str]) -> dict[str, str]:
     return types
 
 
+def parse_constants(specs: list[str]) -> dict[str, str]:
+    """``NAME=VALUE`` options -> ``{name: value}``: a str field set in every record."""
+    constants: dict[str, str] = {}
+    for spec in specs:
+        name, sep, value = spec.partition("=")
+        if not sep or not name.strip():
+            raise SemsearchError(
+                f"bad --set {spec!r}", hint="write NAME=VALUE, e.g. --set document=srd-5e"
+            )
+        constants[name.strip()] = value
+    return constants
+
+
 @cli_errors
 def import_records(
     file: Annotated[str, typer.Argument(help="A .json array, .jsonl or .csv file.")],
@@ -50,6 +63,14 @@ def import_records(
     field: Annotated[
         list[str] | None,
         typer.Option("--field", help="Filterable field NAME:TYPE[=PATH] (repeatable)."),
+    ] = None,
+    set_field: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="Set field NAME to the text VALUE in every record, over the file's own "
+            "(repeatable), e.g. --set document=srd-5e for the file's source book.",
+        ),
     ] = None,
     delete_missing: Annotated[
         bool,
@@ -74,7 +95,8 @@ def import_records(
     schema = semsearch.Schema.from_types(
         parse_field_specs(field or []), text=tuple(text or ("text",))
     )
-    records = load_for_import(file, schema, id_field=id_field)  # before anything is created
+    constants = parse_constants(set_field or [])  # the file is read before anything is created
+    records = load_for_import(file, schema, id_field=id_field, constants=constants)
     db = semsearch.connect(index)
     coll = db.collection(
         collection,

@@ -44,7 +44,9 @@ class Embedder(Protocol):
 
     Optional: ``default_min_score`` (a cosine similarity in [-1, 1]), the threshold used when a
     search gives none; without it the model id's default applies
-    (:func:`semsearch.embedders.thresholds.default_min_score`).
+    (:func:`semsearch.embedders.thresholds.default_min_score`). ``min_score_is_guess`` (bool):
+    whether that default is a guess, which searches then note
+    (:func:`semsearch.embedders.thresholds.threshold_is_guess`).
     """
 
     @property
@@ -88,6 +90,17 @@ class BaseEmbedder(ABC):
         from semsearch.embedders.thresholds import model_default
 
         return model_default(self.model_id)
+
+    @property
+    def min_score_is_guess(self) -> bool:
+        """True when :attr:`default_min_score` is a guess: the fallback for a model that no
+        table names (:mod:`semsearch.embedders.thresholds`). A subclass that sets its own
+        ``default_min_score`` is not guessing."""
+        from semsearch.embedders.thresholds import model_threshold
+
+        if type(self).default_min_score is not BaseEmbedder.default_min_score:
+            return False
+        return model_threshold(self.model_id).guess
 
     def check_configured(self) -> None:
         """Checks that need no model load and no network, run before a collection is created

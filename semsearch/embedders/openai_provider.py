@@ -28,7 +28,13 @@ from semsearch.embedders.retry import (
 )
 from semsearch.errors import EmbedderUnavailable
 
-__all__ = ["OPENAI_MODELS", "OpenAIEmbedder", "classify_openai_error", "parse_openai_response"]
+__all__ = [
+    "OPENAI_MODELS",
+    "OpenAIEmbedder",
+    "check_dimensions",
+    "classify_openai_error",
+    "parse_openai_response",
+]
 
 #: Known models: default dimension, and whether the ``dimensions`` parameter is accepted.
 OPENAI_MODELS: dict[str, tuple[int, bool]] = {
@@ -38,6 +44,17 @@ OPENAI_MODELS: dict[str, tuple[int, bool]] = {
 }
 
 _INSTALL_HINT = "pip install 'semsearch[providers]'"
+
+
+def check_dimensions(model: str, dimensions: int | None) -> None:
+    """Raise EmbedderUnavailable when ``dimensions`` is asked of a known model that does not
+    accept it (ada-002); unknown models are left to the API."""
+    known = OPENAI_MODELS.get(model)
+    if dimensions is not None and known is not None and not known[1]:
+        raise EmbedderUnavailable(
+            f"model {model} does not accept a dimensions option",
+            hint="use text-embedding-3-small or -large for shorter vectors",
+        )
 
 
 def import_openai() -> Any:
@@ -78,12 +95,7 @@ class OpenAIEmbedder(RemoteEmbedder):
         base_url: str | None = None,
         policy: RetryPolicy | None = None,
     ) -> None:
-        known = OPENAI_MODELS.get(model)
-        if dimensions is not None and known is not None and not known[1]:
-            raise EmbedderUnavailable(
-                f"model {model} does not accept a dimensions option",
-                hint="use text-embedding-3-small or -large for shorter vectors",
-            )
+        check_dimensions(model, dimensions)
         super().__init__(model, dimensions, policy)
         self.base_url = base_url
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from semsearch.embedders.base import Embedder
 from semsearch.errors import EmbedderUnavailable
 
-__all__ = ["ProviderFactory", "register_provider", "resolve_embedder"]
+__all__ = ["ProviderFactory", "register_provider", "resolve_embedder", "same_model"]
 
 ProviderFactory = Callable[[str], Embedder]
 _PROVIDERS: dict[str, ProviderFactory] = {}
@@ -70,6 +70,21 @@ def resolve_embedder(spec: str | Embedder | None) -> Embedder:
             "unset SEMSEARCH_MODEL for the packaged all-MiniLM-L6-v2",
         )
     return _PROVIDERS["local"](spec)
+
+
+def same_model(stored: str, given: str) -> bool:
+    """True when two model ids make the same vectors: equal, or equal but for a ``model=``
+    option, which states what an API deployment serves (for its threshold) without changing
+    it (``azure-openai:prod`` and ``azure-openai:prod?model=text-embedding-ada-002``)."""
+    return stored == given or _without_model_option(stored) == _without_model_option(given)
+
+
+def _without_model_option(model_id: str) -> tuple[str, frozenset[tuple[str, str]]]:
+    from urllib.parse import parse_qsl
+
+    base, _, query = model_id.partition("?")
+    options = frozenset((k, v) for k, v in parse_qsl(query, keep_blank_values=True) if k != "model")
+    return base, options
 
 
 def _ensure_builtin_providers() -> None:

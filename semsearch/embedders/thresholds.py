@@ -6,6 +6,12 @@ half of SciFact's judged answers below 0.62. So a threshold copied from one mode
 :func:`default_min_score`, which every face (Python API, CLI, HTTP, MCP, web page, memory) uses
 when the caller gives none.
 
+Thresholds follow the model, not the provider that serves it: ``openai:text-embedding-ada-002``,
+an Azure deployment that states its model (``azure-openai:<deployment>?model=text-embedding-
+ada-002``) and one named after it (``azure-openai:text-embedding-ada-002``) all get ada-002's.
+A model that no table names gets :data:`UNMEASURED`, a guess: :func:`guess_note` says so on
+each result (``SearchResult.notes``) and logs one warning per model.
+
 Calibrated (``benchmarks/thresholds.py``): the highest threshold, in steps of 0.05, that keeps at
 least 95% of BEIR SciFact's judged relevant (query, document) pairs (a document's score is its
 best chunk's cosine). Models that were not measured get a documented conservative value that
@@ -14,7 +20,25 @@ rarely drops an answer; see docs/embedders.md.
 
 from __future__ import annotations
 
-__all__ = ["CALIBRATED", "UNMEASURED", "default_min_score", "model_default"]
+import logging
+import threading
+from dataclasses import dataclass
+from urllib.parse import parse_qsl
+
+__all__ = [
+    "CALIBRATED",
+    "KNOWN",
+    "UNMEASURED",
+    "Threshold",
+    "default_min_score",
+    "guess_note",
+    "model_default",
+    "model_names",
+    "model_threshold",
+    "threshold_is_guess",
+]
+
+log = logging.getLogger(__name__)
 
 #: Measured on SciFact: model id (no ``?options``) -> threshold. For all-MiniLM-L6-v2 (int8),
 #: the lowest threshold, in steps of 0.01, at which 95% of 60 off-topic questions return
@@ -27,33 +51,76 @@ CALIBRATED: dict[str, float] = {
     "sentence-transformers/all-MiniLM-L6-v2": 0.34,
 }
 
-#: Not measured here: conservative values (prefix of the model id -> threshold). ada-002's
-#: cosines crowd into [0.7, 1] (OpenAI's own guidance), the text-embedding-3 models' spread lower.
+#: Not measured here: documented conservative values, by the prefix of a model's name (see
+#: :func:`model_names`). ada-002's cosines crowd into [0.7, 1] (OpenAI's own guidance), the
+#: text-embedding-3 models' spread lower.
 KNOWN: dict[str, float] = {
-    "openai:text-embedding-ada-002": 0.70,
-    "openai:text-embedding-3": 0.20,
+    "text-embedding-ada-002": 0.70,
+    "text-embedding-3-": 0.20,
     "fake:": 0.30,  # the test embedder: the historical default, so plumbing tests keep their data
 }
 
-#: Any other model (API deployments, Gemini, Ollama, your own model folders): low enough to
-#: rarely drop an answer; measure your model with benchmarks/thresholds.py and pass min_score.
+#: Any other model (unnamed API deployments, Gemini, Ollama, your own model folders): low enough
+#: to rarely drop an answer, but a guess; measure your model with benchmarks/thresholds.py and
+#: pass min_score (or state the model: ``azure-openai:<deployment>?model=<model>``).
 UNMEASURED = 0.20
+
+_warned: set[str] = set()
+_warned_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """A model's default ``min_score`` and what it rests on.
+
+    Attributes:
+        value: a cosine similarity in [-1, 1].
+        basis: ``"calibrated"`` (measured, :data:`CALIBRATED`), ``"documented"`` (a known
+            model's conservative value, :data:`KNOWN`) or ``"guess"`` (:data:`UNMEASURED`: no
+            table names the model).
+    """
+
+    value: float
+    basis: str
+
+    @property
+    def guess(self) -> bool:
+        """True when no table names the model."""
+        return self.basis == "guess"
+
+
+def model_names(model_id: str) -> tuple[str, ...]:
+    """The names a model id is looked up by: the id without ``?options``, then the model it
+    names: the ``model=`` option when the spec states one (an Azure deployment), else the
+    part after the provider prefix (``openai:text-embedding-3-small`` -> that model)."""
+    base, _, query = model_id.partition("?")
+    stated = dict(parse_qsl(query)).get("model", "").strip()
+    _, sep, name = base.partition(":")
+    return tuple(dict.fromkeys(n for n in (base, stated or (name if sep else "")) if n))
+
+
+def model_threshold(model_id: str) -> Threshold:
+    """The default ``min_score`` of a model id and its basis: calibrated, documented, or a
+    guess (:data:`UNMEASURED`) when neither table names any of :func:`model_names`."""
+    names = model_names(model_id)
+    for name in names:
+        if name in CALIBRATED:
+            return Threshold(CALIBRATED[name], "calibrated")
+    for prefix, value in KNOWN.items():
+        if any(name.startswith(prefix) for name in names):
+            return Threshold(value, "documented")
+    return Threshold(UNMEASURED, "guess")
 
 
 def model_default(model_id: str) -> float:
-    """The default ``min_score`` for a model id (``?options`` such as precision ignored).
+    """The default ``min_score`` for a model id (``?options`` such as precision ignored, except
+    ``model=``, which names the model).
 
     Returns:
         A cosine similarity in [-1, 1]: the calibrated value, else a known conservative one,
         else :data:`UNMEASURED`.
     """
-    base = model_id.split("?", 1)[0]
-    if base in CALIBRATED:
-        return CALIBRATED[base]
-    for prefix, value in KNOWN.items():
-        if base.startswith(prefix):
-            return value
-    return UNMEASURED
+    return model_threshold(model_id).value
 
 
 def default_min_score(embedder: object) -> float:
@@ -62,7 +129,48 @@ def default_min_score(embedder: object) -> float:
     Embedders written against the :class:`~semsearch.embedders.base.Embedder` protocol before
     this attribute existed keep working: they get their model id's default.
     """
+    own = _own_default(embedder)
+    if own is not None:
+        return own
+    return model_default(str(getattr(embedder, "model_id", "")))
+
+
+def threshold_is_guess(embedder: object) -> bool:
+    """True when ``embedder``'s default ``min_score`` is the :data:`UNMEASURED` guess.
+
+    An embedder that answers ``min_score_is_guess`` (every
+    :class:`~semsearch.embedders.base.BaseEmbedder`) is asked; one that sets its own
+    ``default_min_score`` otherwise never guesses; any other is judged by its model id.
+    """
+    flag = getattr(embedder, "min_score_is_guess", None)
+    if isinstance(flag, bool):
+        return flag
+    if _own_default(embedder) is not None:
+        return False
+    return model_threshold(str(getattr(embedder, "model_id", ""))).guess
+
+
+def guess_note(embedder: object) -> str | None:
+    """For ``SearchResult.notes``: one sentence when ``embedder``'s default threshold is a
+    guess (logged as a warning once per model id and process), else None."""
+    if not threshold_is_guess(embedder):
+        return None
+    model_id = str(getattr(embedder, "model_id", ""))
+    with _warned_lock:
+        first = model_id not in _warned
+        _warned.add(model_id)
+    note = (
+        f"min_score {default_min_score(embedder):g} is a guess: no threshold is known for the "
+        f"model {model_id}; state the model (e.g. azure-openai:<deployment>?model="
+        "text-embedding-ada-002) or pass min_score (docs/embedders.md, default thresholds)"
+    )
+    if first:
+        log.warning("%s", note)
+    return note
+
+
+def _own_default(embedder: object) -> float | None:
     own = getattr(embedder, "default_min_score", None)
     if isinstance(own, int | float) and not isinstance(own, bool) and -1.0 <= own <= 1.0:
         return float(own)
-    return model_default(str(getattr(embedder, "model_id", "")))
+    return None

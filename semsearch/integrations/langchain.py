@@ -9,9 +9,13 @@
 Needs ``pip install 'semsearch[langchain]'`` (``langchain-core``). Documents become records by
 the rule of :mod:`semsearch.integrations.metadata`. Scores are semsearch's own: cosine similarity
 in [-1, 1] in semantic mode (the default), BM25 in keyword mode, the fused score in [0, 1] in
-hybrid mode (:data:`semsearch.search.HYBRID_FUSION`). Searches return the top ``k`` without a threshold unless ``min_score`` is given, as
-LangChain expects. ``page_content`` is the record's whole text, even when semsearch chunked it and
-ranked it by its best chunk. See docs/integrations/langchain.md.
+hybrid mode (:data:`semsearch.search.HYBRID_FUSION`). LangChain's relevance scores
+(``similarity_search_with_relevance_scores``, the ``similarity_score_threshold`` retriever) lie
+in [0, 1] as its contract says: (1 + cosine) / 2 in semantic mode, the fused or reranked score as
+it is; keyword mode has none (BM25 is unbounded). Searches return the top ``k`` without a
+threshold unless ``min_score`` is given, as LangChain expects. ``page_content`` is the record's
+whole text, even when semsearch chunked it and ranked it by its best chunk. See
+docs/integrations/langchain.md.
 """
 
 from __future__ import annotations
@@ -37,8 +41,11 @@ from semsearch.integrations.langchain_embeddings import (
     as_embedder,
 )
 from semsearch.integrations.metadata import MetadataRule, check_writable, connect_collection
+from semsearch.integrations.relevance import check_relevance_mode, cosine_relevance, relevance_fn
+from semsearch.long_query import embed_query_windows
 from semsearch.results import SearchResult
 from semsearch.search import MODES
+from semsearch.validation import check_text
 
 __all__ = ["LangChainEmbedder", "SemsearchEmbeddings", "SemsearchVectorStore"]
 
@@ -219,12 +226,45 @@ class SemsearchVectorStore(VectorStore):
         Raises:
             InvalidFilter, InvalidQuery: as :meth:`Collection.search`.
         """
+        return self._scored(self._search(query, k, kwargs))
+
+    def _search(self, query: str, k: int, kwargs: Mapping[str, Any]) -> SearchResult:
         options = dict(kwargs)
         where = _where(options)
         mode = _check_mode(options.pop("mode", self.mode))
         options.setdefault("min_score", None)
-        result = self.collection.search(query, mode=mode, limit=k, where=where, **options)
-        return self._scored(result)
+        return self.collection.search(query, mode=mode, limit=k, where=where, **options)
+
+    def _similarity_search_with_relevance_scores(
+        self, query: str, k: int = 4, **kwargs: Any
+    ) -> list[tuple[Document, float]]:
+        """The ``k`` best documents with LangChain relevance scores in [0, 1] (1 most similar).
+
+        Semantic mode: (1 + cosine similarity) / 2, so cosine -1 -> 0, 0 -> 0.5, 1 -> 1.
+        Hybrid mode: the fused score, already in [0, 1]. Reranked searches (``rerank=``): the
+        reranker's score in [0, 1]. An empty query lists records unranked: relevance 0
+        (:mod:`semsearch.integrations.relevance`).
+        Keyword arguments as :meth:`similarity_search_with_score`; LangChain's public
+        ``similarity_search_with_relevance_scores`` calls this and applies ``score_threshold``.
+
+        Raises:
+            InvalidQuery: keyword mode without a reranker (BM25 has no [0, 1] scale), or as
+                :meth:`similarity_search_with_score`.
+        """
+        check_relevance_mode(kwargs.get("mode", self.mode), kwargs.get("rerank"))
+        result = self._search(query, k, kwargs)
+        relevance = relevance_fn(result)
+        return [(doc, relevance(score)) for doc, score in self._scored(result)]
+
+    async def _asimilarity_search_with_relevance_scores(
+        self, query: str, k: int = 4, **kwargs: Any
+    ) -> list[tuple[Document, float]]:
+        """As :meth:`_similarity_search_with_relevance_scores`, in a worker thread."""
+        import asyncio
+
+        return await asyncio.to_thread(
+            self._similarity_search_with_relevance_scores, query, k, **kwargs
+        )
 
     def similarity_search_by_vector(
         self, embedding: list[float], k: int = 4, **kwargs: Any
@@ -256,8 +296,16 @@ class SemsearchVectorStore(VectorStore):
         """Maximal marginal relevance (Carbonell & Goldstein 1998): ``fetch_k`` semantic
         candidates, of which ``k`` are chosen balancing similarity to the query against
         similarity to those already chosen (``lambda_mult`` 1: similarity only, 0: diversity
-        only). Keyword arguments: ``where``/``filter``."""
-        vector = self.collection.embedder.embed_query(query)
+        only). The query is embedded as :meth:`Collection.search` embeds it (in windows when
+        longer than the model's). Keyword arguments: ``where``/``filter``.
+
+        Raises:
+            InvalidQuery: ``query`` is not a str, is not valid Unicode (a lone surrogate) or
+                holds a NUL, as :meth:`similarity_search` refuses it.
+            EmbedderUnavailable: the embedder fails.
+        """
+        check_text("query", query, no_nul=True)
+        vector = embed_query_windows(self.collection.embedder, query).vector
         return self.max_marginal_relevance_search_by_vector(
             [float(x) for x in vector], k, fetch_k, lambda_mult, **kwargs
         )
@@ -305,8 +353,9 @@ class SemsearchVectorStore(VectorStore):
         return super().as_retriever(**kwargs)
 
     def _select_relevance_score_fn(self) -> Callable[[float], float]:
-        """Relevance is the cosine similarity itself (semantic mode); see the module doc."""
-        return _identity
+        """Semantic mode's relevance: cosine similarity in [-1, 1] -> (1 + cos) / 2 in [0, 1].
+        (:meth:`_similarity_search_with_relevance_scores` picks the rule by each result's mode.)"""
+        return cosine_relevance
 
     def _scored(self, result: SearchResult) -> list[tuple[Document, float]]:
         """Documents with the records' whole text (one ``get``), and each hit's score."""
@@ -319,10 +368,6 @@ class SemsearchVectorStore(VectorStore):
             meta = self.rule.from_fields(record.fields)
             out.append((Document(page_content=record.text, metadata=meta, id=hit.id), hit.score))
         return out
-
-
-def _identity(score: float) -> float:
-    return score
 
 
 def _check_mode(mode: object) -> str:

@@ -17,7 +17,8 @@ from numpy.typing import NDArray
 
 from semsearch.embedders.base import BaseEmbedder, Embedder, EmbedKind
 from semsearch.embedders.remote import approx_token_spans
-from semsearch.errors import EmbedderUnavailable, SemsearchError
+from semsearch.errors import EmbedderUnavailable, InvalidRecord, SemsearchError
+from semsearch.validation import check_text
 
 __all__ = ["LangChainEmbedder", "SemsearchEmbeddings", "langchain_model_id"]
 
@@ -118,12 +119,24 @@ class SemsearchEmbeddings(Embeddings):
         self.embedder = embedder
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        """float[len(texts)][dim], each row unit-normalised."""
-        vectors = self.embedder.embed_documents(list(texts))
+        """float[len(texts)][dim], each row unit-normalised.
+
+        Raises:
+            InvalidRecord: a text that is not a str or not valid Unicode (a lone surrogate).
+        """
+        texts = list(texts)
+        for i, text in enumerate(texts):
+            check_text(f"texts[{i}]", text, InvalidRecord)
+        vectors = self.embedder.embed_documents(texts)
         return [[float(x) for x in row] for row in vectors]
 
     def embed_query(self, text: str) -> list[float]:
-        """float[dim], unit-normalised."""
+        """float[dim], unit-normalised.
+
+        Raises:
+            InvalidQuery: ``text`` is not a str or not valid Unicode (a lone surrogate).
+        """
+        check_text("query", text)
         return [float(x) for x in self.embedder.embed_query(text)]
 
 

@@ -47,9 +47,10 @@ from llama_index.core.vector_stores.types import (
 import semsearch
 from semsearch.collection import Collection
 from semsearch.embedders.base import Embedder
-from semsearch.errors import InvalidFilter, InvalidQuery
+from semsearch.errors import InvalidFilter, InvalidQuery, InvalidRecord
 from semsearch.integrations.metadata import MetadataRule, check_writable, connect_collection
 from semsearch.results import Record, SearchResult
+from semsearch.validation import check_text
 
 __all__ = ["SemsearchEmbedding", "SemsearchVectorStore", "to_where"]
 
@@ -338,12 +339,19 @@ class SemsearchEmbedding(BaseEmbedding):
         return "SemsearchEmbedding"
 
     def _get_query_embedding(self, query: str) -> list[float]:
+        """float[dim], unit-normalised. Raises InvalidQuery for a query that is not a str or
+        not valid Unicode (a lone surrogate)."""
+        check_text("query", query)
         return [float(x) for x in self._embedder.embed_query(query)]
 
     def _get_text_embedding(self, text: str) -> list[float]:
         return self._get_text_embeddings([text])[0]
 
     def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+        """float[len(texts)][dim], unit-normalised. Raises InvalidRecord for a text that is not
+        a str or not valid Unicode."""
+        for i, text in enumerate(texts):
+            check_text(f"texts[{i}]", text, InvalidRecord)
         return [[float(x) for x in row] for row in self._embedder.embed_documents(texts)]
 
     async def _aget_query_embedding(self, query: str) -> list[float]:

@@ -111,7 +111,8 @@ def resolve_reranker(spec: str | Reranker) -> Reranker:
             ``"cohere:<model>"``, ``"jina:<model>"``, ``"voyage:<model>"`` (options after
             ``?``, see docs/retrieval.md), ``"fake:"`` (tests).
     Raises:
-        RerankerUnavailable: no provider prefix, an unknown one, or no model name.
+        RerankerUnavailable: no provider prefix, an unknown one, or no model name; a ``local:``
+            folder that does not exist or holds no one-label cross-encoder.
     """
     if not isinstance(spec, str):
         return spec

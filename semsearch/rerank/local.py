@@ -64,8 +64,11 @@ class LocalReranker:
         max_length: override the pair length in tokens (see :func:`cross_encoder_max_length`).
         batch_size: most pairs per forward pass (default 32).
     Raises:
-        RerankerUnavailable: an unknown precision, or ``folder`` is not a folder (named at once:
-            a misconfiguration is an error, while a failure at rerank time degrades the search).
+        RerankerUnavailable: an unknown precision; ``folder`` is not a folder, lacks a
+            cross-encoder's files (``config.json``, ``model.safetensors``, ``tokenizer.json``)
+            or holds another kind of model (not BERT, or not one label). These are
+            misconfigurations, refused when the reranker is named (reading only small files:
+            nothing is loaded); a failure at rerank time degrades the search instead.
     """
 
     def __init__(
@@ -88,6 +91,7 @@ class LocalReranker:
                 "(config.json, model.safetensors, tokenizer.json), e.g. "
                 "'local:~/models/ms-marco-MiniLM-L6-v2'",
             )
+        _check_architecture(self._folder())  # so is a folder without a one-label cross-encoder
         self.precision = precision
         self.threads = threads
         self.batch_size = batch_size
@@ -124,7 +128,7 @@ class LocalReranker:
         """sigmoid(logit) per (query, text) pair: float32[len(texts)] in [0, 1].
 
         Raises:
-            RerankerUnavailable: the folder is missing or not a one-label BERT cross-encoder.
+            RerankerUnavailable: the folder's files went missing since it was named.
             EmbedderUnavailable: ONNX Runtime cannot build or run the graph.
         """
         if not texts:

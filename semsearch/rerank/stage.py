@@ -64,7 +64,8 @@ def plan_rerank(rerank: object, top_n: object) -> RerankPlan | None:
         top_n: hits to rescore, an int in [1, 1000], or None for :data:`DEFAULT_TOP_N`.
     Raises:
         InvalidQuery: ``top_n`` out of range or not an int, ``rerank`` of another type.
-        RerankerUnavailable: a spec that names no provider or model.
+        RerankerUnavailable: a spec that names no provider or model, or a ``local:`` folder
+            without a one-label cross-encoder.
     """
     from semsearch.validation import type_name
 

@@ -197,36 +197,51 @@ def import_file(
     *,
     id_field: str = "id",
     progress: Callable[[int, int], None] | None = None,
+    constants: Mapping[str, Any] | None = None,
 ) -> UpsertReport:
     """Import a file into ``collection``; the record id is read from ``id_field``.
 
     Args:
         progress: called with (records done, total) after each batch.
+        constants: fields set to the same value in every record (over the file's own), e.g.
+            ``{"document": "srd-5e"}``, the source book of a whole file.
     Returns:
         The merged UpsertReport (added, updated, unchanged, chunks embedded...).
     Raises:
         InvalidRecord: a record lacks ``id_field`` or has a field of the wrong type; the whole
             file is validated before anything is written.
     """
-    records = load_for_import(path, collection.schema, id_field=id_field)
+    records = load_for_import(path, collection.schema, id_field=id_field, constants=constants)
     return import_records(collection, records, progress=progress)
 
 
 def load_for_import(
-    path: str | Path, schema: Schema, *, id_field: str = "id"
+    path: str | Path,
+    schema: Schema,
+    *,
+    id_field: str = "id",
+    constants: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Read and validate a file's records against ``schema`` without writing anything.
 
+    Args:
+        constants: fields set to the same value in every record, over the file's own (as
+            :func:`import_file`); ``id`` cannot be one.
     Returns:
-        Records with ``id`` set from ``id_field``.
+        Records with ``id`` set from ``id_field`` and ``constants`` applied.
     Raises:
-        SemsearchError, InvalidRecord: as :func:`read_records`, plus a missing id, a field of
+        SemsearchError, InvalidRecord: as :func:`read_records`, plus ``id`` among the
+            constants, a missing id, a field of
             the wrong type, text that is not a str or not valid Unicode (checked as ``upsert``
             checks it, for the whole file), or a text template that yields no text for any
             record.
     """
     from semsearch.validation import check_unique, prepare_record
 
+    if constants and "id" in constants:
+        raise InvalidRecord(
+            "a constant field cannot set the record id", hint="ids come from --id-field"
+        )
     raw = read_records(path, schema)
     records = []
     for number, record in enumerate(raw, 1):
@@ -236,7 +251,7 @@ def load_for_import(
                 f"record {number} has no usable {id_field!r} value",
                 hint="choose --id-field naming a field every record has",
             )
-        records.append({**record, "id": str(record_id)})
+        records.append({**record, **(constants or {}), "id": str(record_id)})
     # validate everything first: nothing is written on a bad record, whichever batch it is in
     check_unique([prepare_record(schema, record) for record in records])
     schema.require_text(records)

@@ -150,3 +150,18 @@ def test_bad_inputs_are_clear_errors(tmp_path: Path) -> None:
     missing_id.write_text(json.dumps([{"name": "x"}]))
     result = run("import", str(missing_id), "-c", "e", "--id-field", "sku", "--index", index)
     assert result.exit_code == 4 and "'sku'" in result.output
+
+
+def test_import_set_gives_every_record_a_field_fake_embedder(tmp_path: Path) -> None:
+    data = tmp_path / "items.json"
+    data.write_text(json.dumps([{**ITEMS[0], "shop": "old"}, *ITEMS[1:]]))
+    index = str(tmp_path / "i.embed.db")
+    base = ["import", str(data), "-c", "items", "--id-field", "sku", "--text", "name"]
+    done = run(*base, "--field", "shop:str", "--set", "shop=uniform-shop", "--index", index)
+    assert done.exit_code == 0, done.output
+    found = run("search", "", "-c", "items", "--where", '{"shop": "uniform-shop"}', "--json",
+                "--index", index)  # fmt: skip
+    assert sorted(h["id"] for h in json.loads(found.stdout)["hits"]) == ["a1", "b2", "c3"]
+    for bad, words in (("shop", "NAME=VALUE"), ("=x", "NAME=VALUE"), ("id=z", "record id")):
+        refused = run(*base, "--set", bad, "--index", index)
+        assert refused.exit_code != 0 and words in refused.output, refused.output

@@ -86,14 +86,14 @@ def test_max_tokens_is_the_tokenizer_model_max_length(tmp_path: Path) -> None:
 def test_two_label_model_is_refused(tmp_path: Path, cache_dir: Path) -> None:
     folder = make_tiny_cross_encoder(tmp_path / "nli", num_labels=2)
     with pytest.raises(RerankerUnavailable, match="2 output labels"):
-        LocalReranker(folder).rerank(QUERY, ["a"])
+        LocalReranker(folder)  # refused when named, as a misconfiguration
 
 
 def test_missing_folder_says_what_is_missing(tmp_path: Path) -> None:
     # no folder at all: refused when the reranker is named (a misconfiguration, not an outage)
     with pytest.raises(RerankerUnavailable, match=r"no cross-encoder folder at .*nowhere"):
         LocalReranker(tmp_path / "nowhere")
-    # a folder without the model's files: refused when it is first used
+    # a folder without the model's files: refused when it is named too (issue 46, item 11)
     (tmp_path / "empty").mkdir()
     with pytest.raises(RerankerUnavailable, match=r"missing config\.json"):
-        LocalReranker(tmp_path / "empty").rerank(QUERY, ["a"])
+        LocalReranker(tmp_path / "empty")

@@ -35,7 +35,7 @@ def monsters_json() -> list[dict]:
 def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("cr") / "dnd.embed.db"
     with semsearch.connect(path) as db:
-        load_srd(db, shared_path("dnd5e_srd"), ("monsters",), embedder="fake:32")
+        load_srd(db, shared_path("dnd5e_srd"), ("creatures",), embedder="fake:32")
     return path
 
 
@@ -47,7 +47,7 @@ def test_python_where_takes_fractions(index: Path, monsters_json: list[dict]) ->
     quarter = ids_where(monsters_json, lambda cr: cr == 0.25)
     assert len(quarter) > 5  # the SRD has many CR 1/4 monsters (e.g. goblin)
     with semsearch.connect(index) as db:
-        coll = db.collection("monsters", create=False, embedder="fake:32")
+        coll = db.collection("creatures", create=False, embedder="fake:32")
         assert coll.search("", where={"challenge_rating": "1/4"}, limit=1000).ids == quarter
         assert coll.search("", where={"challenge_rating": 0.25}, limit=1000).ids == quarter
         up_to_half = coll.search("", where={"challenge_rating_max": "1/2"}, limit=1000).ids
@@ -66,7 +66,7 @@ def test_cli_filter_and_where_take_fractions(
 ) -> None:
     monkeypatch.setenv("SEMSEARCH_MODEL", "fake:32")
     half = ids_where(monsters_json, lambda cr: cr == 0.5)
-    base = ["search", "", "-c", "monsters", "--index", str(index), "-n", "1000", "--json"]
+    base = ["search", "", "-c", "creatures", "--index", str(index), "-n", "1000", "--json"]
     for extra in (["--filter", "challenge_rating=1/2"], ["--where", '{"challenge_rating": "1/2"}']):
         result = CliRunner().invoke(app, [*base, *extra])
         assert result.exit_code == 0, result.output
@@ -79,10 +79,10 @@ def test_http_and_mcp_take_fractions(index: Path, monsters_json: list[dict]) -> 
     state = ServerState(db, KeyRing.load(""), embedder=FakeEmbedder())  # type: ignore[arg-type]
     body = {"query": "", "where": {"challenge_rating": "1/8"}, "limit": 1000}
     with TestClient(create_app(state), base_url="http://localhost") as client:
-        found = client.post("/collections/monsters/search", json=body)
+        found = client.post("/collections/creatures/search", json=body)
     state.worker.stop()
     db.close()
     assert [h["id"] for h in found.json()["hits"]] == eighth
-    service = McpService(McpConfig(str(index), collection="monsters", model="fake:32"))
+    service = McpService(McpConfig(str(index), collection="creatures", model="fake:32"))
     listed = service.search("", where={"challenge_rating": "1/8"}, limit=len(eighth))
     assert [h["id"] for h in listed["hits"]] == eighth

@@ -4,10 +4,13 @@ search by vector, MMR, retrievers, and model-mismatch protection for wrapped Emb
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 from langchain_core.documents import Document
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
@@ -157,3 +160,94 @@ def test_embeddings_property_gives_the_collections_unit_vectors(vs) -> None:
     vector = vs.embeddings.embed_query("tea")
     assert len(vector) == 32
     assert np.linalg.norm(vector) == pytest.approx(1.0, abs=1e-6)
+
+
+# -- issue 46, item 5: relevance scores in [0, 1] ----------------------------------------------
+
+
+def test_relevance_scores_map_cosine_to_unit_interval_fake_embedder(vs) -> None:
+    query = "boils kettle"
+    cosines = _fake_cosines(query)
+    assert min(cosines.values()) < 0, "the data must hold a negative cosine to mean anything"
+    expected = {i: (1.0 + c) / 2.0 for i, c in cosines.items()}  # LangChain: 0 worst, 1 best
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # LangChain warns "Relevance scores must be between 0 and 1"
+        pairs = vs.similarity_search_with_relevance_scores(query, k=3)
+    assert [d.id for d, _ in pairs] == sorted(expected, key=lambda i: -expected[i])
+    for doc, score in pairs:
+        assert 0.0 <= score <= 1.0
+        assert score == pytest.approx(expected[doc.id], abs=1e-5)
+
+
+def test_relevance_threshold_retriever_cuts_on_the_mapped_score_fake_embedder(vs) -> None:
+    query = "boils kettle"
+    cosines = _fake_cosines(query)
+    keep = {i for i, c in cosines.items() if (1.0 + c) / 2.0 >= 0.5}  # cosine >= 0
+    assert 0 < len(keep) < 3
+    retriever = vs.as_retriever(
+        search_type="similarity_score_threshold",
+        search_kwargs={"k": 3, "score_threshold": 0.5},
+    )
+    assert {d.id for d in retriever.invoke(query)} == keep
+
+
+def test_relevance_scores_of_hybrid_are_the_fused_score_and_keyword_is_refused_fake_embedder(
+    vs,
+) -> None:
+    fused = vs.similarity_search_with_score("kettle tea", k=3, mode="hybrid")
+    relevance = vs.similarity_search_with_relevance_scores("kettle tea", k=3, mode="hybrid")
+    assert [(d.id, s) for d, s in relevance] == [(d.id, s) for d, s in fused]
+    assert all(0.0 <= s <= 1.0 for _, s in relevance)
+    with pytest.raises(InvalidQuery, match="keyword"):  # BM25 has no [0, 1] scale
+        vs.similarity_search_with_relevance_scores("kettle", k=3, mode="keyword")
+
+
+# -- issue 46, item 6: MMR refuses bad queries as similarity_search does -----------------------
+
+BAD_QUERIES = [None, 3, 2.5, "\ud800", "tea \udfff pot", b"tea", ["tea"], "tea\x00"]
+
+
+@pytest.mark.parametrize("query", BAD_QUERIES, ids=repr)
+def test_mmr_raises_invalid_query_on_bad_queries_fake_embedder(vs, query) -> None:
+    with pytest.raises(InvalidQuery):
+        vs.similarity_search(query, k=2)  # the reference behaviour
+    with pytest.raises(InvalidQuery):
+        vs.max_marginal_relevance_search(query, k=2, fetch_k=3)
+    if query != "tea\x00":  # a NUL is refused by the stores (PostgreSQL), not by a model
+        with pytest.raises(InvalidQuery):
+            vs.embeddings.embed_query(query)
+
+
+_ANY_QUERY = st.one_of(
+    st.none(),
+    st.integers(),
+    st.floats(allow_nan=True),
+    st.booleans(),
+    st.binary(max_size=8),
+    st.text(max_size=20),
+    st.text(alphabet=st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF), min_size=1),
+    st.lists(st.text(max_size=3), max_size=2),
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(query=_ANY_QUERY)
+@example(query=None)
+@example(query=7)
+@example(query="\ud800")
+def test_mmr_fuzz_fails_only_as_similarity_search_does_fake_embedder(vs, query) -> None:
+    try:
+        vs.similarity_search(query, k=2)
+        plain_refused = False
+    except InvalidQuery:
+        plain_refused = True
+    try:
+        docs = vs.max_marginal_relevance_search(query, k=2, fetch_k=3)
+    except InvalidQuery as exc:
+        assert plain_refused, f"MMR refused what similarity_search took: {exc}"
+        assert exc.hint
+    else:
+        assert not plain_refused, "MMR took what similarity_search refused"
+        assert len(docs) <= 2

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 from llama_index.core import StorageContext, VectorStoreIndex
 from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
 from llama_index.core.vector_stores.types import (
@@ -201,3 +203,62 @@ def test_an_index_reopened_from_the_store_answers_without_a_docstore(store, inde
         assert _ids(again, "kettle boils water for tea", similarity_top_k=1) == ["n3"]
     finally:
         reopened.close()
+
+
+# -- issue 46, item 6: bad queries raise InvalidQuery, never a raw Python error ----------------
+
+BAD_QUERIES = [None, 3, 2.5, "\ud800", "tea \udfff pot", b"tea", ["tea"], "tea\x00"]
+
+
+@pytest.fixture
+def sqlite_store(tmp_path) -> Iterator[SemsearchVectorStore]:
+    vs = SemsearchVectorStore.open(
+        str(tmp_path / "li.embed.db"), "li", embedder=FakeEmbedder(32), fields=FIELDS
+    )
+    vs.add(_nodes())
+    yield vs
+    vs.close()
+
+
+@pytest.mark.parametrize("query", BAD_QUERIES, ids=repr)
+def test_bad_query_text_raises_invalid_query_fake_embedder(sqlite_store, query) -> None:
+    for mode in ("default", "hybrid", "text_search"):
+        with pytest.raises(InvalidQuery):
+            sqlite_store.query(VectorStoreQuery(query_str=query, similarity_top_k=2, mode=mode))
+    if query != "tea\x00":  # a NUL is refused by the stores (PostgreSQL), not by a model
+        with pytest.raises(InvalidQuery):
+            SemsearchEmbedding(sqlite_store.collection).get_query_embedding(query)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    query=st.one_of(
+        st.none(),
+        st.integers(),
+        st.floats(allow_nan=True),
+        st.binary(max_size=8),
+        st.text(max_size=20),
+        st.text(alphabet=st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF), min_size=1),
+    ),
+    mode=st.sampled_from(["default", "hybrid", "text_search", "sparse"]),
+)
+@example(query=None, mode="default")
+@example(query=7, mode="default")
+@example(query="\ud800", mode="default")
+def test_query_fuzz_raises_only_invalid_query_fake_embedder(sqlite_store, query, mode) -> None:
+    try:
+        result = sqlite_store.query(
+            VectorStoreQuery(query_str=query, similarity_top_k=2, mode=mode)
+        )
+    except InvalidQuery as exc:
+        assert exc.hint
+    else:
+        assert len(result.ids or []) <= 2
+    try:
+        vector = SemsearchEmbedding(sqlite_store.collection).get_query_embedding(query)
+    except InvalidQuery as exc:
+        assert exc.hint
+    else:
+        assert len(vector) == 32

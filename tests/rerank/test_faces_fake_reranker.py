@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from typer.testing import CliRunner
 
 import semsearch
 from semsearch.cli.app import app
+from semsearch.embedders.fake import FakeEmbedder
+from semsearch.errors import RerankerUnavailable
 from semsearch.server.mcp.service import McpConfig, McpService
 
 runner = CliRunner()
@@ -118,3 +121,82 @@ def test_serve_workers_read_the_reranker_from_the_environment_fake(
 def test_serve_refuses_an_unknown_reranker_before_it_binds(index: Path) -> None:
     done = runner.invoke(app, ["serve", "--index", str(index), "--reranker", "nope:x"])
     assert done.exit_code == 4 and "unknown reranker 'nope:x'" in done.stderr
+
+
+# -- issue 46, item 11: a local reranker without a model is refused when it is configured -------
+#
+# Each face names the reranker before it searches or serves: `search(rerank=)`, `semsearch search
+# --rerank`, `semsearch serve --reranker`, `semsearch mcp --reranker`. A folder that does not
+# exist, or exists without a cross-encoder's files, is a misconfiguration: RerankerUnavailable
+# (exit code 4 on the CLI) before anything is embedded, bound or served, never a degraded search.
+
+NO_MODEL = {"missing": "nowhere", "empty": "empty-ce"}
+WHY = {"missing": "no cross-encoder folder", "empty": "missing config.json"}
+
+
+def _spec(tmp_path: Path, kind: str) -> str:
+    folder = tmp_path / NO_MODEL[kind]
+    if kind == "empty":
+        folder.mkdir()
+    return f"local:{folder}"
+
+
+@pytest.mark.parametrize("kind", list(NO_MODEL))
+def test_python_search_refuses_a_local_reranker_without_a_model_fake(
+    index: Path, tmp_path: Path, kind: str
+) -> None:
+    spec = _spec(tmp_path, kind)
+    embedder = FakeEmbedder(32)
+    with semsearch.connect(index) as db:
+        notes = db.collection("notes", embedder=embedder)
+        with pytest.raises(RerankerUnavailable, match=WHY[kind]) as info:
+            notes.search("lighthouse key", rerank=spec)
+    assert info.value.hint
+    assert embedder.calls == 0  # refused before the query was embedded
+
+
+@pytest.mark.parametrize("kind", list(NO_MODEL))
+def test_cli_search_refuses_a_local_reranker_without_a_model_fake(
+    index: Path, tmp_path: Path, kind: str
+) -> None:
+    done = runner.invoke(
+        app, ["search", "lighthouse key", "--index", str(index), "--rerank", _spec(tmp_path, kind)]
+    )
+    assert done.exit_code == 4, done.output
+    assert WHY[kind] in done.stderr and "degraded" not in done.stdout
+
+
+@pytest.mark.parametrize("kind", list(NO_MODEL))
+def test_serve_refuses_a_local_reranker_without_a_model_before_it_binds_fake(
+    index: Path, tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import uvicorn
+
+    started: list[object] = []
+    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: started.append(a))
+    args = ["serve", "--index", str(index), "--port", str(_free_port())]
+    done = runner.invoke(app, [*args, "--reranker", _spec(tmp_path, kind)])
+    assert done.exit_code == 4, done.output
+    assert WHY[kind] in done.stderr and started == []
+
+
+@pytest.mark.parametrize("kind", list(NO_MODEL))
+def test_mcp_refuses_a_local_reranker_without_a_model_before_it_serves_fake(
+    index: Path, tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from semsearch.server.mcp import server
+
+    started: list[object] = []
+    never = SimpleNamespace(run=lambda transport: None)  # a server that would return at once
+    monkeypatch.setattr(server, "build_server", lambda service: started.append(service) or never)
+    done = runner.invoke(app, ["mcp", "--index", str(index), "--reranker", _spec(tmp_path, kind)])
+    assert done.exit_code == 4, done.output
+    assert WHY[kind] in done.stderr and started == []
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

@@ -230,3 +230,28 @@ def test_fake_embedder_collection_flags_must_be_bools(db: semsearch.Database, fl
         db.collection("z", embedder="fake:8", **{flag: "no"})
     assert f"{flag} must be True or False, got str" in info.value.message
     assert db.collections() == []
+
+
+# -- issue 46, item 14: a value that is not JSON names its field as well as its record --------
+
+
+@pytest.mark.parametrize(
+    ("record", "field"),
+    [
+        ({"id": "n", "text": "t", "price": float("nan")}, "'price'"),  # a declared float field
+        ({"id": "n", "text": "t", "rating": float("inf")}, "'rating'"),  # an undeclared one
+        ({"id": "n", "text": "t", "stats": {"hp": 3, "ac": float("-inf")}}, "'stats.ac'"),
+        ({"id": "n", "text": "t", "scores": [1.0, 2.0, float("nan")]}, "'scores[2]'"),
+        ({"id": "n", "text": "t", "when": {1, 2}}, "'when'"),  # a set: not JSON either
+    ],
+)
+def test_fake_embedder_non_json_value_names_the_record_and_the_field(
+    coll: semsearch.Collection, record: dict[str, Any], field: str
+) -> None:
+    with pytest.raises(semsearch.InvalidRecord) as info:
+        coll.upsert([{"id": "a/0", "text": "changed"}, record])
+    message = info.value.message
+    assert "'n'" in message, message  # the record
+    assert f"field {field}" in message, message  # and the field, as a dotted path
+    assert info.value.hint
+    assert coll.get("a/0")[0].text == "item 0" and coll.count() == 5  # nothing was written

@@ -13,7 +13,7 @@ import pytest
 
 import semsearch
 from semsearch.embedders.fake import FakeEmbedder
-from semsearch.embedders.thresholds import default_min_score, model_default
+from semsearch.embedders.thresholds import default_min_score, model_default, threshold_is_guess
 from semsearch.memory.conversation import ConversationMemory
 from semsearch.server.mcp.service import McpConfig, McpService
 
@@ -126,3 +126,45 @@ def test_mcp_search_default_and_note_fake_embedder(tmp_path) -> None:
         assert service.search("alpha owls")["notes"] == []
     finally:
         service.close()
+
+
+# -- issue 46, item 15: thresholds by model, not by provider prefix ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("model_id", "value", "guess"),
+    [
+        # ada-002 (OpenAI's guidance: cosines crowd into [0.7, 1]) however it is served
+        ("openai:text-embedding-ada-002", 0.70, False),
+        ("azure-openai:prod-embed?model=text-embedding-ada-002", 0.70, False),
+        ("azure-openai:text-embedding-ada-002", 0.70, False),  # deployment named after it
+        ("azure-openai:prod?model=text-embedding-3-small&dimensions=256", 0.20, False),
+        ("sentence-transformers/all-MiniLM-L6-v2?precision=int8", 0.30, False),  # measured
+        ("fake:32", 0.30, False),
+        # nothing says which model: the 0.20 fallback, a guess
+        ("azure-openai:prod-embed", 0.20, True),
+        ("ollama:nomic-embed-text", 0.20, True),
+        ("gemini:gemini-embedding-001?dimensions=768", 0.20, True),
+    ],
+)
+def test_thresholds_follow_the_model_and_say_when_they_guess_fake_embedder(
+    model_id: str, value: float, guess: bool
+) -> None:
+    assert model_default(model_id) == value
+
+    class Named:
+        """An embedder written against the protocol only, with this model id."""
+
+        def __init__(self) -> None:
+            self.model_id = model_id
+
+    assert threshold_is_guess(Named()) is guess
+    unknown = FakeEmbedder(32)
+    unknown.model_id = model_id
+    assert unknown.default_min_score == value and threshold_is_guess(unknown) is guess
+
+
+def test_an_embedder_that_sets_its_own_threshold_never_guesses_fake_embedder() -> None:
+    own = Strict(32)
+    own.model_id = "mystery:model"
+    assert default_min_score(own) == 0.999 and not threshold_is_guess(own)
