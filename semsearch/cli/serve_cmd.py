@@ -98,8 +98,8 @@ def serve(
             min=0,
             envvar="SEMSEARCH_RATE_LIMIT",
             show_envvar=True,
-            help="Requests per minute per API key (429 above it); 0 turns it off. "
-            "Default: 600 with API keys, off without.",
+            help="Requests per minute per API key (429 above it), at least one a day "
+            "(0.000694); 0 or inf turn it off. Default: 600 with API keys, off without.",
         ),
     ] = None,
     rate_burst: Annotated[
@@ -139,8 +139,11 @@ def serve(
         ENV_RATE_LIMIT,
         single_threaded_blas,
     )
+    from semsearch.server.http.rate import check_rate_limit
     from semsearch.server.http.state import Limits, ServerState
 
+    if rate_limit is not None:  # "inf" is no limit; under one a day is refused
+        rate_limit = check_rate_limit(rate_limit)
     check_location(location or index)  # never start on a location that cannot be an index
     from semsearch.rerank import resolve_reranker
 
