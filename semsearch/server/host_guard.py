@@ -13,20 +13,22 @@ OPTIONS) whose ``Origin`` is not ``http(s)://`` one of those hosts, nor one give
 ``--allow-origin`` / ``SEMSEARCH_ALLOWED_ORIGINS``, gets **403** ``forbidden_origin``; requests
 without an ``Origin`` (curl, scripts, agents) are not affected. An Origin on a loopback name (or
 the bound address) must also have the server's own port: another local server's page is another
-origin. Both answers use the HTTP API's error shape ``{error, message, hint}``. Every answer
+origin. Both answers use the HTTP API's error shape ``{error, message, hint}`` (OpenAI's under
+``/v1/``: server/error_shape.py). Every answer
 carries :data:`NO_FRAMING`, so no other site can show the pages in a frame.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import json
 import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
+
+from semsearch.server.error_shape import send_error
 
 __all__ = [
     "ENV_ALLOWED_HOSTS",
@@ -229,7 +231,7 @@ class HostGuard:
         headers = dict(scope.get("headers") or [])
         refused = self.policy.refusal(scope.get("method", "GET"), headers)
         if refused is not None:
-            await _send_error(send, *refused)
+            await send_error(send, scope, *refused)
             return
 
         async def send_unframeable(message: Any) -> None:
@@ -238,18 +240,3 @@ class HostGuard:
             await send(message)
 
         await self.app(scope, receive, send_unframeable)
-
-
-async def _send_error(send: Any, status: int, code: str, message: str, hint: str) -> None:
-    body = json.dumps({"error": code, "message": message, "hint": hint}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
