@@ -44,6 +44,7 @@ __all__ = [
     "SentenceWindowsOpt",
     "cli_errors",
     "err_console",
+    "failed_note",
     "open_collection",
     "out",
 ]
@@ -232,6 +233,12 @@ def _internal_error(exc: Exception) -> None:
     )
     more = "" if debug else f"; set {ENV_DEBUG}=1 to see the traceback"
     err_console.print(f"[bold]hint:[/] this is a bug in semsearch, please report it{more}")
+
+
+def failed_note(chunks_failed: int) -> str:
+    """``", failed N"`` for a run's summary line when N chunks were left failed (their text,
+    or the embedder, failed; ``stats`` counts them the same way), else ``""``."""
+    return f", failed {chunks_failed}" if chunks_failed else ""
 
 
 def require_index(index: str) -> None:
