@@ -85,14 +85,15 @@ class SQLiteStore(SQLiteConnections):
 
     def close(self) -> None:
         """Finish the graphs being grown in the background (each is saved as its sidecar, so
-        the next open searches at once; ann/grower.py), then close the connections; afterwards
-        reads and writes raise BackendUnavailable. A graph that would not be saved
-        (``persist=False``) is dropped instead of finished."""
+        the next open searches at once; ann/grower.py) and the ``.kw`` files being rewritten
+        (keyword_leg.py), then close the connections; afterwards reads and writes raise
+        BackendUnavailable. A graph that would not be saved (``persist=False``) is dropped
+        instead of finished."""
         with self._grow_lock:
             self._closing = True
         for index in list(self._cache.values()):
             index.close_growing()
-        self._keywords.wait()  # a .kw file rebuilt in the background (keyword_leg.py)
+        self._keywords.wait()
         super().close()
 
     def _forget(self, cid: int) -> None:
