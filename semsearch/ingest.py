@@ -60,10 +60,11 @@ def write(
         progress: called after each embedding group.
     Returns:
         Record counts (added/updated/unchanged) and chunk counts (embedded/reused/pending/
-        failed); ``failed`` names each record a text of which the model could not embed.
-        An embedder that fails or changes its dimension mid-call stops the embedding: the
-        records are all written, the rest of their chunks stay pending (marked failed) and
-        ``errors`` says why; old vectors of unchanged chunks are kept.
+        failed, as ``stats()`` counts them); ``failed`` names each record a text of which the
+        model could not embed. An embedder that fails or changes its dimension mid-call stops
+        the embedding: the records are all written, the chunks it was given are marked failed
+        and those of later batches stay pending (both without a vector until ``reindex``),
+        and ``errors`` says why; old vectors of unchanged chunks are kept.
     """
     report = UpsertReport()
     embed_ok = embed
@@ -203,8 +204,8 @@ def embed_chunks(
     Returns:
         True when the embedder worked (poison texts aside). False when it failed or changed
         its dimension: the chunks not yet embedded are marked failed (still stored and
-        keyword-searchable), counted as pending, and the failure is appended to
-        ``report.errors``.
+        keyword-searchable, embedded by ``reindex``), counted in ``report.chunks_failed`` as
+        ``stats().failed`` counts them, and the failure is appended to ``report.errors``.
     """
     for start in range(0, len(pending), EMBED_GROUP):
         group = pending[start : start + EMBED_GROUP]
@@ -219,7 +220,7 @@ def embed_chunks(
         except (EmbedderUnavailable, DimensionMismatch) as exc:
             left = len(pending) - start
             coll.store.mark_failed(coll.name, [p.chunk_id for p in pending[start:]], exc.message)
-            report.chunks_pending += left
+            report.chunks_failed += left  # as the store counts them (stats().failed)
             report.errors.append(f"embedding failed, chunks left pending: {exc.message}")
             log.warning("embedding failed; %d chunks left pending: %s", left, exc)
             return False

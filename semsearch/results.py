@@ -191,11 +191,13 @@ class UpsertReport:
         added, updated, unchanged: records.
         chunks_embedded: chunks given a vector by this call.
         chunks_reused: chunks whose vector was reused by content hash.
-        chunks_pending: chunks left without a vector for later (``embed=False``, or the
-            embedder failed: see ``errors``); ``reindex`` embeds them.
-        chunks_failed: chunks whose text the model could not embed (NaN, Inf or a zero
-            vector) while the rest of the call was embedded; see ``failed``.
-        failed: ``{record id: why}`` for each record with such a chunk.
+        chunks_pending: chunks left without a vector and never tried (``embed=False``, or
+            after the embedder failed earlier in the call); ``reindex`` embeds them.
+        chunks_failed: chunks tried and left without a vector: texts the model could not
+            embed (NaN, Inf or a zero vector; see ``failed``), and the chunks an embedder
+            that failed or changed its dimension was given (see ``errors``). ``stats()``
+            counts both as ``pending`` and ``failed`` the same way; ``reindex`` retries them.
+        failed: ``{record id: why}`` for each record with a text the model could not embed.
         errors: why the embedder failed (an outage or a changed dimension), one line each.
     """
 

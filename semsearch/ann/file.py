@@ -38,7 +38,6 @@ from __future__ import annotations
 import glob
 import json
 import os
-import re
 import struct
 import time
 import uuid
@@ -49,7 +48,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from semsearch.processes import pid_alive
+from semsearch import atomic_file
 
 __all__ = [
     "Sidecar",
@@ -73,7 +72,6 @@ READABLE = (3, 4)
 _ALIGN = 64
 #: Arrays whose CRC-32 is stored and checked (all that format 3 writes).
 CHECKED = ("chunk_ids", "record_rowids", "alive")
-_TEMP = re.compile(r"\.tmp-(\d+)(?:-[0-9a-f]+)?$")
 
 
 class SidecarInvalid(Exception):
@@ -255,23 +253,13 @@ def remove_dead_temps(db_path: str, collection_id: int) -> int:
     A process killed while writing a graph or a ``.ann`` file leaves ``….tmp-<pid>``
     behind (at 1M vectors, gigabytes). A temporary file of a process that no longer runs on
     this machine can never be renamed into place, so it is removed; files of running
-    processes (this one included) are left alone.
+    processes (this one included) are left alone (see
+    :func:`semsearch.atomic_file.remove_dead_temps`).
 
     Returns:
         How many files were removed.
     """
-    removed = 0
-    prefix = f"{db_path}.c{int(collection_id)}."
-    for path in glob.glob(glob.escape(prefix) + "*.tmp-*"):
-        found = _TEMP.search(path)
-        if found is None or pid_alive(int(found.group(1))):
-            continue
-        try:
-            os.unlink(path)
-            removed += 1
-        except OSError:
-            pass
-    return removed
+    return atomic_file.remove_dead_temps(f"{db_path}.c{int(collection_id)}.")
 
 
 def remove_stale(

@@ -6,10 +6,16 @@ terms, newline-separated UTF-8: no FTS5 term holds whitespace), the arrays of
 :class:`~semsearch.bm25.postings.Postings`, and per record (in rowid order) its id
 (``names``: UTF-8 bytes cut at ``name_offsets`` int64[N + 1]) and its first chunk's id
 (``first_chunks`` int64[N], -1 for none). The header names the collection (id,
-created_at), the FTS5 tokenizer, the title weight, the snapshot it was built from (``stamp``,
-see bm25/sidecar.py, and ``seq``, its position in the record change log:
-stores/sqlite/record_changes.py, null for a file without the log) and a CRC-32 of every array,
-checked on every load.
+created_at), the FTS5 tokenizer, the title weight, the SQLite file it was built from (``file``:
+:func:`file_identity`), the snapshot it was built from (``stamp``, see bm25/sidecar.py, and
+``seq``, its position in the record change log: stores/sqlite/record_changes.py, null for a
+file without the log) and a CRC-32 of every array, checked on every load.
+
+The ``file`` identity ties a ``.kw`` file to the SQLite file it was built from: a copy of an
+index that took other writes reaches the same log positions with other text, so a ``.kw`` file
+put beside the wrong copy would otherwise be caught up from a log that does not describe it.
+A copy, a restore from a backup or a move to another file system makes the next search
+rebuild the file once.
 
 It is written to a temporary name and renamed into place, so a reader sees an old complete
 file or a new complete one. A missing, truncated, foreign or damaged file raises
@@ -19,6 +25,7 @@ file or a new complete one. A missing, truncated, foreign or damaged file raises
 from __future__ import annotations
 
 import json
+import os
 import zipfile
 import zlib
 from itertools import pairwise
@@ -32,6 +39,7 @@ from semsearch.bm25.postings import Postings
 
 __all__ = [
     "KeywordFileInvalid",
+    "file_identity",
     "keyword_path",
     "read_header",
     "read_postings",
@@ -53,6 +61,17 @@ class KeywordFileInvalid(Exception):
 def keyword_path(db_path: str, collection_id: int) -> str:
     """Path of a collection's ``.kw`` file next to the SQLite file."""
     return f"{db_path}.c{int(collection_id)}.kw"
+
+
+def file_identity(db_path: str) -> str | None:
+    """The SQLite file's identity on this machine, ``"<device>:<inode>"``, or None when it
+    cannot be read (no file yet, ``:memory:``). A copy of the file has another identity; the
+    file keeps its own while it is written, vacuumed or renamed within its file system."""
+    try:
+        st = os.stat(db_path)
+    except OSError:
+        return None
+    return f"{st.st_dev}:{st.st_ino}"
 
 
 def _crc(arr: NDArray[Any]) -> int:
@@ -121,15 +140,19 @@ def record_log_horizon(db_path: str, cid: int, top: int) -> int:
     """How far the record change log of collection ``cid`` may be pruned, given its last
     ``seq`` ``top``: the log position its ``.kw`` file was built at (never past ``top``), so any
     process can load the file and catch up from it; ``top`` when there is no usable file
-    (every reader rebuilds anyway). A :data:`~semsearch.stores.sqlite.changes.Horizon` once
-    ``db_path`` is bound (stores/sqlite/record_changes.py prunes with it)."""
+    (missing, damaged, or built from another copy of the index: every reader rebuilds anyway).
+    A :data:`~semsearch.stores.sqlite.changes.Horizon` once ``db_path`` is bound
+    (stores/sqlite/record_changes.py prunes with it)."""
     if db_path == ":memory:":
         return top
     try:
-        seq = read_header(keyword_path(db_path, cid)).get("seq")
+        header = read_header(keyword_path(db_path, cid))
     except KeywordFileInvalid:
         return top
-    return min(top, int(seq)) if isinstance(seq, int) else top
+    seq = header.get("seq")
+    if header.get("file") != file_identity(db_path) or not isinstance(seq, int):
+        return top
+    return min(top, seq)
 
 
 def read_postings(

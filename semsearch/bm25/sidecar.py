@@ -14,7 +14,9 @@ alone. ``trigram`` collections, CJK text and the substring scan stay with FTS5
 Guarantees, as the HNSW sidecar's (docs/ann.md):
 
 - SQLite stays the source of truth; the sidecar is a derived cache (``<db>.c<C>.kw``,
-  bm25/file.py), rebuilt when missing, truncated, damaged or stale.
+  bm25/file.py), rebuilt when missing, truncated, damaged, stale or built from another copy
+  of the index (its header names the SQLite file). Temporary files of a writer killed while
+  writing it are removed when a process first loads it and after every write.
 - Before every search the snapshot's *stamp* is read inside the search's read transaction:
   the collection's creation time plus a digest of the record-level FTS5 table's structure and
   averages records (``fts_rec_<C>_data`` rows 10 and 1; FTS5 rewrites both on every change to
@@ -44,9 +46,11 @@ from typing import Any
 
 import numpy as np
 
+from semsearch.atomic_file import remove_dead_temps
 from semsearch.bm25.delta import LivePostings, rank_clauses
 from semsearch.bm25.file import (
     KeywordFileInvalid,
+    file_identity,
     keyword_path,
     read_postings,
     write_postings,
@@ -121,6 +125,7 @@ class KeywordSidecar:
         self._snapshot: Snapshot | None = None
         self._lock = threading.Lock()
         self._building: threading.Thread | None = None
+        self._swept = not self.persist  # temporary files of killed writers removed once
         self.tokenizer = PieceTokenizer(tokenize)  # for searches, under the store's read lock
 
     @property
@@ -129,11 +134,14 @@ class KeywordSidecar:
         return keyword_path(self.db_path, self.cid)
 
     def _identity(self) -> dict[str, Any]:
+        """What a ``.kw`` file's header must hold to be this sidecar's (bm25/file.py): the
+        collection, its tokenizer and title weight, and the SQLite file's identity."""
         return {
             "collection_id": self.cid,
             "created_at": self.created_at,
             "tokenize": self.tokenize,
             "title_weight": TITLE_WEIGHT,
+            "file": file_identity(self.db_path),
         }
 
     def current(self, rows: Rows) -> Snapshot | None:
@@ -147,6 +155,9 @@ class KeywordSidecar:
             snap = self._snapshot
         if snap is not None and snap.stamp == stamp:
             return snap
+        if not self._swept:  # as the ANN cache does (ann/file.py)
+            self._swept = True
+            remove_dead_temps(self.path)
         seq = record_changes.position(rows, self.cid)
         found = self._catch_up(rows, snap, stamp, seq) if snap is not None else None
         if found is None and self.persist:
@@ -241,7 +252,9 @@ class KeywordSidecar:
         return stamp, seq, live, names, np.array(first, np.int64)
 
     def _start_build(self) -> None:
-        if self.db_path == ":memory:":  # one connection: no thread can read it
+        """Start a rebuild in a background thread unless one runs (none in memory: one
+        connection, which no thread can read)."""
+        if self.db_path == ":memory:":
             return
         with self._lock:
             if self._building is not None and self._building.is_alive():
@@ -251,8 +264,21 @@ class KeywordSidecar:
             )
             self._building.start()
 
+    def rebuild(self, wait: bool) -> None:
+        """Rebuild the arrays from the SQLite file and write the ``.kw`` file at the record
+        change log's current position, so the log can be pruned up to it (``semsearch
+        compact``, or a write past the pruning threshold). ``wait``: in this thread (after a
+        rebuild already running), else in the background. No-op in memory."""
+        if self.db_path == ":memory:":
+            return
+        if not wait:
+            self._start_build()
+            return
+        self.wait()
+        self._build_in_background()
+
     def wait(self, timeout: float | None = None) -> None:
-        """Wait for a running rebuild to finish (tests, benchmarks)."""
+        """Wait for a running rebuild to finish (``close()``, tests, benchmarks)."""
         thread = self._building
         if thread is not None:
             thread.join(timeout)
@@ -279,6 +305,7 @@ class KeywordSidecar:
                 try:
                     head = dict(self._identity(), stamp=snap.stamp, seq=snap.seq)
                     write_postings(self.path, head, snap.live.base, snap.names, snap.first)
+                    remove_dead_temps(self.path)
                 except OSError as exc:  # a read-only folder: keep it in memory
                     log.info("keyword sidecar not written (%s); kept in memory", exc)
             with self._lock:

@@ -42,10 +42,13 @@ __all__ = [
     "KeywordTokenizerOpt",
     "NewFolderOpt",
     "SentenceWindowsOpt",
+    "WatchNewFolderOpt",
     "cli_errors",
     "err_console",
+    "failed_note",
     "open_collection",
     "out",
+    "start_watch",
 ]
 
 # User text (record text, ids, queries, paths) prints verbatim: no emoji codes (":x:" stays
@@ -110,6 +113,42 @@ NewFolderOpt = Annotated[
         "notes are not re-embedded). Without it such a run is refused and nothing changes.",
     ),
 ]
+
+WatchNewFolderOpt = Annotated[
+    bool,
+    typer.Option(
+        "--new-folder",
+        help="With --watch: re-point a collection that holds another folder's notes at the "
+        "watched folder, as `semsearch index --new-folder` does. Without it such a start is "
+        "refused and nothing changes.",
+    ),
+]
+
+
+def start_watch(
+    folder: str | None,
+    location: str,
+    collection: str,
+    new_folder: bool,
+    echo: Callable[[str], None],
+) -> Any:
+    """``--watch FOLDER`` of ``serve`` and ``mcp``: a watcher thread on its own connection
+    (semsearch/sources/watch.py) started before the server, or None without a folder; each
+    line it reports goes to ``echo``.
+
+    Raises:
+        FolderMismatch: the collection holds another folder's notes and ``new_folder`` is
+            False (nothing is written).
+    """
+    if folder is None:
+        return None
+    from semsearch.sources.watch import watch_in_background
+
+    return watch_in_background(
+        location, folder, collection, embedder=os.environ.get(settings.ENV_MODEL), echo=echo,
+        new_folder=new_folder,
+    )  # fmt: skip
+
 
 #: Exit codes per error family (documented in docs/cli.md); a subclass takes its base's code and
 #: any other SemsearchError exits 1. 0 is success and 2 is a command-line usage error (typer's).
@@ -232,6 +271,12 @@ def _internal_error(exc: Exception) -> None:
     )
     more = "" if debug else f"; set {ENV_DEBUG}=1 to see the traceback"
     err_console.print(f"[bold]hint:[/] this is a bug in semsearch, please report it{more}")
+
+
+def failed_note(chunks_failed: int) -> str:
+    """``", failed N"`` for a run's summary line when N chunks were left failed (their text,
+    or the embedder, failed; ``stats`` counts them the same way), else ``""``."""
+    return f", failed {chunks_failed}" if chunks_failed else ""
 
 
 def require_index(index: str) -> None:

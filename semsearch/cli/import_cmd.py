@@ -15,6 +15,7 @@ from semsearch.cli.common import (
     SentenceWindowsOpt,
     cli_errors,
     err_console,
+    failed_note,
     out,
 )
 from semsearch.errors import SemsearchError
@@ -117,6 +118,6 @@ def import_records(
     out.print(
         f"records: {report.added} new, {report.updated} changed, {report.unchanged} unchanged"
         f"{gone}; chunks embedded: {report.chunks_embedded} (reused {report.chunks_reused}, "
-        f"pending {report.chunks_pending})"
+        f"pending {report.chunks_pending}{failed_note(report.chunks_failed)})"
     )
     db.close()

@@ -23,6 +23,7 @@ from semsearch.cli.common import (
     SentenceWindowsOpt,
     cli_errors,
     err_console,
+    failed_note,
     out,
 )
 from semsearch.errors import SemsearchError
@@ -85,7 +86,8 @@ def index(
         f"{report.removed} removed, {len(report.skipped)} skipped, "
         f"{len(report.warnings)} warnings; chunks embedded: {report.chunks_embedded} "
         f"(reused {report.chunks_reused}, "
-        f"pending {report.chunks_pending}); time: {report.seconds:.1f} s; health: {health.state}"
+        f"pending {report.chunks_pending}{failed_note(report.chunks_failed)}); "
+        f"time: {report.seconds:.1f} s; health: {health.state}"
     )
     db.close()
 

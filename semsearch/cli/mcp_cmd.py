@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import os
-from typing import Annotated, Any, Literal
+import sys
+from typing import Annotated, Literal
 
 import typer
 
 from semsearch import settings
-from semsearch.cli.common import CollectionOpt, KeywordTokenizerOpt, cli_errors
+from semsearch.cli.common import (
+    CollectionOpt,
+    KeywordTokenizerOpt,
+    WatchNewFolderOpt,
+    cli_errors,
+    start_watch,
+)
 from semsearch.cli.rerank_opts import RerankerOpt, RerankTopNOpt
 from semsearch.errors import SemsearchError
 
@@ -78,6 +85,7 @@ def mcp(
         str | None,
         typer.Option("--watch", help="Keep the collection in step with this markdown folder."),
     ] = None,
+    new_folder: WatchNewFolderOpt = False,
     reranker: RerankerOpt = None,
     rerank_top_n: RerankTopNOpt = None,
 ) -> None:
@@ -100,7 +108,10 @@ def mcp(
         reranker=reranker or None,
         rerank_top_n=rerank_top_n,
     )
-    watcher = _start_watch(watch, config.location, collection)  # semsearch/sources/watch.py
+    watcher = start_watch(  # its lines go to stderr: stdout carries the stdio protocol
+        watch, config.location, collection, new_folder,
+        lambda line: print(f"semsearch watch: {line}", file=sys.stderr),
+    )  # fmt: skip
     try:
         serve(
             config,
@@ -114,21 +125,3 @@ def mcp(
     finally:
         if watcher is not None:
             watcher.stop()
-
-
-def _start_watch(folder: str | None, location: str, collection: str) -> Any:
-    """`--watch`: a watcher thread on its own connection (issue 12), or None. Its lines go to
-    stderr (stdout carries the stdio protocol)."""
-    if folder is None:
-        return None
-    import sys
-
-    from semsearch.sources.watch import watch_in_background
-
-    return watch_in_background(
-        location,
-        folder,
-        collection,
-        embedder=os.environ.get(settings.ENV_MODEL),
-        echo=lambda line: print(f"semsearch watch: {line}", file=sys.stderr),
-    )

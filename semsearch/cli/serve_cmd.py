@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from semsearch import settings
-from semsearch.cli.common import cli_errors, err_console
+from semsearch.cli.common import WatchNewFolderOpt, cli_errors, err_console, start_watch
 from semsearch.cli.rerank_opts import RerankerOpt, RerankTopNOpt
 from semsearch.errors import BackendUnavailable
 
@@ -74,6 +74,7 @@ def serve(
             help="Keep the `notes` collection in step with this markdown folder while serving.",
         ),
     ] = None,
+    new_folder: WatchNewFolderOpt = False,
     allowed_host: Annotated[
         list[str] | None,
         typer.Option(
@@ -98,8 +99,8 @@ def serve(
             min=0,
             envvar="SEMSEARCH_RATE_LIMIT",
             show_envvar=True,
-            help="Requests per minute per API key (429 above it); 0 turns it off. "
-            "Default: 600 with API keys, off without.",
+            help="Requests per minute per API key (429 above it), at least one a day "
+            "(0.000694); 0 or inf turn it off. Default: 600 with API keys, off without.",
         ),
     ] = None,
     rate_burst: Annotated[
@@ -139,8 +140,11 @@ def serve(
         ENV_RATE_LIMIT,
         single_threaded_blas,
     )
+    from semsearch.server.http.rate import check_rate_limit
     from semsearch.server.http.state import Limits, ServerState
 
+    if rate_limit is not None:  # "inf" is no limit; under one a day is refused
+        rate_limit = check_rate_limit(rate_limit)
     check_location(location or index)  # never start on a location that cannot be an index
     from semsearch.rerank import resolve_reranker
 
@@ -164,9 +168,9 @@ def serve(
             os.environ[settings.ENV_RERANKER] = reranker
         if rerank_top_n is not None:
             os.environ[settings.ENV_RERANK_TOP_N] = str(rerank_top_n)
-        _serve_workers(location or index, keys_file, policy, port, workers, watch)
+        _serve_workers(location or index, keys_file, policy, port, workers, watch, new_folder)
         return
-    watcher = _start_watch(watch, location or index)  # semsearch/sources/watch.py
+    watcher = _start_watch(watch, location or index, new_folder)
     db = semsearch.connect(location or index)
     state = ServerState(
         db, keys, embedder=os.environ.get(settings.ENV_MODEL), limits=limits,
@@ -197,6 +201,7 @@ def _serve_workers(
     port: int,
     workers: int,
     watch: str | None,
+    new_folder: bool,
 ) -> None:
     """`--workers N`: N uvicorn processes, each opening the store itself (server/http/process.py);
     the Host policy reaches them through the environment."""
@@ -220,7 +225,7 @@ def _serve_workers(
     os.environ[ENV_ALLOWED_ORIGINS] = ",".join(policy.allowed_origins)
     if keys_file is not None:
         os.environ[ENV_API_KEYS_FILE] = keys_file
-    watcher = _start_watch(watch, location)
+    watcher = _start_watch(watch, location, new_folder)
     err_console.print(f"semsearch serving {location} on http://{host}:{port} ({workers} workers)")
     try:
         _run(
@@ -279,16 +284,9 @@ def _run(start: Any) -> None:
         ) from None
 
 
-def _start_watch(folder: str | None, location: str) -> Any:
+def _start_watch(folder: str | None, location: str, new_folder: bool) -> Any:
     """`--watch`: a watcher thread on its own connection (issue 12), or None."""
-    if folder is None:
-        return None
-    from semsearch.sources.watch import watch_in_background
-
-    return watch_in_background(
-        location,
-        folder,
-        settings.DEFAULT_COLLECTION,
-        embedder=os.environ.get(settings.ENV_MODEL),
-        echo=lambda line: err_console.print(f"watch: {line}"),
-    )
+    return start_watch(
+        folder, location, settings.DEFAULT_COLLECTION, new_folder,
+        lambda line: err_console.print(f"watch: {line}"),
+    )  # fmt: skip

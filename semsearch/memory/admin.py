@@ -10,13 +10,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from semsearch.collection import Collection
+from semsearch.embedders.base import Embedder
 from semsearch.embedders.query_cache import uncached
 from semsearch.errors import EmbedderUnavailable, SemsearchError
 from semsearch.filters import parse_filter
 from semsearch.memory.types import BackfillReport, ComponentHealth, MemoryHealth, MemoryStats
 from semsearch.worker import EmbeddingWorker
 
-__all__ = ["backfill", "memory_health", "memory_stats", "pending_count"]
+__all__ = ["backfill", "memory_health", "memory_stats", "pending_count", "probe_embedder"]
 
 #: Records read per page when counting conversations and topics.
 STATS_PAGE = 5000
@@ -49,28 +50,45 @@ def memory_stats(collection: Collection, where: Mapping[str, Any] | None) -> Mem
     )  # fmt: skip
 
 
-def memory_health(collection: Collection, worker: EmbeddingWorker | None) -> MemoryHealth:
-    """Probe the store with a count and the embedder with one short text; never raises."""
-    pending = 0
+def memory_health(
+    collection: Collection, worker: EmbeddingWorker | None, where: Mapping[str, Any] | None = None
+) -> MemoryHealth:
+    """Probe the store with the chunk counts of the messages matching ``where`` (None: all),
+    the embedder with one short text, and report the worker's state; never raises. Pending and
+    failed chunks are counted apart, as :func:`memory_stats` counts them."""
+    pending = failed = 0
     try:
-        s = collection.store.stats(collection.name)
-        pending = s.pending + s.failed
+        ast = parse_filter(where, collection.schema)
+        s = (
+            collection.store.stats(collection.name, ast)
+            if ast
+            else collection.store.stats(collection.name)
+        )
+        pending, failed = s.pending, s.failed
         store = ComponentHealth(
-            True, f"{s.records} messages in collection {collection.name!r}, {pending} pending"
+            True,
+            f"{s.records} messages in collection {collection.name!r}, {pending} pending, "
+            f"{failed} failed",
         )
     except SemsearchError as exc:
         store = ComponentHealth(False, exc.message)
     except Exception as exc:  # a driver error must not escape a health probe
         store = ComponentHealth(False, f"{type(exc).__name__}: {exc}")
-    try:
-        vector = uncached(collection.embedder).embed_query("health check")  # probe the model
-        embedder = ComponentHealth(True, f"{collection.model_id} ({vector.shape[0]}-d)")
-    except SemsearchError as exc:
-        embedder = ComponentHealth(False, exc.message)
-    except Exception as exc:
-        embedder = ComponentHealth(False, f"{type(exc).__name__}: {exc}")
+    embedder = probe_embedder(collection.embedder, collection.model_id)
     status = worker.status(collection.name) if worker is not None else None
-    return MemoryHealth(store.ok and embedder.ok, store, embedder, status, pending)
+    return MemoryHealth(store.ok and embedder.ok, store, embedder, status, pending, failed)
+
+
+def probe_embedder(embedder: Embedder, model_id: str) -> ComponentHealth:
+    """Embed one short text with ``embedder`` (past any query cache); never raises: a failure
+    is reported with its message."""
+    try:
+        vector = uncached(embedder).embed_query("health check")
+        return ComponentHealth(True, f"{model_id} ({vector.shape[0]}-d)")
+    except SemsearchError as exc:
+        return ComponentHealth(False, exc.message)
+    except Exception as exc:
+        return ComponentHealth(False, f"{type(exc).__name__}: {exc}")
 
 
 def pending_count(collection: Collection, where: Mapping[str, Any] | None) -> int:

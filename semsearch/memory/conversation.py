@@ -312,10 +312,16 @@ class ConversationMemory:
         user or for everyone. Reads every message's fields in the scope: O(messages)."""
         return memory_stats(self.collection, maintenance_scope(user_id, None))
 
-    def health(self) -> MemoryHealth:
-        """Probe the store (a count) and the embedder (embeds a short text), and report the
-        worker's state. Never raises: failures are reported."""
-        return memory_health(self.collection, self.worker)
+    def health(self, user_id: str | None = None) -> MemoryHealth:
+        """Probe the store (the chunk counts of one user's messages, or everyone's), the
+        embedder (embeds a short text), and report the worker's state. Pending and failed
+        chunks are counted apart, as :meth:`stats` counts them. Never raises: failures are
+        reported.
+
+        Raises:
+            InvalidQuery: a bad ``user_id`` (before any probe).
+        """
+        return memory_health(self.collection, self.worker, maintenance_scope(user_id, None))
 
     def wait_idle(self, timeout: float = 30.0) -> bool:
         """Block until the background worker has nothing queued or running (True), or until

@@ -181,7 +181,10 @@ class MemoryHealth:
         store: the store answered a count.
         embedder: the embedder embedded a probe text.
         worker: the background worker's state, or None without one.
-        pending: chunks waiting for a vector (pending + failed).
+        pending: chunks never tried yet, as ``stats().pending`` counts them.
+        failed: chunks whose embedding failed (an outage, or a text the model cannot embed),
+            as ``stats().failed`` counts them; ``backfill`` or the worker's next batch retries
+            them.
     """
 
     ok: bool
@@ -189,6 +192,7 @@ class MemoryHealth:
     embedder: ComponentHealth
     worker: WorkerStatus | None
     pending: int
+    failed: int = 0
 
 
 Provenance = Literal["recent", "semantic", "query"]

@@ -3,7 +3,8 @@
 
 A web page the user visits can make its own domain resolve to 127.0.0.1 and then send requests
 to a local server; the browser then sends that domain as ``Host``. So the servers answer only
-Host names they know: the loopback names (``127.0.0.1``, ``localhost``, ``[::1]``, any port),
+Host names they know (a Host is read as RFC 9110 reads it: a name or IP literal and an optional
+numeric port, nothing else): the loopback names (``127.0.0.1``, ``localhost``, ``[::1]``, any port),
 the address they are bound to when it is a specific one, and the names given with
 ``--allowed-host`` or ``SEMSEARCH_ALLOWED_HOSTS`` (comma-separated; ``*.example.com`` matches
 subdomains, ``*`` any name, as Starlette's ``TrustedHostMiddleware`` takes them). Any other Host
@@ -12,19 +13,22 @@ OPTIONS) whose ``Origin`` is not ``http(s)://`` one of those hosts, nor one give
 ``--allow-origin`` / ``SEMSEARCH_ALLOWED_ORIGINS``, gets **403** ``forbidden_origin``; requests
 without an ``Origin`` (curl, scripts, agents) are not affected. An Origin on a loopback name (or
 the bound address) must also have the server's own port: another local server's page is another
-origin. Both answers use the HTTP API's error shape ``{error, message, hint}``. Every answer
+origin. Both answers use the HTTP API's error shape ``{error, message, hint}`` (OpenAI's under
+``/v1/``: server/error_shape.py). Every answer
 carries :data:`NO_FRAMING`, so no other site can show the pages in a frame.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import json
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
+
+from semsearch.server.error_shape import send_error
 
 __all__ = [
     "ENV_ALLOWED_HOSTS",
@@ -58,14 +62,36 @@ def names_from_env(given: Iterable[str] = (), env: str = ENV_ALLOWED_HOSTS) -> t
     return tuple(n.strip() for n in names if n.strip())
 
 
+#: RFC 3986 ``reg-name`` (and so an IPv4 address), lower-cased: unreserved characters,
+#: percent-encodings and sub-delims; never ``@``, ``/``, ``:`` or whitespace.
+_REG_NAME = re.compile(r"[a-z0-9\-._~%!$&'()*+,;=]+")
+#: What may follow the name: nothing, or ``:`` and ASCII digits (RFC 3986 ``port = *DIGIT``).
+_PORT = re.compile(r"(?::[0-9]*)?")
+
+
 def _host_name(host: str) -> str:
-    """The name of a ``Host`` value without its port, lower-cased; IPv6 without brackets."""
+    """The name of a ``Host`` value as RFC 9110 (section 7.2) reads it, ``uri-host [":" port]``
+    with ``port = *DIGIT``: a registered name or IPv4 address, or an IPv6 literal in brackets
+    (returned without them), lower-cased; "" for anything else (``127.0.0.1:80@evil.example``,
+    ``localhost:abc``). A bare IPv6 address without a port (``::1``) is also taken."""
     host = host.strip().lower()
-    if host.startswith("["):  # "[::1]" or "[::1]:8000"; anything else after "]" is no name
+    if host.startswith("["):  # "[::1]" or "[::1]:8000"
         name, bracket, rest = host[1:].partition("]")
-        port_only = rest == "" or (rest[:1] == ":" and rest[1:].isdigit())
-        return name if bracket and port_only else ""
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+        return name if bracket and _PORT.fullmatch(rest) and _is_ipv6(name) else ""
+    if host.count(":") > 1:
+        return host if _is_ipv6(host) else ""
+    name = host.partition(":")[0]
+    ok = _REG_NAME.fullmatch(name) and _PORT.fullmatch(host[len(name) :])
+    return name if ok else ""
+
+
+def _pattern_name(pattern: str) -> str:
+    """An ``--allowed-host`` name or the bound address without a port, lower-cased (``*``
+    and ``*.domain`` kept); IPv6 without brackets."""
+    pattern = pattern.strip().lower()
+    if pattern.startswith("["):
+        return pattern[1:].partition("]")[0]
+    return pattern.rsplit(":", 1)[0] if pattern.count(":") == 1 else pattern
 
 
 def _port(netloc: str, scheme: str) -> int | None:
@@ -114,7 +140,7 @@ class HostPolicy:
         if self._local(name):
             return True
         for allowed in self.allowed_hosts:
-            pattern = _host_name(allowed)
+            pattern = _pattern_name(allowed)
             if pattern == "*" or pattern == name:
                 return True
             if pattern.startswith("*.") and name.endswith(pattern[1:]):
@@ -145,7 +171,7 @@ class HostPolicy:
         """True for a loopback name or the specific address the server is bound to."""
         if name in LOOPBACK_NAMES or _is_loopback_ip(name):
             return True
-        return self.bind not in _WILDCARD_BINDS and name == _host_name(self.bind)
+        return self.bind not in _WILDCARD_BINDS and name == _pattern_name(self.bind)
 
     def refusal(self, method: str, headers: dict[bytes, bytes]) -> tuple[int, str, str, str] | None:
         """(status, code, message, hint) when a request must be refused, else None."""
@@ -169,6 +195,14 @@ class HostPolicy:
                     f"ORIGIN or {ENV_ALLOWED_ORIGINS}",
                 )  # fmt: skip
         return None
+
+
+def _is_ipv6(name: str) -> bool:
+    try:
+        ipaddress.IPv6Address(name)
+    except ValueError:
+        return False
+    return True
 
 
 def _is_loopback_ip(name: str) -> bool:
@@ -197,7 +231,7 @@ class HostGuard:
         headers = dict(scope.get("headers") or [])
         refused = self.policy.refusal(scope.get("method", "GET"), headers)
         if refused is not None:
-            await _send_error(send, *refused)
+            await send_error(send, scope, *refused)
             return
 
         async def send_unframeable(message: Any) -> None:
@@ -206,18 +240,3 @@ class HostGuard:
             await send(message)
 
         await self.app(scope, receive, send_unframeable)
-
-
-async def _send_error(send: Any, status: int, code: str, message: str, hint: str) -> None:
-    body = json.dumps({"error": code, "message": message, "hint": hint}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})

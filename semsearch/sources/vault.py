@@ -97,6 +97,9 @@ class SyncReport:
     that could not be read (an I/O error, not UTF-8) are in ``skipped`` only: failures.
     ``warnings`` lists (relative path, reason) of files indexed but probably not as meant, e.g.
     front matter opened with ``---`` and never closed (the whole file is indexed as body).
+    ``vanished`` lists the relative paths the scan found and that were gone when their turn to
+    be read came (renamed or deleted during the sync): removed like any other missing file, and
+    not failures (a renamed note's new name is found by the next sync).
     """
 
     new: int = 0
@@ -115,8 +118,9 @@ class SyncReport:
     #: (relative path, why) of notes stored (keyword-searchable) whose text the model could
     #: not embed (NaN, Inf or a zero vector); the other notes are embedded.
     failed: list[tuple[str, str]] = field(default_factory=list)
-    #: chunks of those notes left failed
+    #: chunks left failed: those notes', and the chunks an embedder that failed was given
     chunks_failed: int = 0
+    vanished: list[str] = field(default_factory=list)
 
     def add_upsert(self, result: UpsertReport) -> None:
         """Count one upsert's records and chunks (all but ``chunks_reused`` and ``errors``,
@@ -277,9 +281,10 @@ def index_folder(
     """Bring ``collection`` in step with the markdown files and PDFs under ``root``.
 
     New files are added, changed ones replaced (unchanged chunks keep their vectors), files no
-    longer present (or now excluded) are removed from every search path. A file that is not
-    valid UTF-8 or cannot be read, and a PDF with no text layer, encrypted or broken, is
-    reported in ``skipped`` (and not stored) and the run goes on. A run that completes stores
+    longer present (or now excluded) are removed from every search path, as are files that
+    vanish while the sync runs (renamed or deleted after the scan: ``vanished``, not a
+    failure). A file that is not valid UTF-8 or cannot be read, and a PDF with no text layer,
+    encrypted or broken, is reported in ``skipped`` (and not stored) and the run goes on. A run that completes stores
     ``root`` (resolved) as the collection's folder (see :mod:`semsearch.sources.folder_guard`).
 
     Args:
@@ -313,7 +318,7 @@ def index_folder(
         report.errors += result.errors
         if progress is not None:
             progress(offset + len(batch), len(paths))
-    kept = set(paths) - {rel for rel, _ in report.skipped}
+    kept = set(paths) - {rel for rel, _ in report.skipped} - set(report.vanished)
     existing = collection.ids()
     gone = [i for i in existing if i not in kept]
     if existing and not kept:
@@ -343,6 +348,8 @@ def _try_read(root: Path, rel: str, report: SyncReport) -> dict[str, Any] | None
         report.skip(rel, exc.reason, by_policy=True)
     except UnicodeDecodeError:
         report.skipped.append((rel, "not valid UTF-8"))
+    except (FileNotFoundError, NotADirectoryError):  # renamed or deleted since the scan
+        report.vanished.append(rel)
     except OSError as exc:
         report.skipped.append((rel, f"cannot be read: {exc.strerror or exc}"))
     return None

@@ -332,15 +332,20 @@ def watch_in_background(
     embedder: str | None = None,
     exclude: Sequence[str] = (),
     echo: Callable[[str], None] | None = None,
+    new_folder: bool = False,
 ) -> FolderWatcher:
     """Start a watcher thread with its own connection to ``location`` (what ``--watch`` runs).
 
     The collection (and for SQLite the index file) is created before this returns, so a
     server that connects afterwards sees it; the first sync then runs in the thread.
-    :meth:`FolderWatcher.stop` stops the thread and closes the connection.
+    :meth:`FolderWatcher.stop` stops the thread and closes the connection. ``new_folder``:
+    re-point a collection that holds another folder's notes at ``root`` (see
+    :class:`FolderWatcher`).
 
     Raises:
         SemsearchError: ``root`` is not a folder, or the location cannot be opened.
+        FolderMismatch: the collection holds another folder's notes and ``new_folder`` is
+            False (nothing is written).
     """
     import semsearch
     from semsearch.sources.vault import VAULT_SCHEMA
@@ -348,7 +353,7 @@ def watch_in_background(
     db = semsearch.connect(location)
     try:
         coll = db.collection(collection, schema=VAULT_SCHEMA, embedder=embedder)
-        watcher = FolderWatcher(coll, root, exclude=exclude, echo=echo)
+        watcher = FolderWatcher(coll, root, exclude=exclude, echo=echo, new_folder=new_folder)
     except BaseException:
         db.close()
         raise

@@ -116,7 +116,8 @@ async def test_async_outage_keeps_records_pending_and_reindex_recovers(adb) -> N
     down = FakeEmbedder(32, fail=True)
     coll = await adb.collection("spells", schema=SCHEMA, embedder=down)
     report = await coll.upsert(RECORDS)
-    assert (report.added, report.chunks_pending) == (7, 7) and report.errors
+    assert (report.added, report.chunks_pending, report.chunks_failed) == (7, 0, 7)
+    assert report.errors
     down.fail = False
     assert (await coll.reindex()).chunks_embedded == 7
     stats = await coll.stats()

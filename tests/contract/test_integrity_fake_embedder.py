@@ -134,9 +134,11 @@ class ShiftingEmbedder(FakeEmbedder):
         return np.ones((len(texts), width)) + np.arange(width) * 0.01 * len(texts[0])
 
 
-@pytest.mark.parametrize(("declared", "embedded"), [(False, 0), (True, 216)])
+@pytest.mark.parametrize(
+    ("declared", "embedded", "pending", "failed"), [(False, 0, 44, 216), (True, 216, 0, 44)]
+)
 def test_dimension_change_mid_upsert_reports_and_keeps_old_vectors_fake_embedder(
-    database: semsearch.Database, declared: bool, embedded: int
+    database: semsearch.Database, declared: bool, embedded: int, pending: int, failed: int
 ) -> None:
     emb = ShiftingEmbedder(declared)
     coll = database.collection("docs", embedder=emb)
@@ -144,19 +146,39 @@ def test_dimension_change_mid_upsert_reports_and_keeps_old_vectors_fake_embedder
     assert coll.upsert(first).chunks_embedded == 300
     # 40 records unchanged, 260 rewritten: the first write transaction (256 records) holds
     # 216 changed ones, embedded as one group; the second holds the other 44.
-    # declared=False: the first group fails at its second batch (nothing of it is stored);
-    # declared=True: the first group is stored, the second group fails.
+    # declared=False: the first group fails at its second batch (nothing of it is stored, its
+    # 216 chunks are marked failed) and the second group is never tried (44 stay pending);
+    # declared=True: the first group is stored, the second group fails (44 marked failed).
     second = first[:40] + [{"id": r["id"], "text": "second " + r["text"]} for r in first[40:]]
     emb.armed = True
     report = coll.upsert(second)  # before the fix: DimensionMismatch, half applied
     assert (report.unchanged, report.updated, report.chunks_embedded) == (40, 260, embedded)
-    assert report.chunks_pending == 260 - embedded
+    assert (report.chunks_pending, report.chunks_failed) == (pending, failed)
     assert any("16" in e for e in report.errors)
     stats = coll.stats()
     assert stats.records == 300 and stats.embedded == 40 + embedded
-    assert stats.pending + stats.failed == 260 - embedded
+    assert (stats.pending, stats.failed) == (pending, failed)  # the report agrees (issue 46)
     assert coll.get("d299")[0].text == "second first text 299"  # every record written
     assert coll.vectors(["d000"])["d000"][0] is not None  # old vector of an unchanged chunk
+
+
+def test_the_report_of_a_dimension_change_agrees_with_stats_fake_embedder(
+    database: semsearch.Database,
+) -> None:
+    """Issue 46, item 19: 300 new records whose embedder turned 16-d: the first group of 256 is
+    tried and marked failed, the other 44 are never tried. The report said 300 pending and 0
+    failed while ``stats()`` said 44 pending and 256 failed."""
+    emb = ShiftingEmbedder(declared=False)
+    coll = database.collection("docs", embedder=emb)
+    assert coll.upsert([{"id": "seed", "text": "fixes the dimension at 32"}]).chunks_embedded == 1
+    emb.armed = True  # from its next call's second batch on, 16-d vectors
+    report = coll.upsert([{"id": f"n{i:03d}", "text": f"new text {i}"} for i in range(300)])
+    assert (report.added, report.chunks_embedded) == (300, 0)
+    assert (report.chunks_pending, report.chunks_failed) == (44, 256)
+    stats = coll.stats()
+    assert (stats.pending, stats.failed) == (44, 256)
+    assert report.failed == {}  # no text failed alone: the embedder did (see errors)
+    assert any("16" in e for e in report.errors)
 
 
 def test_rerun_upsert_embeds_chunks_left_pending_fake_embedder(

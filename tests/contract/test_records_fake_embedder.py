@@ -131,8 +131,8 @@ def test_embedder_outage_keeps_records_pending_and_reindex_recovers(database) ->
     down = FakeEmbedder(32, fail=True)
     coll = database.collection("spells", schema=SCHEMA, embedder=down)
     report = coll.upsert(RECORDS)
-    assert report.added == 7 and report.chunks_pending == 7 and report.errors
-    assert coll.stats().failed == 7
+    assert report.added == 7 and report.chunks_failed == 7 and report.errors
+    assert (coll.stats().pending, coll.stats().failed) == (report.chunks_pending, 7) == (0, 7)
     assert coll.search("ward", mode="keyword").ids == ["alarm"]
     down.fail = False
     assert coll.reindex().chunks_embedded == 7

@@ -189,6 +189,30 @@ def test_a_bracketed_host_with_anything_but_a_port_after_it_is_refused(host: str
     assert HostPolicy().host_allowed(host) is False
 
 
+@pytest.mark.parametrize(
+    "host", ["127.0.0.1:8000@evil.example", "localhost:abc", "localhost:80:80",
+             "localhost:8000/evil", "user@localhost", "local host", "localhost:8000 x",
+             "[evil.example]", "[evil.example]:8000", "127.0.0.1:8000#evil", ":8000",
+             "localhost:\u00b2"],
+)  # fmt: skip
+def test_a_host_that_is_not_a_name_and_an_optional_numeric_port_is_refused(host: str) -> None:
+    """RFC 9110 section 7.2: ``Host = uri-host [ ":" port ]``, ``port = *DIGIT`` (issue 46,
+    item 8): anything else after the name is no port, and a name holds no ``@`` or ``/``."""
+    assert HostPolicy(("notes.lan",)).host_allowed(host) is False
+
+
+@pytest.mark.parametrize("host", ["localhost:", "LOCALHOST:8000", " localhost:8000 ", "[::1]:"])
+def test_a_name_with_an_empty_or_numeric_port_is_a_host(host: str) -> None:
+    assert HostPolicy().host_allowed(host) is True
+
+
+def test_serve_refuses_a_loopback_name_followed_by_userinfo_or_a_bad_port(serve: int) -> None:
+    for host in (f"127.0.0.1:{serve}@evil.example", "localhost:abc"):
+        status, body = request(serve, "POST", "/collections/notes/search", {"Host": host}, SEARCH)
+        assert status == 421 and body["error"] == "misdirected_request", (host, body)
+        assert SECRET not in json.dumps(body)
+
+
 @pytest.fixture(scope="module")
 def mcp(index: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     port = _free_port()

@@ -103,3 +103,54 @@ def test_same_keys_rate_limit_and_host_guard(make_client) -> None:
         "/v1/embeddings", json=body, headers={**auth(READ_KEY), "Host": "evil.example"}
     )
     assert rebinding.status_code == 421
+
+
+def assert_openai_shape(response, status: int, code: str) -> None:  # type: ignore[no-untyped-def]
+    """OpenAI's error shape: one ``error`` object with ``message``, ``type`` and ``code``."""
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert set(body) == {"error"}, body
+    error = body["error"]
+    assert {"message", "type", "code"} <= set(error), error
+    assert error["code"] == code and error["type"] == code and error["message"]
+
+
+def test_every_error_status_of_the_route_takes_openai_shape(make_client) -> None:
+    """Issue 46, item 9: the guard (421, 403) and the body limit (413) answer before any route
+    handler, and used to answer in the house shape ``{error, message, hint}``."""
+    test_client, _ = make_client(
+        keys=KEYS, embedder=FakeEmbedder(dim=32),
+        limits=Limits(max_body_bytes=200, rate_per_minute=60, rate_burst=8),
+    )  # fmt: skip
+    body = {"input": "hi", "model": "fake:32"}
+    key = auth(READ_KEY)
+    post = test_client.post
+    assert_openai_shape(post("/v1/embeddings", json=body), 401, "unauthorized")
+    assert_openai_shape(post("/v1/embeddings", json=body, headers={**key, "Host": "evil.example"}),
+                        421, "misdirected_request")  # fmt: skip
+    assert_openai_shape(post("/v1/embeddings", json=body,
+                             headers={**key, "Origin": "http://evil.example"}),
+                        403, "forbidden_origin")  # fmt: skip
+    big = {"input": "x" * 300, "model": "fake:32"}
+    assert_openai_shape(post("/v1/embeddings", json=big, headers=key), 413, "payload_too_large")
+    chunked = post("/v1/embeddings", content=iter([b'{"input": "', b"x" * 300, b'"}']),
+                   headers={**key, "Content-Type": "application/json"})  # fmt: skip
+    assert_openai_shape(chunked, 413, "payload_too_large")
+    assert_openai_shape(test_client.get("/v1/embeddings", headers=key), 405,
+                        "method_not_allowed")  # fmt: skip
+    assert_openai_shape(post("/v1/embeddings", json={"input": "hi"}, headers=key), 422,
+                        "validation_error")  # fmt: skip
+    for _ in range(8):
+        post("/v1/embeddings", json=body, headers=key)
+    assert_openai_shape(post("/v1/embeddings", json=body, headers=key), 429, "rate_limited")
+    assert test_client.get("/health", headers={"Host": "evil.example"}).json()["error"] == (
+        "misdirected_request"
+    )  # other routes keep the house shape
+
+
+def test_the_openai_client_reads_the_guards_message(make_client) -> None:
+    test_client, _ = make_client(embedder=FakeEmbedder(dim=32), limits=Limits(max_body_bytes=200))
+    with pytest.raises(openai.APIStatusError) as err:
+        client_for(test_client).embeddings.create(input="x" * 300, model="fake:32")
+    assert err.value.status_code == 413
+    assert "larger than 200 bytes" in err.value.message

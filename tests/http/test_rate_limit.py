@@ -17,6 +17,7 @@ import urllib.request
 
 import pytest
 
+from semsearch.errors import InvalidQuery
 from semsearch.server.http.rate import RateLimiter, TokenBucket
 from semsearch.server.http.state import Limits
 from tests.http.conftest import ADMIN_KEY, KEYS, READ_KEY, WRITE_KEY, auth
@@ -51,7 +52,7 @@ def test_limiter_keeps_one_bucket_per_caller_and_zero_is_off() -> None:
     assert limiter.retry_after("b") == 0.0  # another key has its own bucket
     off = RateLimiter(per_minute=0)
     assert not off.enabled and all(off.retry_after("a") == 0.0 for _ in range(1000))
-    with pytest.raises(ValueError):
+    with pytest.raises(InvalidQuery):  # a SemsearchError with a hint (issue 46)
         RateLimiter(per_minute=-1)
 
 
@@ -133,6 +134,75 @@ def test_serve_takes_the_limit_from_its_options_over_a_real_socket(tmp_path) -> 
                 assert json.loads(exc.read())["error"] == "rate_limited"
         assert statuses == [200, 200, 429]
         assert retry == "10"  # 6 per minute: one request per 10 s
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+# -- issue 46, item 7: "inf", tiny limits, and Retry-After ------------------------------------
+
+
+def test_an_infinite_limit_means_no_limit_and_tiny_ones_are_refused() -> None:
+    unlimited = RateLimiter(per_minute=float("inf"), burst=1)
+    assert not unlimited.enabled and all(unlimited.retry_after("a") == 0.0 for _ in range(100))
+    for bad in (1e-9, float("nan"), -1.0):
+        with pytest.raises(InvalidQuery) as err:
+            RateLimiter(per_minute=bad)
+        assert err.value.hint and "one a day" in err.value.hint
+    daily = RateLimiter(per_minute=1 / 1440, burst=1)  # the smallest limit taken: one a day
+    assert daily.enabled
+
+
+def test_retry_after_at_one_request_a_day_is_one_day(make_client) -> None:
+    client, _ = make_client(limits=Limits(rate_per_minute=1 / 1440, rate_burst=1))
+    client.post("/collections", json={"name": "notes"})  # takes the day's one request
+    refused = _search(client)
+    assert refused.status_code == 429
+    assert refused.headers["Retry-After"] == "86400"
+    assert "0.000694444 per minute" in refused.json()["message"]
+
+
+@pytest.mark.parametrize("value", ["1e-9", "0.0001"])
+def test_serve_refuses_a_limit_under_one_a_day_with_a_hint(tmp_path, value: str) -> None:
+    import subprocess
+
+    from tests.http.test_serve_cli import _env, _serve
+    from tests.web.conftest import free_port
+
+    index = tmp_path / "x.embed.db"
+    proc = _serve("--index", str(index), "--port", str(free_port()), "--rate-limit", value,
+                  env=_env())  # fmt: skip
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:  # it served with that limit
+        proc.kill()
+        proc.communicate()
+        raise AssertionError(f"serve started with --rate-limit {value}") from None
+    assert proc.returncode == 4, err  # bad input (docs/cli.md), not 70 "a bug"
+    assert "rate limit" in err and "one a day" in err
+    assert "internal error" not in err and "Traceback" not in err
+    assert not index.exists()
+
+
+def test_serve_takes_inf_from_the_environment_as_no_limit(tmp_path) -> None:
+    from tests.http.test_host_origin import _free_port, _start
+
+    keys = tmp_path / "keys"
+    keys.write_text(f"{READ_KEY}:read\n")
+    os.chmod(keys, 0o600)
+    port = _free_port()
+    proc = _start(["serve", "--index", str(tmp_path / "r.embed.db"), "--keys-file", str(keys),
+                   "--rate-burst", "1"], port, tmp_path / "log.txt",
+                  SEMSEARCH_RATE_LIMIT="inf")  # fmt: skip
+    try:
+        statuses = []
+        for _ in range(5):  # a limit would refuse all but the first (bursts of 1)
+            request = urllib.request.Request(
+                f"http://127.0.0.1:{port}/collections", headers={"X-API-Key": READ_KEY}
+            )
+            with urllib.request.urlopen(request, timeout=30) as response:
+                statuses.append(response.status)
+        assert statuses == [200] * 5
     finally:
         proc.terminate()
         proc.wait(timeout=30)

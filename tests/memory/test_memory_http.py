@@ -145,3 +145,36 @@ def test_created_at_accepts_iso_8601_and_posix_seconds(client):
         assert r.json()["created_at"] == "1971-01-01T00:00:00.500000+00:00"
     body["created_at"] = True  # a JSON boolean is no time
     assert post(client, ALICE, "/memory/messages", body).status_code == 422
+
+
+def test_memory_health_probes_store_embedder_and_worker_over_http_fake_embedder(make_client):
+    """Issue 46, item 10: ``GET /memory/health`` (404 before) probes the store, the embedder and
+    the worker as ``ConversationMemory.health()`` does, with the caller's counts as
+    ``/memory/stats`` gives them."""
+    from semsearch.embedders.fake import FakeEmbedder
+
+    embedder = FakeEmbedder(32)
+    client, state = make_client(keys=KEYS, embedder=embedder)
+    empty = client.get("/memory/health", headers=auth(ALICE))
+    assert empty.status_code == 200, empty.text  # before any message: the embedder is probed
+    assert empty.json()["ok"] is True and empty.json()["embedder"]["ok"] is True
+    assert (empty.json()["pending"], empty.json()["failed"]) == (0, 0)
+    remember(client, BOB, "c1", "bob's message")  # another caller's: never counted for Alice
+    assert state.worker.wait_idle(10)
+    embedder.fail = True
+    remember(client, ALICE, "c1", "said during the outage")
+    assert state.worker.wait_idle(10)  # tried, retried, gave up: the chunk is marked failed
+    health = client.get("/memory/health", headers=auth(ALICE)).json()
+    stats = client.get("/memory/stats", headers=auth(ALICE)).json()
+    assert (stats["messages"], stats["pending"], stats["failed"]) == (1, 0, 1)
+    assert (health["pending"], health["failed"]) == (stats["pending"], stats["failed"])
+    assert health["ok"] is False and health["store"]["ok"] is True
+    assert health["embedder"]["ok"] is False and "switched off" in health["embedder"]["detail"]
+    assert (
+        "1 messages" in health["store"]["detail"]
+        and "0 pending, 1 failed" in (health["store"]["detail"])
+    )
+    assert health["worker"]["failures"] >= 1 and health["worker"]["last_error"]
+    assert client.get("/memory/health").status_code == 401  # needs a key, as every /memory route
+    embedder.fail = False
+    assert client.get("/memory/health", headers=auth(READER)).json()["ok"] is True

@@ -187,3 +187,25 @@ def test_add_message_never_raises_when_the_embedder_is_down_with_fake_embedder(t
     assert memory.stats().embedded == 11
     memory.close()
     worker.stop()
+
+
+def test_health_counts_pending_and_failed_as_stats_does_with_fake_embedder(tmp_path: Path):
+    """Issue 46, item 10: during an outage health said "1 pending" while stats said 0 pending
+    and 1 failed (health added the two)."""
+    embedder = FakeEmbedder(32, fail=True)
+    worker = EmbeddingWorker(attempts=1, backoff=0.01, max_backoff=0.02)
+    worker.start()
+    memory = ConversationMemory(str(tmp_path / "m.embed.db"), embedder=embedder, worker=worker)
+    _add(memory, 1)
+    assert memory.wait_idle(30)
+    stats = memory.stats()
+    assert (stats.pending, stats.failed) == (0, 1)  # the worker tried once and marked it failed
+    other = ConversationMemory(str(tmp_path / "m.embed.db"), embedder=embedder, background=False)
+    other.add_message("u", "c1", "user", "not tried yet")  # no worker: stays pending
+    other.close()
+    stats, health = memory.stats(), memory.health()
+    assert (stats.pending, stats.failed) == (1, 1)
+    assert (health.pending, health.failed) == (1, 1)
+    assert "1 pending, 1 failed" in health.store.detail
+    memory.close()
+    worker.stop()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -44,9 +45,9 @@ def test_a_foreign_folder_is_not_an_index(tmp_path: Path) -> None:
     assert sorted(p.name for p in folder.iterdir()) == ["cat.jpg"]
 
 
-def test_a_store_open_in_another_process_is_reported_with_a_hint(tmp_path: Path) -> None:
-    path = tmp_path / "busy.db"
-    location = f"milvus-lite://{path}"
+def hold(location: str) -> subprocess.Popen[str]:
+    """Another process that opens the Milvus Lite store (taking its lock) and keeps it open until
+    a line arrives on its stdin."""
     holder = textwrap.dedent(f"""
         import sys, semsearch
         db = semsearch.connect({location!r})
@@ -58,19 +59,50 @@ def test_a_store_open_in_another_process_is_reported_with_a_hint(tmp_path: Path)
     proc = subprocess.Popen(
         [sys.executable, "-c", holder], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    return proc
+
+
+def release(proc: subprocess.Popen[str]) -> None:
+    assert proc.stdin is not None
+    proc.stdin.write("\n")
+    proc.stdin.flush()
+    proc.wait(timeout=60)
+
+
+def test_a_store_open_in_another_process_is_reported_with_a_hint(tmp_path: Path) -> None:
+    location = f"milvus-lite://{tmp_path / 'busy.db'}"
+    proc = hold(location)
     try:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
         with pytest.raises(BackendUnavailable) as err:
             semsearch.connect(location)
         assert "another process" in err.value.message
         assert err.value.hint and "server" in err.value.hint
     finally:
-        assert proc.stdin is not None
-        proc.stdin.write("\n")
-        proc.stdin.flush()
-        proc.wait(timeout=60)
+        release(proc)
     with semsearch.connect(location) as db:  # the lock is free again once the holder exits
         assert db.collection("notes").count() == 1
+
+
+def test_the_cli_on_a_locked_store_prints_its_error_and_no_traceback(tmp_path: Path) -> None:
+    """Issue 46, item 18: Milvus Lite logged a 20-line traceback of its lock error (through
+    logging's last-resort handler) before the CLI's own two lines."""
+    location = f"milvus-lite://{tmp_path / 'busy.db'}"
+    proc = hold(location)
+    try:
+        cli = subprocess.run(
+            [sys.executable, "-m", "semsearch.cli.app", "search", "x", "--mode", "keyword",
+             "--index", location],
+            capture_output=True, text=True, timeout=120,
+            env={**os.environ, "SEMSEARCH_MODEL": "fake:8"},
+        )  # fmt: skip
+    finally:
+        release(proc)
+    assert cli.returncode == 6, cli.stderr  # backend unavailable (docs/cli.md)
+    assert "Traceback" not in cli.stderr and "DataDirLockedError" not in cli.stderr
+    lines = cli.stderr.strip().splitlines()
+    assert lines[0] == "error: the Milvus Lite store busy.db is open in another process"
+    assert len(lines) == 2 and lines[1].startswith("hint: Milvus Lite allows one process")
 
 
 def test_an_unreachable_server_is_backend_unavailable() -> None:

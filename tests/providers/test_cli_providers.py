@@ -26,7 +26,7 @@ def test_index_during_outage_then_reindex(tmp_path, openai_server, monkeypatch):
     openai_server.push(*[Action(500, body={"error": {"message": "down"}})] * 5)
     result = runner.invoke(app, ["index", str(notes), "--index", index])
     assert result.exit_code == 0, result.output
-    assert "pending 2" in result.output
+    assert "pending 0, failed 2" in result.output
 
     result = runner.invoke(app, ["search", "tyres", "--mode", "keyword", "--index", index])
     assert result.exit_code == 0 and "bikes.md" in result.output

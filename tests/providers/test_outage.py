@@ -33,10 +33,11 @@ def test_outage_leaves_records_pending_then_reindex_embeds_them(db, emb, openai_
     openai_server.push(DOWN, DOWN)  # one embed call: first try + one retry
     report = coll.upsert(RECORDS)
 
-    assert (report.added, report.chunks_embedded, report.chunks_pending) == (3, 0, 3)
+    assert (report.added, report.chunks_embedded, report.chunks_failed) == (3, 0, 3)
     assert report.errors and OPENAI_KEY not in " ".join(report.errors)
-    stats = coll.stats()
-    assert (stats.records, stats.embedded, stats.pending + stats.failed) == (3, 0, 3)
+    stats = coll.stats()  # tried and marked failed, counted so in both
+    assert (stats.records, stats.embedded, stats.pending, stats.failed) == (3, 0, 0, 3)
+    assert report.chunks_pending == 0
     assert [r.id for r in coll.get(["a", "b", "c"])] == ["a", "b", "c"]
 
     keyword = coll.search("bicycle", mode="keyword")
@@ -86,7 +87,7 @@ def test_wrong_dimension_stores_no_vector(db, emb, openai_server):
     openai_server.push(Action(dim=16))
     report = coll.upsert(RECORDS)  # reported like an outage, not raised half-applied
     assert any("16-d" in e for e in report.errors)
-    assert (report.added, report.chunks_embedded, report.chunks_pending) == (3, 0, 3)
+    assert (report.added, report.chunks_embedded, report.chunks_failed) == (3, 0, 3)
     stats = coll.stats()
     assert stats.embedded == 0 and stats.dim is None  # no vector of any size was written
     assert coll.count() == 3  # the records themselves are kept, pending

@@ -64,7 +64,9 @@ def test_embedder_failing_on_third_batch_quarantines_then_sync_repairs_fake_embe
     coll = db.collection("notes", schema=VAULT_SCHEMA, embedder=embedder)
     report, health = sync_folder(coll, vault)
     assert embedder.batches >= 3  # the failure struck mid-sync, after two good batches
-    assert report.chunks_embedded > 0 and report.chunks_pending > 0
+    assert report.chunks_embedded > 0 and report.chunks_failed > 0
+    stats = coll.stats()  # the report counts as the store does (issue 46, item 19)
+    assert (report.chunks_pending, report.chunks_failed) == (stats.pending, stats.failed)
     assert health.state == "quarantined"
     assert "the embedding service went away" in (health.reason or "")
 

@@ -210,3 +210,85 @@ def test_folder_watcher_refuses_a_debounce_that_is_not_an_int_at_least_0_fake_em
             FolderWatcher(coll, tmp_path, debounce_ms=debounce)  # type: ignore[arg-type]
         assert e.value.hint
         assert FolderWatcher(coll, tmp_path, debounce_ms=0).debounce_ms == 1  # the floor
+
+
+# -- issue 46, item 21: --new-folder for serve --watch and mcp --watch -------------------------
+
+
+def two_vaults(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """An index synced from vault ``a`` (two notes) and a vault ``b`` (one note)."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    write(a, "apple.md", "# Apple\n\nan orchard note\n")
+    write(a, "pear.md", "# Pear\n\nanother orchard note\n")
+    write(b, "moved.md", "# Moved\n\nthe notes live here now\n")
+    db_file = tmp_path / "n.embed.db"
+    done = subprocess.run(cli("index", str(a), "--index", str(db_file)), env=env(),
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return db_file, a, b
+
+
+def record_ids(db_file: Path) -> list[str]:
+    with semsearch.connect(db_file) as db:
+        return sorted(db.collection("notes", create=False).ids())
+
+
+def test_serve_watch_refuses_another_folder_unless_new_folder_fake_embedder(
+    tmp_path: Path,
+) -> None:
+    db_file, _, b = two_vaults(tmp_path)
+    port = str(free_port())
+    refused = subprocess.run(
+        cli("serve", "--index", str(db_file), "--port", port, "--watch", str(b)),
+        env=env(), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert refused.returncode == 5 and "--new-folder" in refused.stderr, refused.stderr
+    assert record_ids(db_file) == ["apple.md", "pear.md"]
+    proc = subprocess.Popen(
+        cli("serve", "--index", str(db_file), "--port", port, "--watch", str(b), "--new-folder"),
+        env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+    def synced() -> bool:
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        try:
+            health = httpx.get(f"http://127.0.0.1:{port}/health", timeout=5).json()
+        except httpx.TransportError:
+            return False
+        return (
+            health["index_health"].get("notes", {}).get("state") == "ok"
+            and httpx.get(f"http://127.0.0.1:{port}/collections/notes/stats", timeout=5).json()[
+                "records"
+            ]
+            == 1
+        )
+
+    try:
+        eventually(synced, "the watcher to re-point the collection at the new folder")
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+    assert record_ids(db_file) == ["moved.md"]
+
+
+def test_mcp_watch_takes_new_folder_fake_embedder(tmp_path: Path) -> None:
+    db_file, _, b = two_vaults(tmp_path)
+    server = McpProcess(
+        ["--index", str(db_file), "--watch", str(b), "--new-folder"],
+        tmp_path / "mcp-stderr.txt",
+        env=server_env(SEMSEARCH_MODEL="fake:32"),
+    )
+    try:
+
+        def notes() -> dict | None:  # type: ignore[type-arg]
+            rows = server.ok("stats")["collections"]
+            row = next((r for r in rows if r["name"] == "notes"), None)
+            return row if row and row["records"] == 1 else None
+
+        assert (
+            eventually(notes, "the watcher to re-point the collection")["index_health"]["state"]
+            == "ok"
+        )
+    finally:
+        server.close()
+    assert record_ids(db_file) == ["moved.md"]

@@ -216,7 +216,7 @@ def _check_rate(request: Request, caller: str) -> None:
     limiter = request.app.state.semsearch.rate
     wait = limiter.retry_after(caller)
     if wait > 0:
-        seconds = max(1, math.ceil(wait))
+        seconds = max(1, math.ceil(wait))  # at most a day (rate.py)
         raise ApiError(
             429, "rate_limited",
             f"too many requests for this key: the limit is {limiter.per_minute:g} per minute "

@@ -11,7 +11,8 @@ and ``dimensions``; the answer is ``{"object": "list", "data": [{"object": "embe
 The route sits behind the same API keys (a read key), rate limits, Host/Origin guard and body
 limit as every other route; its errors carry the same codes, messages and hints in OpenAI's
 error shape, ``{"error": {"message", "type", "code", "param", "hint"}}``, which OpenAI clients
-show (the Host/Origin guard, which answers before any route, keeps the house shape).
+show: every status, the Host/Origin guard's 421 and 403 and the body limit's 413 too
+(semsearch/server/error_shape.py).
 Texts are embedded as documents (no query prompt), unit-normalised. A text longer than the
 model's window is refused rather than cut silently, as OpenAI refuses one over its context.
 """

@@ -8,7 +8,8 @@ server-side; the client sees no stack trace). Messages never carry absolute path
 
 Routes under ``/v1/`` (the OpenAI-shaped ``/v1/embeddings``) answer the same fields in OpenAI's
 error shape, ``{"error": {"message", "type", "code", "param", "hint"}}`` (``type`` and ``code``
-are the error code above), because OpenAI clients read only ``error.message``.
+are the error code above), because OpenAI clients read only ``error.message``; so do the answers
+given before any route runs (Host/Origin guard, body limit): semsearch/server/error_shape.py.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from semsearch.errors import (
 )
 from semsearch.filters import MAX_FILTER_DEPTH
 from semsearch.schema import SchemaConflict
+from semsearch.server.error_shape import error_content
 from semsearch.validation import MAX_VALUE_DEPTH, SURROGATE_HINT
 
 __all__ = [
@@ -138,10 +140,6 @@ def redact_paths(text: str) -> str:
     return _ABS_PATH.sub(repl, text)
 
 
-#: Routes in OpenAI's API shape, whose errors take OpenAI's error shape.
-OPENAI_PREFIX = "/v1/"
-
-
 def _body(
     request: Request,
     status: int,
@@ -150,10 +148,7 @@ def _body(
     hint: str | None,
     headers: dict[str, str] | None = None,
 ) -> JSONResponse:
-    content: dict[str, Any] = ErrorBody(error=error, message=message, hint=hint).model_dump()
-    if request.url.path.startswith(OPENAI_PREFIX):
-        content = {"error": {"message": message, "type": error, "code": error, "param": None,
-                             "hint": hint}}  # fmt: skip
+    content = error_content(request.url.path, error, message, hint)
     return JSONResponse(content, status_code=status, headers=headers)
 
 

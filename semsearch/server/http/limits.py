@@ -1,11 +1,11 @@
-"""Request body size limit: a small ASGI middleware that answers 413 in the API's error shape."""
+"""Request body size limit: a small ASGI middleware that answers 413 in the API's error shape
+(OpenAI's under ``/v1/``: server/error_shape.py)."""
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from semsearch.server.error_shape import send_error
 
 __all__ = ["BodyLimit"]
 
@@ -58,23 +58,11 @@ class BodyLimit:
 
     async def _reject(self, scope: Scope, send: Send) -> None:
         records = str(scope.get("path", "")).endswith(("/records", "/messages"))
-        body: dict[str, Any] = {
-            "error": "payload_too_large",
-            "message": f"the request body is larger than {self.max_bytes} bytes",
-            "hint": "send fewer records per request"
+        hint = (
+            "send fewer records per request"
             if records
             else f"send a smaller request (at most {self.max_bytes} bytes): shorten the query "
-            "or the filter",
-        }
-        data = json.dumps(body).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 413,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(data)).encode()),
-                ],
-            }
+            "or the filter"
         )
-        await send({"type": "http.response.body", "body": data})
+        message = f"the request body is larger than {self.max_bytes} bytes"
+        await send_error(send, scope, 413, "payload_too_large", message, hint)

@@ -8,13 +8,15 @@ refused (422). Give each end user their own key, or call the library from your o
 
 Routes: ``POST /memory/messages``; ``GET /memory/conversations/{id}/messages``; ``DELETE
 /memory/conversations/{id}``; ``POST /memory/search``; ``POST /memory/context``; ``GET
-/memory/stats``; ``POST /memory/backfill``; ``DELETE /memory`` (everything of the caller).
+/memory/stats``; ``GET /memory/health``; ``POST /memory/backfill``; ``DELETE /memory``
+(everything of the caller).
 Messages live in the collection ``messages`` of the server's database and are embedded by the
 server's background worker.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import threading
 from typing import Annotated
@@ -24,12 +26,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from semsearch.embedders.base import Embedder
 from semsearch.embedders.registry import resolve_embedder
+from semsearch.memory.admin import probe_embedder
 from semsearch.memory.checks import check_context_request
 from semsearch.memory.context import Context, build_context, embedder_token_counter
 from semsearch.memory.conversation import ConversationMemory
 from semsearch.memory.search import DEFAULT_MEMORY_MODE
 from semsearch.memory.types import (
     BackfillReport,
+    ComponentHealth,
+    MemoryHealth,
     MemoryMode,
     MemoryStats,
     Message,
@@ -37,7 +42,7 @@ from semsearch.memory.types import (
     MessageRef,
 )
 from semsearch.server.http.auth import Role, request_key, requires
-from semsearch.server.http.errors import error_responses
+from semsearch.server.http.errors import error_responses, redact_paths
 from semsearch.server.http.models import MAX_TEXT, MinScore
 from semsearch.server.http.paths import refuse_unaddressable
 from semsearch.server.http.state import MEMORY_COLLECTION, ServerState
@@ -131,14 +136,37 @@ def _existing_memory(request: Request) -> ConversationMemory | None:
     return _memory(request)
 
 
+def _server_embedder(request: Request) -> Embedder:
+    """The embedder a new memory collection would get: the server's."""
+    spec = request.app.state.semsearch.embedder
+    return spec if isinstance(spec, Embedder) else resolve_embedder(spec)
+
+
 def _query_only_context(request: Request, body: ContextIn) -> Context:
     """The context of an empty memory: the query alone (validated as ConversationMemory does)."""
     check_context_request(body.query, body.recent, body.semantic, body.token_budget, body.mode)
-    spec = request.app.state.semsearch.embedder
-    embedder = spec if isinstance(spec, Embedder) else resolve_embedder(spec)
+    embedder = _server_embedder(request)
     counter = embedder_token_counter(embedder)
     return build_context(
         body.query, [], [], body.semantic, body.token_budget, counter, embedder.model_id
+    )
+
+
+def _health(request: Request, user: str, memory: ConversationMemory | None) -> MemoryHealth:
+    """``memory.health(user)``, or before the memory exists: no messages, the server's embedder
+    probed; the details with absolute paths shortened (they reach a client)."""
+    if memory is not None:
+        found = memory.health(user)
+    else:
+        state: ServerState = request.app.state.semsearch
+        embedder = _server_embedder(request)
+        probe = probe_embedder(embedder, embedder.model_id)
+        store = ComponentHealth(True, f"0 messages: no collection {MEMORY_COLLECTION!r} yet")
+        found = MemoryHealth(probe.ok, store, probe, state.worker.status(MEMORY_COLLECTION), 0, 0)
+    return dataclasses.replace(
+        found,
+        store=dataclasses.replace(found.store, detail=redact_paths(found.store.detail)),
+        embedder=dataclasses.replace(found.embedder, detail=redact_paths(found.embedder.detail)),
     )
 
 
@@ -226,6 +254,14 @@ def memory_router() -> APIRouter:
     def stats(user: ReaderId, memory: ReadMemory) -> MemoryStats:
         """Counts of the caller's messages, conversations and topics (zeros before any)."""
         return memory.stats(user) if memory else MemoryStats(0, 0, 0, 0, 0)
+
+    @router.get("/health", response_model=MemoryHealth, responses=error_responses(*_COMMON))
+    def health(request: Request, user: ReaderId, memory: ReadMemory) -> MemoryHealth:
+        """Probe the store (the caller's chunk counts, pending and failed apart as /stats
+        gives them), the embedder (embeds a short text) and the background worker, as
+        ``ConversationMemory.health()`` does. 200 with ``ok`` false when a part fails; never
+        creates the memory."""
+        return _health(request, user, memory)
 
     @router.post("/backfill", response_model=BackfillReport, responses=error_responses(*_COMMON))
     def backfill(user: WriterId, memory: ReadMemory) -> BackfillReport:

@@ -39,8 +39,9 @@ class Limits:
         max_body_bytes: largest request body accepted (413 above it); default 8 MiB.
         max_batch: most records per upsert call (413 above it); default 1000.
         rate_per_minute: requests per minute per API key (429 above it, see
-            :mod:`semsearch.server.http.rate`); 0 turns it off; None: 600 with API keys, off
-            in local mode (no keys).
+            :mod:`semsearch.server.http.rate`), at least one a day; 0 or ``inf`` turn it off;
+            None: 600 with API keys, off in local mode (no keys). ``ServerState`` raises
+            InvalidQuery for a smaller one.
         rate_burst: requests a key may send at once before the per-minute rate applies.
     """
 

@@ -315,6 +315,7 @@ class McpService:
                 "unchanged": report.unchanged,
                 "chunks_embedded": report.chunks_embedded,
                 "chunks_pending": report.chunks_pending,
+                "chunks_failed": report.chunks_failed,
                 "errors": [scrub_paths(e) for e in report.errors],
             }
 

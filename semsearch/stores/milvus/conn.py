@@ -113,6 +113,7 @@ def open_client(target: MilvusTarget) -> Any:
     _check_lite_path(path)
     logging.getLogger("pymilvus.client.iterator.query_iterator").addFilter(_quiet_lite)
     logging.getLogger("grpc._server").addFilter(_quiet_lite)
+    logging.getLogger("milvus_lite.server_manager").addFilter(_quiet_lock)
     try:
         client = MilvusClient(path)
     except Exception as exc:
@@ -143,6 +144,19 @@ def _quiet_lite(record: logging.LogRecord) -> bool:
     call that causes it (both harmless: the iterator falls back to a client-side timestamp)."""
     message = record.getMessage()
     return "mvccTs" not in message and "Method not implemented" not in message
+
+
+def _quiet_lock(record: logging.LogRecord) -> bool:
+    """Drop Milvus Lite's log of a server it could not start because another process holds the
+    store's lock (its traceback went to stderr through logging's last-resort handler): the
+    lock is reported once, as :class:`BackendUnavailable` with a hint (:func:`_lite_open_error`).
+    Its other failures are logged as before."""
+    exc = record.exc_info[1] if record.exc_info else None
+    while exc is not None:
+        if type(exc).__name__ == "DataDirLockedError":
+            return False
+        exc = exc.__cause__ or exc.__context__
+    return True
 
 
 def close_client(target: MilvusTarget, client: Any) -> None:

@@ -7,7 +7,8 @@ They are derived from the SQLite file, so deleting one only costs a rebuild. A d
 replaced) collection's files are deleted with it: at 1M chunks they are over a gigabyte. A
 process that was still building a cache for it may write a file again after that; such a file
 is never read (collection ids are never given again: ``schema.next_collection_id``), and
-``semsearch compact`` deletes it (:func:`remove_orphans`).
+``semsearch compact`` deletes it (:func:`remove_orphans`), and the temporary files of writers
+that were killed mid-write (:func:`remove_dead_temps`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ import os
 import re
 from collections.abc import Collection
 
-__all__ = ["remove_collection_files", "remove_orphans"]
+from semsearch import atomic_file
+
+__all__ = ["remove_collection_files", "remove_dead_temps", "remove_orphans"]
 
 log = logging.getLogger(__name__)
 
@@ -69,3 +72,10 @@ def remove_orphans(db_path: str, live: Collection[int], newest: int) -> int:
     gone = [p for cid, paths in _files(db_path).items() if cid <= newest and cid not in live
             for p in paths]  # fmt: skip
     return _unlink(gone)
+
+
+def remove_dead_temps(db_path: str) -> int:
+    """Delete the temporary cache files of every collection whose writing process is gone
+    (:func:`semsearch.atomic_file.remove_dead_temps`); those of running processes may be writes
+    in progress and are kept. Returns how many were deleted; never raises."""
+    return sum(atomic_file.remove_dead_temps(f"{db_path}.c{cid}.") for cid in _files(db_path))

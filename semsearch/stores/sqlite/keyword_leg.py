@@ -15,11 +15,13 @@ import sqlite3
 from collections.abc import Sequence
 
 from semsearch.bm25.chunks import best_chunks_from_text
+from semsearch.bm25.file import record_log_horizon
 from semsearch.bm25.sidecar import KeywordSidecar
 from semsearch.filters import Filter
 from semsearch.keyword_query import Clause, scoring_clauses, stopword_list
 from semsearch.stores.base import ScoredChunk
 from semsearch.stores.sqlite import keyword as sqlite_keyword
+from semsearch.stores.sqlite import record_changes
 from semsearch.stores.sqlite import schema as ddl
 from semsearch.stores.sqlite.allowed import filter_key
 from semsearch.stores.sqlite.connection import SQLiteConnections
@@ -45,6 +47,7 @@ class KeywordLeg:
         self.term_counts: dict[int, sqlite_keyword.TermCounts] = {}
         self.sidecars: dict[int, KeywordSidecar] = {}
         self.use_sidecar = True
+        self._caught_up: dict[int, int] = {}  # log position of each collection's last catch-up
 
     def setup(self, collection: str) -> tuple[int, str, sqlite_keyword.TermCounts] | None:
         """(collection id, keyword tokenizer, the snapshot's term counts), or None when gone."""
@@ -172,6 +175,17 @@ class KeywordLeg:
         file: stores/sqlite/cache_files.py)."""
         self.sidecars.pop(cid, None)
 
+    def _sidecar(self, collection: str) -> KeywordSidecar | None:
+        """The collection's sidecar (made on first use), or None: no such collection, a
+        ``trigram`` one, or a file of format 1."""
+        found = self.setup(collection)
+        if found is None or not has_record_fts(self.db._rows, found[0]):
+            return None
+        cid, tokenizer, counts = found
+        if self._sidecar_rank(cid, counts.key[2], tokenizer) is None:
+            return None
+        return self.sidecars[cid]
+
     def refresh(self, collection: str, wait: bool) -> None:
         """Bring ``collection``'s keyword sidecar in step with the file after writes: load the
         ``.kw`` file if it is current, else build it (waiting for the build when ``wait``).
@@ -185,16 +199,51 @@ class KeywordLeg:
             return
 
         def load(_: sqlite3.Connection) -> KeywordSidecar | None:
-            found = self.setup(collection)
-            if found is None or not has_record_fts(self.db._rows, found[0]):
-                return None
-            cid, tokenizer, counts = found
-            if self._sidecar_rank(cid, counts.key[2], tokenizer) is None:
-                return None
-            sidecar = self.sidecars[cid]
-            sidecar.current(self.db._rows)
+            sidecar = self._sidecar(collection)
+            if sidecar is not None:
+                sidecar.current(self.db._rows)
             return sidecar
 
         sidecar: KeywordSidecar | None = self.db._in_read_txn(load)
         if sidecar is not None and wait:
+            sidecar.wait()
+
+    def horizon(self, cid: int, top: int) -> int:
+        """How far collection ``cid``'s record change log, at position ``top``, may be pruned:
+        to its ``.kw`` file's position (bm25/file.py). A
+        :data:`~semsearch.stores.sqlite.changes.Horizon`."""
+        return record_log_horizon(self.db.location, cid, top)
+
+    def catch_up(self, collection: str, top: int | None) -> None:
+        """After a write whose prune of the record change log the ``.kw`` file held back
+        (``record_changes.maybe_prune`` returned the log's position ``top``; None: it did not):
+        rewrite the file in the background, so the next prune passes it (``close()`` waits
+        for it). At most once per :data:`~semsearch.stores.sqlite.record_changes.PRUNE_AFTER`
+        log rows, so a folder the file cannot be written to is not rebuilt on every write."""
+        if top is None:
+            return
+        sidecar = self._sidecar(collection)
+        last = self._caught_up.get(sidecar.cid) if sidecar is not None else None
+        if sidecar is None or (last is not None and top - last < record_changes.PRUNE_AFTER):
+            return
+        self._caught_up[sidecar.cid] = top
+        sidecar.rebuild(wait=False)
+
+    def catch_up_files(self, collections: Sequence[str]) -> None:
+        """Before ``compact`` prunes: rewrite, in this thread, each ``.kw`` file of
+        ``collections`` that is behind its record change log, so the prune empties the log (a
+        rebuild each: about as long as a collection's first keyword search). A missing or
+        foreign file holds nothing back and is left to the next search."""
+        for name in collections:
+            sidecar = self._sidecar(name)
+            top = record_changes.position(self.db._rows, sidecar.cid) if sidecar else None
+            if sidecar is None or top is None:
+                continue
+            if self.horizon(sidecar.cid, top) < top:
+                sidecar.rebuild(wait=True)
+
+    def wait(self) -> None:
+        """Wait for every keyword sidecar rebuild running in the background (``close()``: a
+        daemon thread would die with the process, leaving its ``.kw`` file unwritten)."""
+        for sidecar in list(self.sidecars.values()):
             sidecar.wait()

@@ -11,9 +11,12 @@ Pruning, as for the vector log (stores/sqlite/changes.py): once :data:`PRUNE_AFT
 written since a collection's last prune, its rows up to a *horizon* are deleted and the horizon
 is kept in ``semsearch_meta`` (``record_changes_pruned:<C>``). The horizon never passes the
 position of the collection's ``.kw`` file, so any process can load that file and catch up from
-it; a snapshot older than the horizon reloads the file (or rebuilds). Files written before
-format 4 have no log: their sidecar is rebuilt after every write, as before. The ``.kw`` file's
-position is the sidecar's to read (bm25/file.py): the store passes it in as a
+it; a snapshot older than the horizon reloads the file (or rebuilds). So that churn without
+keyword searches keeps the log bounded too, the store rewrites a file that holds a prune back by
+:data:`PRUNE_AFTER` rows (in the background, after that write), and ``semsearch compact``
+rewrites every file behind the log before it prunes (stores/sqlite/keyword_leg.py). Files
+written before format 4 have no log: their sidecar is rebuilt after every write, as before. The
+``.kw`` file's position is the sidecar's to read (bm25/file.py): the store passes it in as a
 :data:`~semsearch.stores.sqlite.changes.Horizon`.
 """
 
@@ -100,14 +103,20 @@ def changed_since(rows: Rows, cid: int, seq: int) -> NDArray[np.int64] | None:
     return np.fromiter((r[0] for r in found), np.int64, len(found))
 
 
-def maybe_prune(conn: sqlite3.Connection, cid: int, safe: Horizon) -> int:
+def maybe_prune(conn: sqlite3.Connection, cid: int, safe: Horizon) -> int | None:
     """Inside a write transaction: prune the collection's rows once :data:`PRUNE_AFTER` were
     written since its last prune, as far as ``safe`` allows (the ``.kw`` file's position).
-    Returns the rows deleted."""
+
+    Returns:
+        The log's position when :data:`PRUNE_AFTER` rows or more are still kept after the
+        prune: the ``.kw`` file held it back, so the caller rewrites the file (the next prune
+        then passes it). None otherwise.
+    """
     top = position(_rows_of(conn), cid) or 0
     if top - sqlite_changes.pruned_to(conn, cid, LOG) < PRUNE_AFTER:
-        return 0
-    return _prune(conn, cid, top, safe)
+        return None
+    _prune(conn, cid, top, safe)
+    return top if top - sqlite_changes.pruned_to(conn, cid, LOG) >= PRUNE_AFTER else None
 
 
 def _prune(conn: sqlite3.Connection, cid: int, top: int, safe: Horizon) -> int:

@@ -24,7 +24,6 @@ from numpy.typing import NDArray
 
 from semsearch.ann.cache import AnnIndex, AnnState
 from semsearch.ann.horizon import changes_horizon
-from semsearch.bm25.file import record_log_horizon
 from semsearch.filters import Filter
 from semsearch.results import Chunk, Record
 from semsearch.stores.base import (
@@ -36,12 +35,11 @@ from semsearch.stores.base import (
     WindowSet,
     WriteResult,
 )
-from semsearch.stores.sqlite import catalog, new_records, reads, record_changes
+from semsearch.stores.sqlite import cache_files, catalog, new_records, reads, record_changes
 from semsearch.stores.sqlite import changes as sqlite_changes
 from semsearch.stores.sqlite import schema as ddl
 from semsearch.stores.sqlite import vectors as sqlite_vectors
 from semsearch.stores.sqlite import windows as sqlite_windows
-from semsearch.stores.sqlite.cache_files import remove_collection_files, remove_orphans
 from semsearch.stores.sqlite.connection import SQLiteConnections
 from semsearch.stores.sqlite.keyword_leg import KeywordLeg
 from semsearch.stores.sqlite.sql import batches
@@ -87,13 +85,15 @@ class SQLiteStore(SQLiteConnections):
 
     def close(self) -> None:
         """Finish the graphs being grown in the background (each is saved as its sidecar, so
-        the next open searches at once; ann/grower.py), then close the connections; afterwards
-        reads and writes raise BackendUnavailable. A graph that would not be saved
-        (``persist=False``) is dropped instead of finished."""
+        the next open searches at once; ann/grower.py) and the ``.kw`` files being rewritten
+        (keyword_leg.py), then close the connections; afterwards reads and writes raise
+        BackendUnavailable. A graph that would not be saved (``persist=False``) is dropped
+        instead of finished."""
         with self._grow_lock:
             self._closing = True
         for index in list(self._cache.values()):
             index.close_growing()
+        self._keywords.wait()
         super().close()
 
     def _forget(self, cid: int) -> None:
@@ -103,7 +103,7 @@ class SQLiteStore(SQLiteConnections):
             index.stop_growing()
         self._keywords.forget(cid)
         if self.location != ":memory:":
-            remove_collection_files(self.location, cid)
+            cache_files.remove_collection_files(self.location, cid)
 
     # -- collections --------------------------------------------------------------------------
 
@@ -178,8 +178,9 @@ class SQLiteStore(SQLiteConnections):
                 else:
                     write_record(conn, cid, run[0], result)
             sqlite_windows.prune(conn, cid, old)
-            record_changes.maybe_prune(conn, cid, partial(record_log_horizon, self.location))
+            behind = record_changes.maybe_prune(conn, cid, self._keywords.horizon)
         self._count_written(len(records))
+        self._keywords.catch_up(collection, behind)  # when the .kw file held the prune back
         return result
 
     def set_vectors(
@@ -234,14 +235,16 @@ class SQLiteStore(SQLiteConnections):
             deleted = sum(delete_record_rows(conn, cid, batch) for batch in batches(list(ids)))
             sqlite_windows.prune(conn, cid, old)
             sqlite_changes.maybe_prune(conn, cid, partial(changes_horizon, conn, self.location))
-            record_changes.maybe_prune(conn, cid, partial(record_log_horizon, self.location))
-            return deleted
+            behind = record_changes.maybe_prune(conn, cid, self._keywords.horizon)
+        self._keywords.catch_up(collection, behind)  # when the .kw file held the prune back
+        return deleted
 
     def compact(self) -> tuple[int, int]:
-        """Prune the change log as far as every reader allows, merge each FTS5 index into one
+        """Rewrite each keyword sidecar file behind the record change log (keyword_leg.py),
+        prune the change logs as far as every reader allows, merge each FTS5 index into one
         segment (deleted rows leave tombstones that VACUUM cannot drop), then VACUUM the file
         and truncate its WAL (``semsearch compact``); last, delete cache files left for
-        dropped collections (stores/sqlite/cache_files.py).
+        dropped collections and temporary files of killed writers (cache_files.py).
 
         Pruning is safe for other processes (stores/sqlite/changes.py). VACUUM rewrites the
         whole file: it needs free disk space about the file's size and holds the write lock
@@ -255,15 +258,17 @@ class SQLiteStore(SQLiteConnections):
         before = self.file_size()
         if self._read() is None:
             return before, before
+        self._keywords.catch_up_files([c.name for c in self.list_collections()])
         with self._write() as conn:
             sqlite_changes.prune_all(conn, partial(changes_horizon, conn, self.location))
-            record_changes.prune_all(conn, partial(record_log_horizon, self.location))
+            record_changes.prune_all(conn, self._keywords.horizon)
             ddl.optimize_keyword_indexes(conn)
             live = {int(r[0]) for r in conn.execute("SELECT id FROM collections")}
             newest = ddl.last_collection_id(conn)
         self._vacuum()
         if self.location != ":memory:":  # cache files a dropped collection's builder rewrote
-            remove_orphans(self.location, live, newest)
+            cache_files.remove_orphans(self.location, live, newest)
+            cache_files.remove_dead_temps(self.location)
         return before, self.file_size()
 
     # -- reads (stores/sqlite/reads.py) -------------------------------------------------------
