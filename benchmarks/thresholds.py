@@ -16,7 +16,6 @@ that drops noise without dropping answers.
 from __future__ import annotations
 
 import os
-import sqlite3
 import sys
 from pathlib import Path
 
@@ -26,23 +25,29 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from semsearch.embedders.registry import resolve_embedder
+from semsearch.embedders.thresholds import default_min_score
 from semsearch.evaluation import load_beir
 
 KEEP = 0.95
 
 
 def doc_vectors(index: str) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """(chunk owners' record ids, float32[n, dim] chunk vectors, owner index per chunk)."""
-    conn = sqlite3.connect(f"file:{index}?mode=ro", uri=True)
-    rows = conn.execute(
-        "SELECT r.id, k.vector FROM chunks k JOIN records r ON r.rowid = k.record_rowid "
-        "WHERE k.vector IS NOT NULL"
-    ).fetchall()
-    ids = sorted({r[0] for r in rows})
-    pos = {i: n for n, i in enumerate(ids)}
-    vecs = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
-    owner = np.array([pos[r[0]] for r in rows])
-    return ids, vecs, owner
+    """(record ids, float32[n, dim] chunk vectors, owner index per chunk) of the index's
+    ``beir`` collection, read through the store (the vectors' layout is the store's own)."""
+    import semsearch
+    from semsearch.evaluation import COLLECTION
+
+    with semsearch.connect(index) as db:
+        coll = db.collection(COLLECTION, strict_model=False)
+        ids = sorted(coll.store.list_ids(COLLECTION))
+        by_record = coll.store.chunk_vectors(COLLECTION, ids)  # type: ignore[attr-defined]
+    vecs, owner = [], []
+    for n, record_id in enumerate(ids):
+        for vector in by_record.get(record_id, []):
+            if vector is not None:
+                vecs.append(vector)
+                owner.append(n)
+    return ids, np.stack(vecs), np.array(owner)
 
 
 def main(beir_dir: str, index: str, spec: str | None) -> None:
@@ -80,6 +85,8 @@ def main(beir_dir: str, index: str, spec: str | None) -> None:
         if kept >= KEEP:
             best = round(float(t), 2)
     print(f"calibrated default (highest t keeping >= {KEEP:.0%} of judged pairs): {best}")
+    current = default_min_score(embedder)
+    print(f"the model's default now, {current}: judged kept {float((judged >= current).mean()):.3f}")
 
 
 if __name__ == "__main__":

@@ -105,16 +105,19 @@ class CollectionReads(CollectionHandle):
                 those matching ``where`` and the path scope, or all records, ordered by id.
             mode: ``"semantic"`` (cosine similarity in [-1, 1], mixed with the best sentence
                 window's: :mod:`semsearch.windows`), ``"keyword"`` (BM25, >= 0,
-                higher is better) or ``"hybrid"`` (convex fusion of both, search.HYBRID_FUSION; the
-                fused score is comparable only within one query; each hit carries both legs'
-                scores and ranks in ``components``).
+                higher is better) or ``"hybrid"`` (the calibrated fusion of both,
+                search.HYBRID_FUSION: a score in [0, 1] that means the same in every query, 0.5
+                or more for a confident match; each hit carries both legs' scores and ranks in
+                ``components``).
             limit: at most this many hits, in [1, 1000].
-            min_score: semantic mode only: drop hits whose cosine similarity is below it.
-                ``"default"`` (the default) uses the embedder's calibrated threshold
-                (``embedder.default_min_score``: 0.30 for all-MiniLM-L6-v2, see
-                docs/embedders.md); None keeps all. Keyword and hybrid scores are not cosine
-                similarities, so a number given there is ignored and ``SearchResult.notes`` says
-                so; ``SearchResult.min_score`` is the threshold that was applied.
+            min_score: ``"default"`` (the default) is each mode's floor: semantic drops hits
+                below the embedder's calibrated cosine threshold (``default_min_score``: 0.34
+                for all-MiniLM-L6-v2, see docs/embedders.md), hybrid drops scores below 0.5,
+                keyword drops hits that hold no meaningful query word. A number is a cosine
+                threshold (semantic) or a hybrid-score threshold; BM25 has no fixed scale, so
+                keyword mode ignores a number (``SearchResult.notes`` says so). None keeps all.
+                When a floor leaves nothing, ``SearchResult.notes`` holds a sentence beginning
+                "no confident match"; ``SearchResult.min_score`` is the threshold applied.
             where: filter on declared fields, applied before ranking.
             folder: only ids (paths) under this prefix.
             exclude: fnmatch globs on ids hidden from every result; the search refills so up to

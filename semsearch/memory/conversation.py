@@ -20,9 +20,12 @@ that the backend applies before ranking (SQL ``WHERE`` on SQLite/PostgreSQL, a M
 expression), never by filtering results afterwards. There is no cross-user read API, and each
 result's ``user_id`` is checked again before it is returned.
 
-Scores are cosine similarities in [-1, 1]. ``min_score`` defaults to the embedder's calibrated
-threshold (``"default"``: 0.30 for all-MiniLM-L6-v2, measured on SciFact's judged pairs; see
-:mod:`semsearch.embedders.thresholds`), the same rule as :meth:`Collection.search`. A value
+Scores are the search mode's (cosine similarity, BM25, or the calibrated hybrid score in
+[0, 1]). ``min_score`` defaults to each mode's floor, the same rule as
+:meth:`Collection.search` (semantic: the embedder's calibrated threshold, 0.34 for
+all-MiniLM-L6-v2, see :mod:`semsearch.embedders.thresholds`; hybrid: 0.5; keyword: a
+meaningful query word), so a question about something the user never wrote about returns
+nothing. A value
 copied from another model misleads: 0.7 suits ada-002, but with all-MiniLM-L6-v2 paraphrases
 such as "insomnia problems" / "I keep having sleepless nights" score about 0.6.
 """
@@ -211,11 +214,10 @@ class ConversationMemory:
             user_id: whose messages; required.
             query: the text to match.
             limit: at most this many hits, in [1, 1000].
-            min_score: a cosine similarity in [-1, 1]: semantic hits below it are dropped, and
-                hybrid hits below it unless they hold the query's words
-                (:mod:`semsearch.memory.search`); None keeps all; ``"default"`` (the default)
-                is the embedder's calibrated threshold (0.30 for all-MiniLM-L6-v2; see
-                :mod:`semsearch.embedders.thresholds`). Keyword mode applies none.
+            min_score: ``"default"`` (the default): each mode's floor
+                (:mod:`semsearch.memory.search`: the model's cosine threshold, 0.34 for
+                all-MiniLM-L6-v2; a hybrid score of 0.5; a meaningful query word). A number is
+                a cosine (semantic) or hybrid-score threshold; None keeps all.
             topics: only messages carrying any of these topics.
             conversation_id: only this conversation.
             exclude_conversation: not this conversation (e.g. the current one).
