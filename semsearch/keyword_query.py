@@ -42,11 +42,14 @@ __all__ = [
     "B",
     "Clause",
     "evidence_clauses",
+    "fts5_frequency",
     "fts5_idf",
     "idf",
+    "length_norm",
     "meaningful",
     "parse_clauses",
     "query_weight",
+    "relative_length",
     "scoring_clauses",
     "stopword_list",
     "term_part",
@@ -204,6 +207,13 @@ TITLE_WEIGHT = 2.5
 #: FTS5's floor for a non-positive IDF (a term in at least half of the rows).
 FTS5_IDF_FLOOR = 1e-6
 
+#: The relative length above which BM25's length penalty grows with the logarithm of the length
+#: instead of the length (:func:`relative_length`). Measured on SciFact keyword nDCG@10 and the
+#: buried facts (benchmarks/buried_facts.py, top 1 in keyword / hybrid mode): linear lengths
+#: 0.6975 and 9 / 10 of 11; knee 1.0 0.6964 and 11 / 11; **1.5** 0.6972 and 10 / 11; 2.0 0.6972
+#: and 9 / 11.
+LENGTH_KNEE = 1.5
+
 #: A clause is evidence for the default floor when its BM25 IDF (Lucene's,
 #: ``log(1 + (N - n + 0.5) / (n + 0.5))``) is at least ln 2, i.e. when at most half of the
 #: records hold it (n <= N / 2): ``phone`` in a phone shop or ``foam`` in the Foam docs
@@ -318,10 +328,38 @@ def fts5_idf(total: int, n: int) -> float:
     return value if value > 0 else FTS5_IDF_FLOOR
 
 
+def relative_length(length: float, avgdl: float) -> float:
+    """A record's length as BM25's normalisation sees it: ``r = |d| / avgdl`` up to
+    :data:`LENGTH_KNEE` (1.5), ``1.5 * (1 + ln(r / 1.5))`` above it (the same value and slope
+    at the knee). Linear lengths let a long note that holds the answer once sink below short
+    notes that hold one query word (a 165-word note with the lighthouse key under a one-line
+    note about car keys); the logarithm keeps the penalty for length but slows it down above
+    the knee. Measured in docs/retrieval.md ("Long notes").
+    """
+    r = length / (avgdl or 1.0)
+    return r if r <= LENGTH_KNEE else LENGTH_KNEE * (1.0 + math.log(r / LENGTH_KNEE))
+
+
+def length_norm(length: float, avgdl: float) -> float:
+    """``k1 * (1 - b + b * relative_length(|d|, avgdl))``: the denominator's constant of a
+    record's term parts."""
+    return K1 * (1.0 - B + B * relative_length(length, avgdl))
+
+
 def term_part(f: float, length: float, avgdl: float) -> float:
-    """BM25's term-frequency part of one clause in one record: ``f * (k1 + 1) / (f + k1 *
-    (1 - b + b * |d| / avgdl))`` for ``f`` (weighted) occurrences in a record of ``length``
+    """BM25's term-frequency part of one clause in one record: ``f * (k1 + 1) / (f +
+    length_norm(|d|, avgdl))`` for ``f`` (weighted) occurrences in a record of ``length``
     tokens; in [0, k1 + 1)."""
     if f <= 0:
         return 0.0
-    return f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * length / (avgdl or 1.0)))
+    return f * (K1 + 1.0) / (f + length_norm(length, avgdl))
+
+
+def fts5_frequency(part: float, length: float, avgdl: float) -> float:
+    """The weighted frequency ``f`` behind an FTS5 term part ``f * (k1 + 1) / (f + k1 * (1 - b
+    + b * |d| / avgdl))`` (FTS5's linear length, b = 0.75): FTS5's ``bm25()`` of one clause,
+    divided by its IDF, gives that part; this turns it back into ``f`` so that
+    :func:`term_part` can score it with semsearch's length normalisation."""
+    linear = K1 * (1.0 - B + B * length / (avgdl or 1.0))
+    room = K1 + 1.0 - part
+    return part * linear / room if room > 1e-12 else float("inf")

@@ -23,35 +23,12 @@ from collections.abc import Sequence
 from semsearch.bm25.delta import LivePostings
 from semsearch.keyword_query import FTS5_IDF_FLOOR, K1, B
 from semsearch.stores.fts5_tokens import PieceTokenizer
+from semsearch.stores.sqlite.fts_stats import fts_totals
 from semsearch.stores.sqlite.keyword import TermCounts
 from semsearch.stores.sqlite.schema import fts_table
 from semsearch.stores.sqlite.sql import Rows, batches, marks
 
-__all__ = ["best_chunks_from_text", "fts_totals"]
-
-
-def fts_totals(rows: Rows, table: str) -> tuple[int, list[int]]:
-    """(rows, [tokens per column]) of an FTS5 table, from its averages record."""
-    found = rows(f"SELECT block FROM {table}_data WHERE id = 1", ())
-    blob = bytes(found[0][0]) if found and found[0][0] is not None else b""
-    values, pos = [], 0
-    while pos < len(blob):
-        value, pos = _varint(blob, pos)
-        values.append(value)
-    return (values[0], values[1:]) if values else (0, [])
-
-
-def _varint(blob: bytes, pos: int) -> tuple[int, int]:
-    """One SQLite varint (big-endian 7-bit groups; a 9th byte gives all 8 bits)."""
-    value = 0
-    for i in range(9):
-        byte = blob[pos + i]
-        if i == 8:
-            return (value << 8) | byte, pos + 9
-        value = (value << 7) | (byte & 0x7F)
-        if not byte & 0x80:
-            return value, pos + i + 1
-    raise AssertionError("unreachable")
+__all__ = ["best_chunks_from_text"]
 
 
 def _occurrences(tokens: list[str], phrase: tuple[str, ...]) -> int:

@@ -22,9 +22,16 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from semsearch.bm25.postings import Clause, Postings, add_term, query_weights, top_of
+from semsearch.bm25.postings import (
+    Clause,
+    Postings,
+    add_term,
+    length_norms,
+    query_weights,
+    top_of,
+)
 from semsearch.bm25.prune import top_pruned
-from semsearch.keyword_query import K1, B, evidence_clauses, idf
+from semsearch.keyword_query import K1, evidence_clauses, idf
 
 __all__ = [
     "LivePostings",
@@ -68,7 +75,7 @@ class LivePostings:
         self.size = n_base + (0 if delta is None else len(delta.rowids))
         self.n = self.size - len(self.dead)
         if not self.caught_up:
-            self.norm, self._dead_mask = base.norm, None
+            self.norm, self._dead_mask, self.avgdl = base.norm, None, base.avgdl
             return
         self._dead_mask = np.zeros(n_base, np.bool_)
         self._dead_mask[self.dead] = True
@@ -77,8 +84,8 @@ class LivePostings:
         if delta is not None:
             lengths = np.concatenate([lengths, delta.lengths.astype(np.float64)])
             total += float(delta.lengths.sum())
-        avgdl = (total / self.n if self.n else 0.0) or 1.0
-        self.norm = K1 * (1.0 - B + B * lengths / avgdl)
+        self.avgdl = (total / self.n if self.n else 0.0) or 1.0
+        self.norm = length_norms(lengths, self.avgdl)
 
     def positions(self, rowids: NDArray[np.int64]) -> NDArray[np.int64]:
         """int64[len(rowids)]: each live record's position, -1 for records not in the snapshot
@@ -198,7 +205,7 @@ class ScopedPostings:
         self.n = int(np.count_nonzero(mask))
         lengths = live.lengths()
         avgdl = (float(lengths[mask].sum()) / self.n if self.n else 0.0) or 1.0
-        self.norm = K1 * (1.0 - B + B * lengths / avgdl)
+        self.norm = length_norms(lengths, avgdl)
 
     def df(self, term: Clause) -> int:
         """n(q) among the allowed records; a phrase clause counts none (not scored here)."""
@@ -246,7 +253,7 @@ def term_parts(
 ) -> NDArray[np.float64]:
     """float64[len(positions)]: ``f * (k1 + 1) / (f + norm)`` of ``term`` for the records of
     ``p`` at ``positions`` (0 where absent), each found by binary search in its posting list;
-    ``norm``: float64[len(p.rowids)], each record's ``k1 * (1 - b + b * |d| / avgdl)``."""
+    ``norm``: float64[len(p.rowids)], each record's length norm (postings.length_norms)."""
     out = np.zeros(len(positions), np.float64)
     tid = p.term_ids.get(term)
     if tid is None or not len(positions):

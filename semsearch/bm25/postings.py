@@ -8,10 +8,11 @@ Zaragoza 2009, with Lucene's IDF), per query clause ``q`` with query weight ``w(
 
     idf(q)   = log(1 + (N - n(q) + 0.5) / (n(q) + 0.5))
     f(q, d)  = sum over the columns of weight(column) * occurrences of q in that column
-    score(d) = sum_q w(q) * idf(q) * f(q, d) * (k1 + 1) / (f(q, d) + k1 * (1 - b + b * |d| / avgdl))
+    score(d) = sum_q w(q) * idf(q) * f(q, d) * (k1 + 1) / (f(q, d) + k1 * (1 - b + b * L(d)))
 
 with k1 = 1.2, b = 0.75, N the records, n(q) the records holding q, |d| the record's tokens in
-all columns (unweighted) and avgdl their mean. Scores are > 0, higher is better. Lucene's IDF
+all columns (unweighted), avgdl their mean, and L(d) = |d| / avgdl up to the average, 1 +
+ln(|d| / avgdl) above it (:func:`semsearch.keyword_query.relative_length`). Scores are > 0, higher is better. Lucene's IDF
 is positive for every term (FTS5's own, log((N - n + 0.5) / (n + 0.5)), is negative for a term
 in over half of the records and FTS5 floors it at 1e-6; it scored the same on SciFact, and
 :func:`semsearch.keyword_query.fts5_idf` converts FTS5's scores where FTS5 still answers). Every record holding a query
@@ -34,7 +35,7 @@ from itertools import chain
 import numpy as np
 from numpy.typing import NDArray
 
-from semsearch.keyword_query import K1, TITLE_WEIGHT, B, idf
+from semsearch.keyword_query import K1, LENGTH_KNEE, TITLE_WEIGHT, B, idf
 from semsearch.stores.fts5_tokens import PieceTokenizer
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "Postings",
     "add_term",
     "build_postings",
+    "length_norms",
     "query_weights",
     "top_of",
 ]
@@ -68,13 +70,13 @@ class Postings:
     chunk_df: NDArray[np.int64]
     term_ids: dict[str, int] = field(init=False, repr=False)
     norm: NDArray[np.float64] = field(init=False, repr=False)
+    avgdl: float = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.term_ids = {t: i for i, t in enumerate(self.terms)}
         n = max(len(self.rowids), 1)
-        avgdl = float(self.lengths.sum()) / n
-        # k1 * (1 - b + b * |d| / avgdl), once per snapshot
-        self.norm = K1 * (1.0 - B + B * self.lengths.astype(np.float64) / (avgdl or 1.0))
+        self.avgdl = float(self.lengths.sum()) / n or 1.0
+        self.norm = length_norms(self.lengths, self.avgdl)  # once per snapshot
 
     def df(self, term: Clause) -> int:
         """n(q): records holding ``term`` (0 when no record does)."""
@@ -120,6 +122,17 @@ class Postings:
         """Bytes held by the arrays (the sidecar's memory, without the term dictionary)."""
         arrays = (self.offsets, self.docs, self.freqs, self.rowids, self.lengths, self.norm)
         return sum(int(a.nbytes) for a in arrays)
+
+
+def length_norms(
+    lengths: NDArray[np.integer] | NDArray[np.floating], avgdl: float
+) -> NDArray[np.float64]:
+    """float64[N]: each record's :func:`semsearch.keyword_query.length_norm` for its length in
+    tokens (``avgdl`` > 0), vectorised."""
+    r = np.asarray(lengths, dtype=np.float64) / (avgdl or 1.0)
+    knee = LENGTH_KNEE
+    rel = np.where(r <= knee, r, knee * (1.0 + np.log(np.maximum(r, knee) / knee)))
+    return np.asarray(K1 * (1.0 - B + B * rel), dtype=np.float64)
 
 
 def query_weights(terms: Sequence[object], weights: Sequence[float] | None) -> list[float]:

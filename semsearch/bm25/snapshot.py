@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from semsearch.bm25.delta import LivePostings
 from semsearch.bm25.postings import Phrase
-from semsearch.keyword_query import TITLE_WEIGHT, fts5_idf
+from semsearch.keyword_query import K1, TITLE_WEIGHT, B, fts5_idf
 from semsearch.stores.base import ScoredChunk
 from semsearch.stores.sqlite.allowed import Allowed
 from semsearch.stores.sqlite.record_fts import record_fts_table
@@ -58,7 +58,8 @@ class Snapshot:
 
     def phrase(self, rows: Rows, cid: int, clause: str) -> Phrase:
         """A phrase clause's ``f * (k1 + 1) / (f + norm)`` per record holding it: FTS5's
-        ``-bm25()`` of the phrase alone divided by FTS5's IDF of it (:func:`fts5_idf`)."""
+        ``-bm25()`` of the phrase alone divided by FTS5's IDF of it (:func:`fts5_idf`), moved
+        to semsearch's length normalisation (:meth:`_relengthen`)."""
         if clause not in self.phrases:
             table = record_fts_table(cid)
             found = rows(
@@ -68,12 +69,22 @@ class Snapshot:
             )
             ids = np.fromiter((r[0] for r in found), np.int64, len(found))
             scores = np.fromiter((r[1] for r in found), np.float64, len(found))
-            scores /= fts5_idf(self.live.n, len(found))
             at = self.live.positions(ids)
+            parts = scores[at >= 0] / fts5_idf(self.live.n, len(found))
             if len(self.phrases) >= _PHRASES:
                 self.phrases.clear()
-            self.phrases[clause] = (at[at >= 0], scores[at >= 0])
+            self.phrases[clause] = (at[at >= 0], self._relengthen(at[at >= 0], parts))
         return self.phrases[clause]
+
+    def _relengthen(self, at: NDArray[np.int64], parts: NDArray[np.float64]) -> NDArray[np.float64]:
+        """FTS5's term parts (linear length normalisation) at positions ``at`` as semsearch's
+        (keyword_query.relative_length): back to the weighted frequency, then forward."""
+        live = self.live
+        lengths = live.lengths()[at]
+        linear = K1 * (1.0 - B + B * lengths / live.avgdl)
+        room = np.maximum(K1 + 1.0 - parts, 1e-12)
+        f = parts * linear / room
+        return np.asarray(f * (K1 + 1.0) / (f + live.norm[at]), dtype=np.float64)
 
     def _record(self, position: int) -> tuple[str, int]:
         n_base = len(self.names)

@@ -23,11 +23,17 @@ ALICE = [
 ]
 
 
+def rel(ratio: float) -> float:
+    """semsearch's relative length: |d| / avgdl up to 1.5 times the average, then growing
+    with the logarithm: 1.5 * (1 + ln(ratio / 1.5))."""
+    return ratio if ratio <= 1.5 else 1.5 * (1 + math.log(ratio / 1.5))
+
+
 def bm25(tf: int, length: int, n: int, df: int, avgdl: float) -> float:
-    """Okapi BM25 of one term (Robertson & Zaragoza 2009; FTS5's k1=1.2, b=0.75)."""
+    """Okapi BM25 of one term (Robertson & Zaragoza 2009; k1=1.2, b=0.75, Lucene's IDF)."""
     k1, b = 1.2, 0.75
-    idf = math.log((n - df + 0.5) / (df + 0.5))
-    return idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avgdl))
+    idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+    return idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * rel(length / avgdl)))
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 """semsearch's keyword BM25 on real SQLite files, against a BM25 written out in this file.
 
-The reference is Robertson and Zaragoza's BM25 with Lucene's IDF, ``log(1 + (N - n + 0.5) /
+The reference is Robertson and Zaragoza's BM25 with Lucene's IDF (and logarithmic length above the average), ``log(1 + (N - n + 0.5) /
 (n + 0.5))``, k1 = 1.2, b = 0.75, one column, each query word counted once per record that
 holds it and weighted by the square root of how often the query says it; English stop words
 are left out of the query unless it has nothing else. Every word used here is one token that the
@@ -34,6 +34,12 @@ FILLER = [
 ]
 
 
+def rel(ratio: float) -> float:
+    """semsearch's relative length: |d| / avgdl up to 1.5 times the average, then growing
+    with the logarithm: 1.5 * (1 + ln(ratio / 1.5))."""
+    return ratio if ratio <= 1.5 else 1.5 * (1 + math.log(ratio / 1.5))
+
+
 def reference(docs: dict[str, str], weights: dict[str, float]) -> list[tuple[str, float]]:
     """[(id, BM25)] best first, ties by id, for query words with their weights."""
     tokens = {i: t.lower().split() for i, t in docs.items()}
@@ -47,7 +53,7 @@ def reference(docs: dict[str, str], weights: dict[str, float]) -> list[tuple[str
             if not f:
                 continue
             idf = math.log(1 + (len(tokens) - n + 0.5) / (n + 0.5))
-            total += weight * idf * f * 2.2 / (f + 1.2 * (0.25 + 0.75 * len(words) / avgdl))
+            total += weight * idf * f * 2.2 / (f + 1.2 * (0.25 + 0.75 * rel(len(words) / avgdl)))
         if total > 0:
             scores[doc_id] = total
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))

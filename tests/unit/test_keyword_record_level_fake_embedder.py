@@ -22,6 +22,12 @@ from semsearch.schema import Field, Schema
 FILLER = {f"filler{i}": f"plum {i} quartz zebra basalt" for i in range(6)}
 
 
+def rel(ratio: float) -> float:
+    """semsearch's relative length: |d| / avgdl up to 1.5 times the average, then growing
+    with the logarithm: 1.5 * (1 + ln(ratio / 1.5))."""
+    return ratio if ratio <= 1.5 else 1.5 * (1 + math.log(ratio / 1.5))
+
+
 def bm25_reference(docs: dict[str, tuple[str, str]], query: list[str], w_title: float) -> list:
     """[(id, score)] best first: BM25 with Lucene's IDF over (title, body) columns, ties by id."""
     tokens = {i: (t.lower().split(), b.lower().split()) for i, (t, b) in docs.items()}
@@ -37,7 +43,7 @@ def bm25_reference(docs: dict[str, tuple[str, str]], query: list[str], w_title: 
             idf = math.log(1 + (n_docs - n + 0.5) / (n + 0.5))
             tf = w_title * title.count(word) + body.count(word)
             length = len(title) + len(body)
-            total += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / avg))
+            total += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * rel(length / avg)))
         if total > 0:
             scores[i] = total
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import semsearch
-from semsearch.bm25.chunks import best_chunks_from_text, fts_totals
+from semsearch.bm25.chunks import best_chunks_from_text
 from semsearch.bm25.file import keyword_path
 from semsearch.bm25.sidecar import KeywordSidecar, fts_stamp
 from semsearch.collection import Collection
@@ -29,6 +29,7 @@ from semsearch.filters import parse_filter
 from semsearch.keyword_query import ENGLISH_STOPWORDS, Clause, scoring_clauses
 from semsearch.schema import Field, Schema
 from semsearch.stores.sqlite import keyword as sqlite_keyword
+from semsearch.stores.sqlite.fts_stats import fts_totals
 from tests.conftest import shared_path
 
 ROOT = Path(__file__).resolve().parents[2]

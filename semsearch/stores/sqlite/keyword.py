@@ -23,10 +23,19 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from semsearch.filters import Filter
-from semsearch.keyword_query import TITLE_WEIGHT, Clause, evidence_clauses, fts5_idf, idf
+from semsearch.keyword_query import (
+    TITLE_WEIGHT,
+    Clause,
+    evidence_clauses,
+    fts5_frequency,
+    fts5_idf,
+    idf,
+    term_part,
+)
 from semsearch.keyword_text import needs_unicode_fold
 from semsearch.stores.base import ScoredChunk
 from semsearch.stores.query_rules import keyword_or_substring
+from semsearch.stores.sqlite.fts_stats import fts_lengths, fts_totals
 from semsearch.stores.sqlite.record_fts import record_fts_table
 from semsearch.stores.sqlite.schema import fts_table
 from semsearch.stores.sqlite.sql import (
@@ -180,21 +189,20 @@ def _ranked_by_clause(
         return []
     counts = counts or TermCounts(())
     total = counts.documents(rows, cid, unit)
+    found = [_clause_rows(rows, cid, c.fts, where, unit) for c in clauses]
+    names = {int(r[0]): (r[1], r[2]) for rs in found for r in rs}
+    to_ours = _length_converter(rows, _table(cid, unit), list(names))
     scores: dict[int, float] = {}
     parts: list[tuple[float, dict[int, float]]] = []  # (w * idf, parts)
     idfs: list[float] = []
     dfs: list[int] = []
-    names: dict[int, tuple[int | None, str]] = {}
-    for clause in clauses:
-        found = _clause_rows(rows, cid, clause.fts, where, unit)
+    for clause, clause_rows in zip(clauses, found, strict=True):
         n = counts.hits(rows, cid, unit, clause.fts)  # in the whole collection, as FTS5 counts
         weight = clause.weight * idf(total, n)
         scale = 1.0 / fts5_idf(total, n)
-        held: dict[int, float] = {}
-        for rowid, chunk_id, record_id, score in found:
-            held[int(rowid)] = float(score) * scale
-            names[int(rowid)] = (chunk_id, record_id)
-            scores[int(rowid)] = scores.get(int(rowid), 0.0) + weight * held[int(rowid)]
+        held = {int(r[0]): to_ours(int(r[0]), float(r[3]) * scale) for r in clause_rows}
+        for rowid, part in held.items():
+            scores[rowid] = scores.get(rowid, 0.0) + weight * part
         parts.append((weight, held))
         idfs.append(idf(total, n))
         dfs.append(n)
@@ -214,6 +222,21 @@ def _ranked_by_clause(
             for r in best
         ]
     return _record_hits(rows, [(r, names[r][1], scores[r], *evidence[r]) for r in best])
+
+
+def _length_converter(rows: Rows, table: str, rowids: list[int]) -> Callable[[int, float], float]:
+    """``(rowid, FTS5 term part) -> semsearch's term part`` for documents of ``table``: FTS5
+    normalises lengths linearly, semsearch by keyword_query.relative_length, so each part goes
+    back to its weighted frequency (keyword_query.fts5_frequency) and forward again."""
+    n_docs, totals = fts_totals(rows, table)
+    avgdl = (sum(totals) / n_docs if n_docs else 0.0) or 1.0
+    lengths = fts_lengths(rows, table, rowids)
+
+    def convert(rowid: int, part: float) -> float:
+        length = lengths.get(rowid, 0)
+        return term_part(fts5_frequency(part, length, avgdl), length, avgdl)
+
+    return convert
 
 
 def _trigram_top(
