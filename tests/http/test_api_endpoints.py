@@ -13,7 +13,6 @@ from importlib import resources
 import numpy as np
 
 from semsearch.embedders.fake import FakeEmbedder
-from semsearch.search import HYBRID_FUSION
 from tests.contract.helpers import as_stored
 from tests.http.conftest import ITEM_FIELDS, LOST_AND_FOUND
 
@@ -151,7 +150,7 @@ def test_semantic_min_score_drops_dissimilar_hits(items_client) -> None:
 
 
 def test_hybrid_hits_carry_fused_rank_and_both_legs(items_client) -> None:
-    client, _ = items_client
+    client, state = items_client
     body = client.post(
         "/collections/items/search", json={"query": "umbrella", "mode": "hybrid"}
     ).json()
@@ -162,12 +161,17 @@ def test_hybrid_hits_carry_fused_rank_and_both_legs(items_client) -> None:
     assert legs["keyword"]["rank"] == 1 and legs["keyword"]["score"] > 0
     assert legs["semantic"]["rank"] is not None
     assert legs["semantic"]["percent"] == round(legs["semantic"]["score"] * 100)
-    # the default convex fusion (search.HYBRID_FUSION, floors -1 for cosine and 0 for BM25):
-    # w_s * (s + 1) / (best s + 1) + w_k * k / best k, with weights summing to 1
-    w_sem, w_kw = (w / sum(HYBRID_FUSION.weights) for w in HYBRID_FUSION.weights)
-    best_sem = next(h for h in body["hits"] if h["components"]["semantic"]["rank"] == 1)
-    best_sem_score = best_sem["components"]["semantic"]["score"]
-    expected = w_sem * (legs["semantic"]["score"] + 1) / (best_sem_score + 1) + w_kw * 1.0
+    # the calibrated fusion (docs/search-modes.md), written out: a quarter of a sigmoid of the
+    # cosine around the model's threshold (the fake embedder's 0.30, scale 0.2), a quarter of
+    # x / (x + 0.5) for the keyword evidence x, and a half for a confident match (the top hit
+    # holds "umbrella", the query's only word: coverage 1)
+    evidence = {
+        h.record_id: h.evidence
+        for h in state.db.store.keyword_search("items", "umbrella", 10, None)
+    }
+    semantic = 1 / (1 + math.exp(-(legs["semantic"]["score"] - 0.30) / 0.2))
+    x = evidence["umbrella"]
+    expected = 0.25 * semantic + 0.25 * x / (x + 0.5) + 0.5
     assert math.isclose(top["score"], expected, rel_tol=1e-6)
 
 

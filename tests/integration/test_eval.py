@@ -34,10 +34,16 @@ def scifact(tmp_path_factory, minilm):
 
 @pytest.fixture(scope="module")
 def runs(scifact) -> dict[str, dict]:
+    """Each mode's run of limit-10 searches with the default floor (what eval scores)."""
     dataset, coll = scifact
-    return {
-        m: run_mode(coll, dataset.queries, m, 100)[0] for m in ("keyword", "semantic", "hybrid")
-    }
+    return {m: run_mode(coll, dataset.queries, m, 10)[0] for m in ("keyword", "semantic", "hybrid")}
+
+
+@pytest.fixture(scope="module")
+def deep_runs(scifact) -> dict[str, dict]:
+    """The second search per query, 100 hits, from which eval scores recall@100."""
+    dataset, coll = scifact
+    return {m: run_mode(coll, dataset.queries, m, 100)[0] for m in ("keyword", "semantic")}
 
 
 def test_slice_loads_as_beir(scifact) -> None:
@@ -47,7 +53,7 @@ def test_slice_loads_as_beir(scifact) -> None:
     assert all(d in dataset.corpus for judged in dataset.qrels.values() for d in judged)
 
 
-def test_metrics_come_from_pytrec_eval_on_our_run(scifact, runs, monkeypatch) -> None:
+def test_metrics_come_from_pytrec_eval_on_our_run(scifact, runs, deep_runs, monkeypatch) -> None:
     import pytrec_eval
 
     dataset, coll = scifact
@@ -64,10 +70,12 @@ def test_metrics_come_from_pytrec_eval_on_our_run(scifact, runs, monkeypatch) ->
             return super().evaluate(run)
 
     monkeypatch.setattr(pytrec_eval, "RelevanceEvaluator", Spy)
-    report = run_eval(dataset, coll, ["keyword", "semantic"], limit=100)
+    report = run_eval(dataset, coll, ["keyword", "semantic"])  # limit 10, the default floor
     ours = runs
     full = [run for measures, run in seen if "ndcg_cut.10" in measures]
-    assert full == [ours["keyword"], ours["semantic"]]  # the library saw exactly our runs
+    # the library saw exactly our runs: the limit-10 one (nDCG, MRR), then the 100-hit one
+    # (recall@100), per mode
+    assert full == [ours["keyword"], deep_runs["keyword"], ours["semantic"], deep_runs["semantic"]]
     top10 = [run for measures, run in seen if measures == {"recip_rank"}]
     assert all(len(docs) <= 10 for run in top10 for docs in run.values())
 
@@ -81,8 +89,9 @@ def test_metrics_come_from_pytrec_eval_on_our_run(scifact, runs, monkeypatch) ->
 
 def test_hybrid_run_holds_the_union_of_both_legs(scifact) -> None:
     dataset, coll = scifact
-    runs = {
-        m: run_mode(coll, dataset.queries, m, 100)[0] for m in ("keyword", "semantic", "hybrid")
+    runs = {  # no floor: every record either leg found is fused
+        m: run_mode(coll, dataset.queries, m, 100, min_score=None)[0]
+        for m in ("keyword", "semantic", "hybrid")
     }
     for qid in dataset.queries:
         legs = set(runs["keyword"][qid]) | set(runs["semantic"][qid])

@@ -34,7 +34,7 @@ def memory(tmp_path_factory, minilm):
 
 
 def test_the_default_threshold_is_the_embedders_calibrated_one(minilm) -> None:
-    assert minilm.default_min_score == pytest.approx(0.30)
+    assert minilm.default_min_score == pytest.approx(0.34)
 
 
 @pytest.mark.parametrize("query", list(PAIRS))
