@@ -154,8 +154,7 @@ def note_keywords(
             index.stamps = stamps
     if index is not None:
         with index.lock:
-            for rid, keyword in changed.items():
-                index.put(rid, keyword)
+            index.put(changed)
 
 
 def stamp_name(collection: str) -> str:

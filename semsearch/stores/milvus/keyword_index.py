@@ -32,8 +32,9 @@ from __future__ import annotations
 import itertools
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -106,28 +107,22 @@ class KeywordIndex:
         self._view: _View | None = None
 
     # -- changes ------------------------------------------------------------------------
-    def put(self, record_id: str, keyword: RecordKeyword | None) -> None:
-        """Store a record's terms (None: the record was deleted)."""
-        old = self.entries.pop(record_id, None)
-        if old is not None:
-            self._count_chunks([old], -1)
-        if keyword is not None:
-            entry = self._entry(keyword)
-            self.entries[record_id] = entry
-            self._count_chunks([entry], 1)
-        self._changed[record_id] = None
+    def put(self, changed: Mapping[str, RecordKeyword | None]) -> None:
+        """Store records' terms (None: the record was deleted), as one batch."""
+        old = [e for r in changed if (e := self.entries.pop(r, None)) is not None]
+        self._count_chunks(old, -1)
+        live = [(r, k) for r, k in changed.items() if k is not None]
+        new = self._entries([k for _, k in live])
+        self.entries.update((r, e) for (r, _), e in zip(live, new, strict=True))
+        self._count_chunks(new, 1)
+        self._changed.update(dict.fromkeys(changed))
         self.version += 1
         self._view = None
-        if len(self._changed) > FOLD_AFTER:
-            self.fold()
 
-    def load(self, records: Iterable[tuple[str, RecordKeyword]]) -> None:
+    def load(self, records: Sequence[tuple[str, RecordKeyword]]) -> None:
         """Add many records at once (a build), then rebuild the base."""
-        added = []
-        for record_id, keyword in records:
-            entry = self._entry(keyword)
-            self.entries[record_id] = entry
-            added.append(entry)
+        added = self._entries([k for _, k in records])
+        self.entries.update((r, e) for (r, _), e in zip(records, added, strict=True))
         self._count_chunks(added, 1)
         self.fold()
 
@@ -149,18 +144,44 @@ class KeywordIndex:
             words.append(t)
         return np.fromiter(map(vocab.__getitem__, terms), np.int32, len(terms))
 
-    def _entry(self, keyword: RecordKeyword) -> Entry:
-        terms = self._ids(keyword.terms)
+    def _entries(self, keywords: Sequence[RecordKeyword]) -> list[Entry]:
+        """The :class:`Entry` of each record, computed for all of them at once (one sort of
+        (record, term) pairs gives every record's distinct terms and weighted counts)."""
+        if not keywords:
+            return []
+        lengths = np.fromiter((len(k.terms) for k in keywords), np.int64, len(keywords))
+        terms = self._ids([t for k in keywords for t in k.terms])
+        doc = np.repeat(np.arange(len(keywords), dtype=np.int64), lengths)
+        starts = np.cumsum(lengths) - lengths
+        titles = np.fromiter((k.title for k in keywords), np.int64, len(keywords))
+        weight = np.where(np.arange(len(terms)) - starts[doc] < titles[doc], TITLE_WEIGHT, 1.0)
+        size = max(len(self.words), 1)
+        keys = doc * size + terms
+        order = np.argsort(keys, kind="stable")
+        keys, weight = keys[order], weight[order]
+        first = np.ones(len(keys), np.bool_)
+        first[1:] = keys[1:] != keys[:-1]
+        pairs = keys[first]
+        freqs = np.add.reduceat(weight, np.flatnonzero(first)) if len(keys) else weight
+        cuts = np.searchsorted(pairs // size, np.arange(1, len(keywords))).tolist()
+        uniq = _cut((pairs % size).astype(np.int32), cuts)
+        freq = _cut(freqs.astype(np.float32), cuts)
+        records = _cut(terms, np.cumsum(lengths)[:-1].tolist())
+        return [
+            Entry(t, k.title, k.chunk_ids, self._chunk_views(k, t), u, f)
+            for k, t, u, f in zip(keywords, records, uniq, freq, strict=True)
+        ]
+
+    def _chunk_views(
+        self, keyword: RecordKeyword, terms: NDArray[np.int32]
+    ) -> tuple[NDArray[np.int32], ...]:
+        """A record's chunks' term ids: views into ``terms`` when they split it."""
+        if not keyword.chunk_terms:
+            return ()
         if keyword.aligned:
             cuts = list(itertools.accumulate(len(ts) for ts in keyword.chunk_terms))[:-1]
-            chunks = tuple(np.split(terms, cuts)) if keyword.chunk_terms else ()
-        else:
-            chunks = tuple(self._ids(ts) for ts in keyword.chunk_terms)
-        weight = np.ones(len(terms), np.float32)
-        weight[: keyword.title] = TITLE_WEIGHT
-        uniq, inverse = np.unique(terms, return_inverse=True)
-        freq = np.bincount(inverse, weights=weight, minlength=len(uniq)).astype(np.float32)
-        return Entry(terms, keyword.title, keyword.chunk_ids, chunks, uniq.astype(np.int32), freq)
+            return tuple(_cut(terms, cuts))
+        return tuple(self._ids(ts) for ts in keyword.chunk_terms)
 
     def _count_chunks(self, entries: Sequence[Entry], sign: int) -> None:
         """Add (``sign`` 1) or take away (-1) records' chunks from the chunk statistics: each
@@ -182,9 +203,12 @@ class KeywordIndex:
 
     # -- reads --------------------------------------------------------------------------
     def view(self) -> _View:
-        """The records as they are now: the base, its dead positions and the delta."""
+        """The records as they are now: the base, its dead positions and the delta (past
+        :data:`FOLD_AFTER` changed records, the base is rebuilt first)."""
         if self._view is not None:
             return self._view
+        if len(self._changed) > FOLD_AFTER:
+            self.fold()
         n_base = len(self._base_ids)
         dead = sorted(self._base_pos[r] for r in self._changed if r in self._base_pos)
         fresh = [r for r in self._changed if r in self.entries]
@@ -368,3 +392,9 @@ def _distinct(values: NDArray[np.integer]) -> NDArray[np.integer]:
     keep = np.ones(len(ordered), np.bool_)
     keep[1:] = ordered[1:] != ordered[:-1]
     return ordered[keep]
+
+
+def _cut(values: NDArray[Any], cuts: list[int]) -> list[NDArray[Any]]:
+    """``values`` cut at the positions ``cuts`` (views; ``np.split`` costs 0.2 ms a call)."""
+    bounds = [0, *cuts, len(values)]
+    return [values[a:b] for a, b in itertools.pairwise(bounds)]
