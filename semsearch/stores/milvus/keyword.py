@@ -55,12 +55,14 @@ def keyword_search(
     store._settle(collection)  # a batch held back is committed first
     if k <= 0 or store.meta_cached(collection) is None:
         return []
+    stop = stopword_list((store.meta_cached(collection) or {}).get("options", {}))
     if store.layout(collection) < RECORD_LEVEL:
-        return _legacy(store, collection, text, k, where)
+        return _legacy(store, collection, text, k, where, stop)
     return keyword_or_substring(
         text,
         lambda: _ranked(store, collection, text, k, where, scoped=False),
         lambda pieces: _substring_scan(store, collection, pieces, k, where, "folded"),
+        stop,
     )
 
 
@@ -136,7 +138,8 @@ def _substring_scan(
     column: str,
 ) -> list[ScoredChunk]:
     """Chunks holding any of ``pieces`` (casefolded) in their casefolded text, scored by the
-    pieces' occurrences, best first, ties by record id (SQLite's scan, see
+    pieces' occurrences, best first, ties by record id, each with the share of the pieces it
+    holds as its keyword evidence and coverage (SQLite's scan, see
     :mod:`semsearch.keyword_text`). Milvus narrows the rows with LIKE on ``column``
     (``folded``; layouts before 4: ``text``, where it is case-sensitive, so each piece is asked
     in lower, upper and title case); every row it returns is checked here."""
@@ -153,7 +156,10 @@ def _substring_scan(
         body = r[column] if column == "folded" else r[column].casefold()
         score = sum(body.count(p) for p in pieces)
         if score > 0:
-            hits.append(ScoredChunk(int(r["chunk_id"]), r["record_id"], float(score)))
+            share = sum(p in body for p in pieces) / len(pieces)
+            hits.append(
+                ScoredChunk(int(r["chunk_id"]), r["record_id"], float(score), False, share, share)
+            )
     return best_first(hits)[:k]
 
 
@@ -173,7 +179,12 @@ def _quoted(text: str) -> str:
 
 
 def _legacy(
-    store: MilvusAccess, collection: str, text: str, k: int, where: Filter | None
+    store: MilvusAccess,
+    collection: str,
+    text: str,
+    k: int,
+    where: Filter | None,
+    stop: frozenset[str],
 ) -> list[ScoredChunk]:
     """Layouts 1 to 3: Milvus' BM25 over chunks' snowball terms, as those versions ranked."""
     terms = keyword_terms(text)
@@ -183,6 +194,7 @@ def _legacy(
         text,
         lambda: _milvus_bm25(store, collection, terms, k, where),
         lambda pieces: _substring_scan(store, collection, pieces, k, where, "text"),
+        stop,
     )
 
 

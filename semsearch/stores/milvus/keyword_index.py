@@ -283,21 +283,27 @@ class KeywordIndex:
         first chunk, ``provisional``. ``allowed`` (a key, and a function giving the record ids a
         filter lets through, asked once per key and version) applies before the top k. ``scoped``: N, n(q) and avgdl over the allowed
         records only, each term once with its clauses' largest weight, no phrase scores (as
-        ``KeywordSidecar.rank``)."""
+        ``KeywordSidecar.rank``). Stop-word clauses (kept by a query of stop words only) never
+        count as evidence."""
         view = self.view()
         mask = None if allowed is None else self.mask(view, *allowed)
         if scoped:
             weights: dict[str, float] = {}
+            stops: dict[str, bool] = {}
             for clause, ts in parts:
                 for t in ts:
                     weights[t] = max(weights.get(t, 0.0), clause.weight)
+                    stops[t] = stops.get(t, True) and clause.stop
             scope = view.live if mask is None else view.live.within(mask)
-            found = rank_clauses(scope, list(weights), list(weights.values()), k, None)
+            found = rank_clauses(
+                scope, list(weights), list(weights.values()), k, None, list(stops.values())
+            )
         else:
             terms: list[Clause] = [
                 ts[0] if len(ts) == 1 else self.phrase(view, ts) for _, ts in parts
             ]
-            found = rank_clauses(view.live, terms, [c.weight for c, _ in parts], k, mask)
+            weight = [c.weight for c, _ in parts]
+            found = rank_clauses(view.live, terms, weight, k, mask, [c.stop for c, _ in parts])
         return self._hits(view, found, k)
 
     def _hits(self, view: _View, found: Ranked, k: int) -> list[ScoredChunk]:
