@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from semsearch.keyword_query import FTS5_IDF_FLOOR, K1, TITLE_WEIGHT, B, Clause
 from semsearch.stores.fts5_tokens import PieceTokenizer
@@ -33,6 +33,9 @@ __all__ = [
     "record_terms",
     "record_title",
 ]
+
+#: A term, or an id that stands for one (a store's int term ids).
+Token = TypeVar("Token", bound=Hashable)
 
 #: Characters stripped between the title and the body (SQLite's ``ltrim(..., char(32, 9, 10, 13))``).
 _SPACE = " \t\n\r"
@@ -98,9 +101,9 @@ def phrase_frequency(
     return total
 
 
-def phrase_count(tokens: Sequence[str], phrase: Sequence[str]) -> int:
+def phrase_count(tokens: Sequence[Token], phrase: Sequence[Token]) -> int:
     """Start positions where ``phrase`` occurs in ``tokens`` (FTS5 counts each, overlapping
-    ones too); 0 for an empty phrase."""
+    ones too); 0 for an empty phrase. Tokens are terms, or any other hashable ids of them."""
     m = len(phrase)
     if not m:
         return 0
@@ -113,8 +116,8 @@ def phrase_count(tokens: Sequence[str], phrase: Sequence[str]) -> int:
 
 
 def best_chunk(
-    chunks: Sequence[tuple[int, Sequence[str]]],
-    clauses: Sequence[Sequence[str]],
+    chunks: Sequence[tuple[int, Sequence[Token]]],
+    clauses: Sequence[Sequence[Token]],
     hits: Sequence[int],
     n_chunks: int,
     avgdl: float,
@@ -127,6 +130,7 @@ def best_chunk(
         chunks: the record's ``(chunk id, terms)`` in order.
         clauses: each clause's terms (one term, or a phrase of several).
         hits: chunks of the collection holding each clause (its n).
+    Tokens are terms, or any other hashable ids of them (the same ids in both).
         n_chunks: chunks in the collection (N); avgdl: their mean length in terms.
     Clauses in half of the chunks or more are left out (they add at most 2.2e-6 to a score),
     unless every clause is, as the SQLite store's ``best_chunks`` does.

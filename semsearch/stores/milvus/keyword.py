@@ -53,9 +53,10 @@ def keyword_search(
 ) -> list[ScoredChunk]:
     """See :meth:`MilvusStore.keyword_search`."""
     store._settle(collection)  # a batch held back is committed first
-    if k <= 0 or store.meta_cached(collection) is None:
+    meta = store._meta_entry(collection)  # the cached row itself (read only): no copy
+    if k <= 0 or meta is None:
         return []
-    stop = stopword_list((store.meta_cached(collection) or {}).get("options", {}))
+    stop = stopword_list(meta.get("options", {}))
     if store.layout(collection) < RECORD_LEVEL:
         return _legacy(store, collection, text, k, where, stop)
     return keyword_or_substring(
@@ -71,7 +72,7 @@ def keyword_search_scoped(
 ) -> list[ScoredChunk] | None:
     """See :meth:`MilvusStore.keyword_search_scoped`: None before layout 4."""
     store._settle(collection)
-    if store.meta_cached(collection) is None:
+    if store._meta_entry(collection) is None:
         return []
     if store.layout(collection) < RECORD_LEVEL:
         return None
@@ -82,7 +83,7 @@ def keyword_chunks(
     store: MilvusAccess, collection: str, text: str, record_ids: Sequence[str]
 ) -> dict[str, int]:
     """See :meth:`MilvusStore.keyword_chunks`."""
-    meta = store.meta_cached(collection)
+    meta = store._meta_entry(collection)
     if meta is None or store.layout(collection) < RECORD_LEVEL:
         return {}
     parts = query_terms(scoring_clauses(text, stopword_list(meta.get("options", {}))))
@@ -93,7 +94,7 @@ def keyword_chunks(
 
 def legacy_note(store: MilvusAccess, collection: str) -> str | None:
     """The note of a keyword result ranked by an earlier layout's Milvus BM25, else None."""
-    if store.meta_cached(collection) is None or store.layout(collection) >= RECORD_LEVEL:
+    if store._meta_entry(collection) is None or store.layout(collection) >= RECORD_LEVEL:
         return None
     return (
         "keyword ranking: Milvus' chunk-level BM25 of a collection written by an earlier "
@@ -106,7 +107,7 @@ def _ranked(
     store: MilvusAccess, collection: str, text: str, k: int, where: Filter | None, scoped: bool
 ) -> list[ScoredChunk]:
     """Record-level BM25 from the keyword index (``scoped``: statistics within ``where``)."""
-    meta = store.meta_cached(collection) or {}
+    meta = store._meta_entry(collection) or {}
     parts = query_terms(scoring_clauses(text, stopword_list(meta.get("options", {}))))
     if not parts:
         return []

@@ -45,7 +45,7 @@ from semsearch.keyword_query import K1, TITLE_WEIGHT
 from semsearch.keyword_query import Clause as QueryClause
 from semsearch.stores.base import ScoredChunk
 from semsearch.stores.milvus.keyword_columns import RecordKeyword
-from semsearch.stores.record_terms import best_chunk, phrase_count, phrase_frequency
+from semsearch.stores.record_terms import best_chunk, phrase_frequency
 
 __all__ = ["FOLD_AFTER", "Entry", "KeywordIndex"]
 
@@ -79,6 +79,7 @@ class _View:
     pos: dict[str, int]  # live record id -> position, for the changed records only
     masks: OrderedDict[object, NDArray[np.bool_]] = field(default_factory=OrderedDict)
     phrases: dict[tuple[str, ...], Phrase] = field(default_factory=dict)
+    chunk_phrases: dict[tuple[str, ...], int] = field(default_factory=dict)
 
 
 class KeywordIndex:
@@ -324,41 +325,39 @@ class KeywordIndex:
     ) -> dict[str, int]:
         """``{record id: chunk id}`` of each record's chunk that the chunk-level BM25 ranks
         first for ``clauses`` (each one's terms), as the SQLite store picks it
-        (:func:`~semsearch.stores.record_terms.best_chunk` with the chunk statistics here);
-        records none of whose chunks holds a clause are left out."""
+        (:func:`~semsearch.stores.record_terms.best_chunk` with the chunk statistics here, over
+        term ids); records none of whose chunks holds a clause are left out."""
         if not clauses or not self.chunks:
             return {}
         view = self.view()
-        hits = [self._chunk_hits(view, c) for c in clauses]
+        ids = [tuple(self.vocab.get(t, -1) for t in c) for c in clauses]
+        hits = [self._chunk_hits(view, c, i) for c, i in zip(clauses, ids, strict=True)]
         avgdl = self.chunk_tokens / self.chunks
         out = {}
         for rid in dict.fromkeys(record_ids):
             entry = self.entries.get(rid)
             if entry is None:
                 continue
-            chunks = [
-                (cid, self._words(c)) for cid, c in zip(entry.chunk_ids, entry.chunks, strict=True)
-            ]
-            best = best_chunk(chunks, clauses, hits, self.chunks, avgdl)
+            chunks = [(c, a.tolist()) for c, a in zip(entry.chunk_ids, entry.chunks, strict=True)]
+            best = best_chunk(chunks, ids, hits, self.chunks, avgdl)
             if best is not None:
                 out[rid] = best
         return out
 
-    def _words(self, ids: NDArray[np.int32]) -> list[str]:
-        words = self.words
-        return [words[i] for i in ids.tolist()]
-
-    def _chunk_hits(self, view: _View, terms: tuple[str, ...]) -> int:
-        """Chunks holding a clause: a term's from the counts, a phrase's counted."""
-        if len(terms) == 1:
-            tid = self.vocab.get(terms[0])
-            return 0 if tid is None else int(self.chunk_df[tid])
-        return sum(
-            1
-            for _, entry in self._holding(view, terms)
-            for chunk in entry.chunks
-            if phrase_count(self._words(chunk), terms)
-        )
+    def _chunk_hits(self, view: _View, terms: tuple[str, ...], ids: tuple[int, ...]) -> int:
+        """Chunks holding a clause: a term's from the counts, a phrase's counted (cached)."""
+        if len(ids) == 1:
+            return 0 if ids[0] < 0 else int(self.chunk_df[ids[0]])
+        if terms not in view.chunk_phrases:
+            if len(view.chunk_phrases) >= _PHRASES:
+                view.chunk_phrases.clear()
+            view.chunk_phrases[terms] = sum(
+                1
+                for _, entry in self._holding(view, terms)
+                for chunk in entry.chunks
+                if len(_starts(chunk, ids))
+            )
+        return view.chunk_phrases[terms]
 
 
 def _postings(
@@ -404,3 +403,14 @@ def _cut(values: NDArray[Any], cuts: list[int]) -> list[NDArray[Any]]:
     """``values`` cut at the positions ``cuts`` (views; ``np.split`` costs 0.2 ms a call)."""
     bounds = [0, *cuts, len(values)]
     return [values[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+def _starts(values: NDArray[np.int32], ids: Sequence[int]) -> NDArray[np.intp]:
+    """Positions in ``values`` where the term ids ``ids`` follow one another."""
+    m = len(ids)
+    if len(values) < m:
+        return np.zeros(0, np.intp)
+    hit = values[: len(values) - m + 1] == ids[0]
+    for i in range(1, m):
+        hit &= values[i : len(values) - m + 1 + i] == ids[i]
+    return np.flatnonzero(hit)
