@@ -117,4 +117,5 @@ def test_another_processs_writes_reach_the_keyword_ranking_on_a_server(server_ur
         mine = _ranked(coll, "heron fence")
     with semsearch.connect(server_url) as fresh:  # a process with no index yet
         assert mine == _ranked(fresh.collection("birds", create=False), "heron fence")
+        assert fresh.collections() == ["birds"]  # the writers' stamp rows are no collections
     assert {i for i, _ in mine} == {"a", "b", "c", "d", "e"}
