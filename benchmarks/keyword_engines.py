@@ -65,14 +65,14 @@ sys.path[:] = [str(ROOT)] + [p for p in sys.path if Path(p or ".").resolve() != 
 from benchmarks.keyword_peers import peer_engines  # noqa: E402
 from benchmarks.report import machine_info, markdown_table, write_section  # noqa: E402
 from semsearch import connect  # noqa: E402
-from semsearch.bm25.postings import IDF_FLOOR, K1, B  # noqa: E402
 from semsearch.bm25.sidecar import KeywordSidecar  # noqa: E402
 from semsearch.embedders.fake import FakeEmbedder  # noqa: E402
 from semsearch.embedders.query_cache import CachedEmbedder, QueryCache  # noqa: E402
 from semsearch.evaluation import load_beir, score_run  # noqa: E402
 from semsearch.filters import parse_filter  # noqa: E402
+from semsearch.keyword_query import FTS5_IDF_FLOOR as IDF_FLOOR  # noqa: E402
+from semsearch.keyword_query import K1, B, parse_clauses  # noqa: E402
 from semsearch.schema import Field, Schema  # noqa: E402
-from semsearch.stores.sqlite.sql import fts_clauses  # noqa: E402
 
 SCHEMA = Schema((Field("title", "str"), Field("bucket", "int")))
 #: The search modes timed against each other (the hybrid ratio), query embeddings cached.
@@ -125,7 +125,7 @@ def numpy_bm25(sidecar: KeywordSidecar, rows: Any, k: int) -> Callable[[str], An
     n = len(p.rowids)
 
     def run(text: str) -> Any:
-        terms = [t for _, ts in sidecar.clause_terms(fts_clauses(text)) for t in ts]
+        terms = [t for _, ts in sidecar.clause_terms(parse_clauses(text)) for t in ts]
         scores = np.zeros(n)
         for t in terms:
             tid = p.term_ids.get(t)

@@ -359,13 +359,15 @@ class Database:
     def compact(self) -> tuple[int, int]:
         """Reclaim space: prune what every reader has consumed and rewrite the file (SQLite:
         the change log, then VACUUM; see docs/storage.md). Safe while other processes read.
+        Milvus compacts its own segments; there this brings collections written by earlier
+        versions to the current layout (docs/milvus.md), as their first write would.
 
         Returns:
-            (bytes before, bytes after) of the index file and its WAL.
+            (bytes before, bytes after) of the index file and its WAL (a Milvus Lite folder;
+            (0, 0) for a Milvus server).
         Raises:
             BackendUnavailable: the Database was closed, the file is not writable, or the
-                backend compacts itself (PostgreSQL: autovacuum or ``VACUUM``; Milvus:
-                its own compaction).
+                backend compacts itself (PostgreSQL: autovacuum or ``VACUUM``).
         """
 
         self._life.check_open()
@@ -373,7 +375,7 @@ class Database:
         if compact is None:
             raise BackendUnavailable(
                 f"{type(self.store).__name__} has no compact step",
-                hint="PostgreSQL: autovacuum (or VACUUM) reclaims space; Milvus compacts itself",
+                hint="PostgreSQL: autovacuum (or VACUUM) reclaims space",
             )
         before, after = compact()
         return int(before), int(after)

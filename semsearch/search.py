@@ -37,7 +37,7 @@ from semsearch.search_request import (
     validate_request,
 )
 from semsearch.stores.base import ScoredChunk, SentenceWindows, VectorRecords
-from semsearch.stores.keyword_capabilities import KeywordChunks
+from semsearch.stores.keyword_capabilities import KeywordChunks, keyword_ranking_note
 from semsearch.windows import RESCORE_DEPTH, Span, rescore, windows_enabled
 
 Ranked = TypeVar("Ranked", ScoredChunk, Hit)
@@ -165,7 +165,7 @@ def _run_once(
         leg = _keyword_leg(coll, req, req.limit, req.floor)
         hits = read_hits(coll, [(c, c.score, None) for c in leg.best], strict, req.query)
         result = SearchResult(req.query, hits, "keyword", total_candidates=leg.candidates)
-        return _floored(result, leg.dropped, req)
+        return _noted(coll, _floored(result, leg.dropped, req))
     if req.mode == "semantic":
         try:
             leg = _semantic_leg(coll, req, req.limit, req.min_score, queries)
@@ -179,7 +179,7 @@ def _run_once(
                 f"semantic search unavailable ({exc.message}); keyword results instead",
                 kw.candidates,
             )  # fmt: skip
-            return _floored(result, kw.dropped, req)
+            return _noted(coll, _floored(result, kw.dropped, req))
         hits = read_hits(coll, [(c, c.score, None) for c in leg.best], strict, None, leg.highlights)
         result = SearchResult(
             req.query, hits, "semantic", _hyde(req), total_candidates=leg.candidates
@@ -207,6 +207,13 @@ def _floored(result: SearchResult, dropped: int, req: SearchRequest) -> SearchRe
         "(CLI --min-score -1) shows the weaker hits, ranked"
     )
     return dataclasses.replace(result, notes=(*result.notes, note))
+
+
+def _noted(coll: CollectionParts, result: SearchResult) -> SearchResult:
+    """``result`` (keyword or hybrid) with the store's note when its keyword leg ranked the
+    collection otherwise than by record-level BM25 (KeywordRankingNote: old data)."""
+    note = keyword_ranking_note(coll.store, coll.name)
+    return dataclasses.replace(result, notes=(*result.notes, note)) if note else result
 
 
 def _hyde(req: SearchRequest) -> bool:
@@ -338,7 +345,7 @@ def _hybrid(
         req.query, hits, "hybrid", _hyde(req) and embedded,
         reason is not None, reason, semantic.candidates + keyword.candidates,
     )  # fmt: skip
-    return _windowed(coll, semantic, _floored(result, len(fused) - len(kept), req))
+    return _noted(coll, _windowed(coll, semantic, _floored(result, len(fused) - len(kept), req)))
 
 
 def _semantic_or_missing(

@@ -10,10 +10,12 @@ Memory therefore scores word queries from the user's scope (the ``where`` filter
 
 - SQLite counts BM25's statistics (N, n(q), avgdl) over the records inside the filter, from
   its keyword sidecar (:class:`~semsearch.stores.keyword_capabilities.ScopedKeyword`; no message is read).
+- Milvus (layout 4) does the same from its keyword index in the process
+  (semsearch/stores/milvus/keyword_index.py; no message is read).
 - PostgreSQL's ``ts_rank_cd`` (not BM25) scores each message on its own words: its keyword
   search already uses no statistic of other messages.
-- Otherwise (Milvus), and while SQLite's sidecar rebuilds, memory reads every message inside
-  the scope, builds BM25 postings of those alone (:mod:`semsearch.bm25.postings`, words
+- Otherwise (a Milvus collection of an earlier layout, until a write migrates it), and while
+  SQLite's sidecar rebuilds, memory reads every message inside the scope, builds BM25 postings of those alone (:mod:`semsearch.bm25.postings`, words
   tokenized as SQLite's FTS5 table does: ``porter unicode61 remove_diacritics 2``) and scores
   the query's words there: the same scores as SQLite's.
 
@@ -25,9 +27,10 @@ A query none of whose words matches (Chinese or Japanese text, a word part such 
 goes to the store's keyword search inside the same scope, which scans for substrings: those
 scores count occurrences in each message and use no other message.
 
-Cost (docs/benchmarks.md, "memory-keyword"): on SQLite a few array operations over the
-collection's postings, on PostgreSQL its keyword search; on Milvus each keyword or hybrid
-search reads every message of the scope, linear in one user's history. Other users' messages
+Cost (docs/benchmarks.md, "memory-keyword"): on SQLite and Milvus a few array operations over
+the collection's postings (on Milvus plus one query for the ids of the scope's messages after
+each write), on PostgreSQL its keyword search; on an old-layout Milvus collection each keyword
+or hybrid search reads every message of the scope, linear in one user's history. Other users' messages
 are never read.
 """
 

@@ -1,8 +1,9 @@
 """Optional keyword capabilities of a store, beside the Store protocol (stores/base.py).
 
 A caller checks for each with ``isinstance`` and does without it otherwise: the best chunk of a
-record-level keyword hit, keyword scores that stay inside a filter, and rebuilding a derived
-keyword index before a one-shot process ends.
+record-level keyword hit, keyword scores that stay inside a filter, rebuilding a derived
+keyword index before a one-shot process ends, and a note when a collection's keyword ranking is
+not yet the record-level BM25 every store gives (data written by an earlier version).
 """
 
 from __future__ import annotations
@@ -13,7 +14,14 @@ from typing import Protocol, runtime_checkable
 from semsearch.filters import Filter
 from semsearch.stores.base import ScoredChunk, Store
 
-__all__ = ["KeywordChunks", "KeywordIndexRefresh", "ScopedKeyword", "refresh_keyword_index"]
+__all__ = [
+    "KeywordChunks",
+    "KeywordIndexRefresh",
+    "KeywordRankingNote",
+    "ScopedKeyword",
+    "keyword_ranking_note",
+    "refresh_keyword_index",
+]
 
 
 @runtime_checkable
@@ -66,3 +74,22 @@ def refresh_keyword_index(store: Store, collection: str, wait: bool = True) -> N
     """:meth:`KeywordIndexRefresh.refresh_keyword_index` when ``store`` has it, else nothing."""
     if isinstance(store, KeywordIndexRefresh):
         store.refresh_keyword_index(collection, wait)
+
+
+@runtime_checkable
+class KeywordRankingNote(Protocol):
+    """Optional store capability, declared by a store that may still hold collections written
+    by an earlier version, which it searches as that version did until a write (or
+    ``semsearch compact``) migrates them (Milvus: chunk-level BM25 before layout 4)."""
+
+    def keyword_ranking_note(self, collection: str) -> str | None:
+        """A note for results whose keyword leg ranked ``collection`` otherwise than by
+        record-level BM25 (which ranking answered, and how to move on); None when it did not."""
+        ...
+
+
+def keyword_ranking_note(store: Store, collection: str) -> str | None:
+    """:meth:`KeywordRankingNote.keyword_ranking_note` when ``store`` has it, else None."""
+    if isinstance(store, KeywordRankingNote):
+        return store.keyword_ranking_note(collection)
+    return None

@@ -14,14 +14,28 @@ terms inside one column).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+from collections import Counter
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
-from semsearch.keyword_query import TITLE_WEIGHT
+from semsearch.keyword_query import FTS5_IDF_FLOOR, K1, TITLE_WEIGHT, B, Clause
 from semsearch.stores.fts5_tokens import PieceTokenizer
 
-__all__ = ["RecordTerms", "phrase_frequency", "record_body", "record_terms", "record_title"]
+__all__ = [
+    "RecordTerms",
+    "best_chunk",
+    "clause_terms",
+    "phrase_count",
+    "phrase_frequency",
+    "record_body",
+    "record_terms",
+    "record_title",
+]
+
+#: A term, or an id that stands for one (a store's int term ids).
+Token = TypeVar("Token", bound=Hashable)
 
 #: Characters stripped between the title and the body (SQLite's ``ltrim(..., char(32, 9, 10, 13))``).
 _SPACE = " \t\n\r"
@@ -85,3 +99,74 @@ def phrase_frequency(
         if in_one_column and all(start + i + 1 in held for i, held in enumerate(later)):
             total += TITLE_WEIGHT if start < title_length else 1.0
     return total
+
+
+def phrase_count(tokens: Sequence[Token], phrase: Sequence[Token]) -> int:
+    """Start positions where ``phrase`` occurs in ``tokens`` (FTS5 counts each, overlapping
+    ones too); 0 for an empty phrase. Tokens are terms, or any other hashable ids of them."""
+    m = len(phrase)
+    if not m:
+        return 0
+    first, rest = phrase[0], tuple(phrase[1:])
+    return sum(
+        1
+        for i in range(len(tokens) - m + 1)
+        if tokens[i] == first and tuple(tokens[i + 1 : i + m]) == rest
+    )
+
+
+def best_chunk(
+    chunks: Sequence[tuple[int, Sequence[Token]]],
+    clauses: Sequence[Sequence[Token]],
+    hits: Sequence[int],
+    n_chunks: int,
+    avgdl: float,
+) -> int | None:
+    """The chunk of one record that FTS5's ``bm25()`` over a chunk table ranks first for the
+    ORed ``clauses`` (one weight-1 column, FTS5's IDF ``log((N - n + 0.5) / (n + 0.5))``
+    floored at FTS5_IDF_FLOOR), ties to the earlier chunk; None when no chunk holds a clause.
+
+    Args:
+        chunks: the record's ``(chunk id, terms)`` in order.
+        clauses: each clause's terms (one term, or a phrase of several).
+        hits: chunks of the collection holding each clause (its n).
+    Tokens are terms, or any other hashable ids of them (the same ids in both).
+        n_chunks: chunks in the collection (N); avgdl: their mean length in terms.
+    Clauses in half of the chunks or more are left out (they add at most 2.2e-6 to a score),
+    unless every clause is, as the SQLite store's ``best_chunks`` does.
+    """
+    kept = list(range(len(clauses)))
+    if len(kept) > 1:
+        kept = [i for i in kept if 2 * hits[i] < n_chunks] or kept
+    idf = {}
+    for i in kept:
+        value = math.log((n_chunks - hits[i] + 0.5) / (hits[i] + 0.5)) if n_chunks else 0.0
+        idf[i] = value if value > 0 else FTS5_IDF_FLOOR
+    best: tuple[float, int] | None = None
+    for chunk_id, tokens in chunks:
+        tf = Counter(tokens)
+        norm = K1 * (1 - B + B * len(tokens) / (avgdl or 1.0))
+        score = 0.0
+        for i in kept:
+            terms = clauses[i]
+            f = tf[terms[0]] if len(terms) == 1 else phrase_count(tokens, terms)
+            score += idf[i] * (f * (K1 + 1)) / (f + norm)
+        if score > 0 and (best is None or score > best[0]):
+            best = (score, chunk_id)
+    return None if best is None else best[1]
+
+
+def clause_terms(
+    tokenizer: PieceTokenizer, clauses: Sequence[Clause]
+) -> list[tuple[Clause, tuple[str, ...]]]:
+    """Each query clause with its terms (FTS5's tokens of its words, stemmed), as the keyword
+    sidecar reads them (``KeywordSidecar.clause_terms``); clauses that give no term are
+    dropped, as they match nothing. A clause of one term is scored from postings, one of
+    several as a phrase."""
+    found = tokenizer.pieces(t for c in clauses for t in c.tokens)
+    out = []
+    for clause in clauses:
+        terms = tuple(t for token in clause.tokens for t in found[token])
+        if terms:
+            out.append((clause, terms))
+    return out

@@ -43,7 +43,7 @@ def build(store: MilvusStore, name: str, items: list[Item], dim: int = 8) -> Non
     lay.create(client, parts["records"], lay.records_schema(fields),
                lay.index_params(client, "records"))  # fmt: skip
     lay.create(client, parts["chunks"], lay.chunks_schema(fields, layout=1),
-               lay.index_params(client, "chunks"))  # fmt: skip
+               lay.index_params(client, "chunks", layout=1))  # fmt: skip
     lay.create(client, parts["vectors"], lay.vectors_schema(fields, dim),
                lay.index_params(client, "vectors"))  # fmt: skip
     lay.create(client, hashes, lay.hashes_schema(), lay.index_params(client, "hashes"))

@@ -1,7 +1,7 @@
 """Collections in layout 2, written as the previous version wrote them (``<prefix>_records``
 with one row per body part, the chunk part ``<prefix>_chunks_1`` with the vectors in its rows,
 metadata with ``"layout": 2``), to test that the store reads them unchanged and that a write
-migrates them to layout 3.
+migrates them to the current layout.
 
 Rows are built here from the layout-2 column list (the record rows by
 :func:`semsearch.stores.milvus.rows.record_rows`, which layout 3 no longer writes), through the
@@ -63,7 +63,7 @@ def build(store: MilvusStore, name: str, items: list[Item], dim: int = 8) -> Non
     lay.create(client, records_name, lay.records_schema(fields),
                lay.index_params(client, "records"))  # fmt: skip
     lay.create(client, chunks_name, lay.chunks_schema(fields, dim, layout=2),
-               lay.index_params(client, "chunks", "HNSW", dim))  # fmt: skip
+               lay.index_params(client, "chunks", "HNSW", dim, layout=2))  # fmt: skip
     records, chunks = [], []
     for it in items:
         r = record(it)

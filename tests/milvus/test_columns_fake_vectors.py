@@ -132,8 +132,9 @@ def test_a_new_collection_waits_for_no_index_fake_vectors(
     finally:
         store.close()
     assert waits == []
-    assert indexed == {"chunks": ["content_hash", "record_id", "sparse", "vector"]}
-    # layout 3: vectors and record bodies live in the chunk rows; no other Milvus collection
+    # layout 4: no BM25 function, so no sparse index (keyword search ranks in the process)
+    assert indexed == {"chunks": ["content_hash", "record_id", "vector"]}
+    # layout 3 on: vectors and record bodies live in the chunk rows; no other Milvus collection
     assert parts == [f"{lay.prefix(NAME)}_chunks_1"]
 
 

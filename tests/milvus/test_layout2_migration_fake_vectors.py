@@ -116,7 +116,7 @@ def test_the_first_write_migrates_layout2_to_head_rows_fake_vectors(location: st
     store = MilvusStore(location)
     try:
         _write_n(store)
-        assert store.meta(NAME)["layout"] == 3
+        assert store.meta(NAME)["layout"] == lay.LAYOUT
         assert _parts(store) == ["_chunks_2"]
         _check_reads(store, extra=1)
         assert _hits(store, 4)[0] == ("n", 1.0)
@@ -160,7 +160,7 @@ def test_a_layout2_migration_killed_before_its_commit_point_is_redone_fake_vecto
         _check_reads(store)
         assert snapshot(store, NAME) == left  # reading wrote nothing, not even the cleanup
         _write_n(store)
-        assert store.meta(NAME)["layout"] == 3
+        assert store.meta(NAME)["layout"] == lay.LAYOUT
         assert _parts(store) == ["_chunks_2"]  # the leftover dropped, redone
         _check_reads(store, extra=1)
     finally:
@@ -173,7 +173,7 @@ def test_a_layout2_migration_killed_after_its_commit_point_is_cleaned_fake_vecto
     _killed_migration(location, "drop")
     store = MilvusStore(location)
     try:
-        assert store.meta(NAME)["layout"] == 3
+        assert store.meta(NAME)["layout"] == lay.LAYOUT
         assert _parts(store) == ["_chunks_1", "_chunks_2", "_records"]  # outlived the kill
         _check_reads(store)  # the killed write's record "n" was never committed
         _write_n(store)

@@ -1,4 +1,4 @@
-"""Collections in layout 1 (``_chunks`` + ``_vectors`` + ``_hashes``) under layout 3's store:
+"""Collections in layout 1 (``_chunks`` + ``_vectors`` + ``_hashes``) under the current store:
 read unchanged with nothing written, migrated by the first write, and a migration killed
 (SIGKILL, a real subprocess) before or after its commit point leaves a readable collection that
 the next write finishes. Real Milvus Lite, fake 8-d vectors (rows of the identity matrix).
@@ -96,13 +96,13 @@ def test_a_layout1_collection_is_read_unchanged_and_nothing_is_written_fake_vect
         store.close()
 
 
-def test_the_first_write_migrates_layout1_to_layout3_fake_vectors(
+def test_the_first_write_migrates_layout1_to_the_current_layout_fake_vectors(
     location: str,
 ) -> None:
     store = MilvusStore(location)
     try:
         _write_e(store)
-        assert store.meta(NAME)["layout"] == 3
+        assert store.meta(NAME)["layout"] == lay.LAYOUT
         assert _parts(store) == ["_chunks_2"]
         _check_reads(store, extra=1)
         assert _hits(store, 2)[0] == ("e", 1.0)
@@ -136,7 +136,7 @@ def test_a_migration_killed_before_its_commit_point_is_redone_by_the_next_write_
         _check_reads(store)
         assert snapshot(store, NAME) == left  # reading wrote nothing, not even the cleanup
         _write_e(store)
-        assert store.meta(NAME)["layout"] == 3
+        assert store.meta(NAME)["layout"] == lay.LAYOUT
         assert _parts(store) == ["_chunks_2"]  # the leftover dropped, redone
         _check_reads(store, extra=1)
     finally:
@@ -149,7 +149,7 @@ def test_a_migration_killed_after_its_commit_point_is_cleaned_by_the_next_write_
     _killed_migration(location, "drop")
     store = MilvusStore(location)
     try:
-        assert store.meta(NAME)["layout"] == 3
+        assert store.meta(NAME)["layout"] == lay.LAYOUT
         assert "_vectors" in _parts(store)  # the old parts outlived the kill
         _check_reads(store)  # the killed write's record "e" was never committed
         _write_e(store)

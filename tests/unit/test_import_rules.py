@@ -57,9 +57,10 @@ INDEPENDENT: tuple[tuple[str, ...], ...] = (
 #: ``database``, which opens a store from a location: so the caches below never reach it.
 ALLOWED_USERS: Mapping[str, tuple[str, ...]] = {
     "bm25": ("bm25", "stores.sqlite"),
-    # memory scores one user's messages with postings of those alone (memory/keyword.py)
-    "bm25.delta": ("bm25", "stores.sqlite", "memory.keyword"),
-    "bm25.postings": ("bm25", "stores.sqlite", "memory.keyword"),
+    # memory scores one user's messages with postings of those alone (memory/keyword.py);
+    # the Milvus store ranks records with the same arrays (stores/milvus/keyword_index.py)
+    "bm25.delta": ("bm25", "stores.sqlite", "stores.milvus", "memory.keyword"),
+    "bm25.postings": ("bm25", "stores.sqlite", "stores.milvus", "memory.keyword"),
     "ann": ("ann", "stores.sqlite", "stores.ann"),
     "ann.exact": ("ann", "stores.sqlite", "stores.milvus"),
     "stores.sqlite.store": ("stores.sqlite", "database"),

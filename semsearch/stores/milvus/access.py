@@ -202,7 +202,8 @@ class MilvusAccess:
         expr = f"name in [{', '.join(literal(n) for n in names)}]" if names else 'name != ""'
         with translated("reading collection metadata"):
             rows = client.query(meta, filter=expr, output_fields=["name", "info"])
-        return [{"name": r["name"], **json.loads(r["info"])} for r in rows]
+        # '#' is never in a collection's name: such rows are keyword stamps (keyword_build.py)
+        return [{"name": r["name"], **json.loads(r["info"])} for r in rows if "#" not in r["name"]]
 
     def _coll_meta(self) -> tuple[Any, str] | None:
         client = self._read_client()
@@ -294,7 +295,7 @@ class MilvusAccess:
         schema = {
             "records": lambda: lay.records_schema(fields),
             "chunks": lambda: lay.chunks_schema(fields, dim),
-        }[kind]()
+        }[kind]()  # a chunk part of the current layout
         with self._lock, translated(f"creating {name}"):
             if created := not client.has_collection(name):
                 params = lay.index_params(client, kind, index or self.target.index, dim)

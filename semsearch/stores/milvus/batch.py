@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from semsearch.stores.milvus import layout as lay
 from semsearch.stores.milvus import mutate
+from semsearch.stores.milvus.keyword_build import note_keywords
+from semsearch.stores.milvus.keyword_columns import RecordKeyword
 from semsearch.stores.milvus.records import note_written
 
 if TYPE_CHECKING:
@@ -42,6 +44,8 @@ class Batch:
     stale: list[int] = field(default_factory=list)
     #: head row id -> the ticket its chunk was handed out under (pending head chunks).
     tickets: dict[int, int] = field(default_factory=dict)
+    #: record id -> its keyword terms, for the process's keyword index once committed.
+    keywords: dict[str, RecordKeyword] = field(default_factory=dict)
 
     def holds(self, cid: int, ticket: int | None) -> bool:
         """True when row ``cid`` of this batch takes a vector or status handed out as
@@ -85,6 +89,7 @@ def write(store: MilvusAccess, collection: str, batch: Batch) -> None:
         raise
     remember(store, collection, rows + head_rows)
     note_written(store, collection, head_rows)
+    note_keywords(store, collection, dict(batch.keywords))
     mutate.delete_ids(store, collection, batch.stale)
 
 

@@ -37,6 +37,8 @@ from typing import Any
 
 import numpy as np
 
+from semsearch.stores.milvus.layout import DUMMY_FIELD, DUMMY_VECTOR
+
 __all__ = ["packed_floats", "write_rows"]
 
 
@@ -59,12 +61,15 @@ def write_rows(
         return
     handler = _handler(client)
     if handler is None:
+        describe = getattr(client, "describe_collection", None)
+        fields = {f["name"] for f in describe(name)["fields"]} if describe else set()
+        rows = [_with_dummy(r) for r in rows] if DUMMY_FIELD in fields else rows
         (client.insert if lite else client.upsert)(name, rows)
         return
     context = client._generate_call_context()
     schema, _ = handler._get_schema(name, context=context)
     columns = [
-        {"name": f["name"], "type": f["type"], "values": [row.get(f["name"]) for row in rows]}
+        {"name": f["name"], "type": f["type"], "values": _values(f["name"], rows)}
         for f in schema["fields"]
         if not f.get("is_function_output") and not f.get("auto_id")
     ]
@@ -75,6 +80,18 @@ def write_rows(
             if _is_float_vector(col["type"]):
                 col["values"] = [_as_list(v) for v in col["values"]]
         handler.upsert(name, columns, schema=schema, context=context)
+
+
+def _values(field: str, rows: list[dict[str, Any]]) -> list[Any]:
+    """One column's values; the constant dummy vector for ``_v`` (a chunk part without its
+    dimension yet has it, and rows never carry it)."""
+    if field == DUMMY_FIELD:
+        return [DUMMY_VECTOR] * len(rows)
+    return [row.get(field) for row in rows]
+
+
+def _with_dummy(row: dict[str, Any]) -> dict[str, Any]:
+    return row if DUMMY_FIELD in row else {**row, DUMMY_FIELD: DUMMY_VECTOR}
 
 
 def _is_float_vector(kind: Any) -> bool:

@@ -2,16 +2,18 @@
 
 Per semsearch collection ``name`` there is one Milvus collection, its chunk part (and another
 for sentence windows, see :mod:`semsearch.stores.milvus.windows`), named from a prefix
-``ss_<slug>_<hash8>`` (Milvus names allow only letters, digits and ``_``). This is layout 3
+``ss_<slug>_<hash8>`` (Milvus names allow only letters, digits and ``_``). This is layout 4
 (:data:`LAYOUT`, stored as ``"layout"`` in the metadata document):
 
 - the chunk part, named in the metadata (``"chunks"``: ``<prefix>_chunks_<g>``, a new
   ``g`` each time it is rebuilt): one row per chunk: ``chunk_id`` (int64), ``record_id``,
-  ``ordinal``, ``text``, ``terms`` (analysed; Milvus' BM25 function fills ``sparse`` from it),
+  ``ordinal``, ``text``, ``folded`` (the text casefolded, for the keyword substring scan),
   ``content_hash``, ``status`` (``embedded``/``pending``/``failed``, exact; :data:`RECORD`
   for rows that are no chunk), ``error``, ``loc`` (JSON: offsets, heading path, lines), the
   declared fields as typed nullable ``f_*`` columns, ``body``, ``record_hash``, ``nparts``,
-  and, once the dimension is known, ``vector`` (float32[dim], metric COSINE). A row not
+  ``kw`` (head rows: the record's keyword terms, :mod:`semsearch.stores.milvus.keyword_columns`;
+  ``""`` on other rows), and, once the dimension is known, ``vector`` (float32[dim], metric
+  COSINE). A row not
   embedded holds :func:`placeholder` as its vector (Milvus vectors cannot be null), and vector
   reads filter on ``status == "embedded"`` (on Milvus Lite only while some row is not
   embedded: ``MilvusAccess.vector_filter``).
@@ -50,6 +52,10 @@ the indexed ``content_hash``; on Milvus Lite (one process per folder) through a
 first time a process writes to it (Lite evaluates a ``content_hash`` filter over every
 unflushed row, which made filling a collection quadratic), each hit checked by primary key.
 
+Layout 3 (metadata ``"layout": 3``) was layout 4 with ``terms`` (each chunk's snowball stems,
+analysed by Milvus' BM25 function into ``sparse``, keyword search's ranking) in place of
+``folded`` and ``kw``.
+
 Layout 2 (metadata ``"layout": 2``) kept the records in a second Milvus collection
 ``<prefix>_records``: one row per record (more when its JSON body exceeds one VARCHAR):
 ``pk`` = ``"<part>:<id>"``, ``record_id``, ``part``, ``nparts``, ``content_hash``, ``body``,
@@ -57,19 +63,21 @@ and on part 0 the ``f_*`` columns; its chunk part had no ``body``, ``record_hash
 ``nparts`` and no head rows (every chunk id from :func:`chunk_id`). Layout 1 (metadata without
 ``"layout"``) had ``<prefix>_chunks`` without vectors, ``<prefix>_vectors`` (one row per
 embedded chunk) and ``<prefix>_hashes`` (``content_hash`` -> ``chunk_id``) besides
-``_records``. Reads serve both as they are; the first write to such a collection migrates it
-to layout 3 (:mod:`semsearch.stores.milvus.migrate`).
+``_records``. Reads serve layouts 1 to 3 as they are; the first write to such a collection
+(or ``semsearch compact``) migrates it to layout 4 (:mod:`semsearch.stores.milvus.migrate`).
 
 A store-wide ``semsearch_meta`` collection holds one row per semsearch collection: its name
 and a JSON document with schema, model id, dim, options, layout, chunk part name and
 timestamps (and, on Milvus Lite while a process writes, the :data:`WRITING` mark of
-:mod:`semsearch.stores.milvus.lookup`).
+:mod:`semsearch.stores.milvus.lookup`); on a server also each writing process's keyword stamp
+rows (``<collection>#kw#<token>``, :mod:`semsearch.stores.milvus.keyword_build`).
 
 Scalar INVERTED indexes (:data:`SCALAR_INDEXES`) cover the columns writes look rows up by.
 
 Milvus needs a vector field in every collection: ``semsearch_meta`` (and layout 2's
-``*_records``) carry a constant 2-d ``_v`` column that is never searched (the chunk part has
-``sparse``).
+``*_records``) carry a constant 2-d ``_v`` column that is never searched; the chunk part has
+``vector`` once the dimension is known (before layout 4 also ``sparse``), and until then
+``_v``.
 """
 
 from __future__ import annotations
@@ -84,6 +92,7 @@ from semsearch.stores.milvus.expr import column
 
 __all__ = [
     "BODY_PART_CHARS",
+    "HEADS",
     "LAYOUT",
     "MAX_TOPK",
     "META",
@@ -112,10 +121,12 @@ __all__ = [
 
 META = "semsearch_meta"
 #: The layout new writes produce (see the module docstring); metadata without one is layout 1.
-LAYOUT = 3
+LAYOUT = 4
 #: The ``status`` of a chunk-part row that is not a chunk: the head row of a record without
 #: chunks, and the rows holding a long body's further parts (never searched or counted).
 RECORD = "record"
+#: The head rows of a layout-3 or later chunk part: one per committed record.
+HEADS = 'ordinal == 0 and record_hash != ""'
 #: The metadata key of the mark a Milvus Lite write sets while it runs.
 WRITING = "writing"
 #: Milvus' largest ``limit`` (topk) per search or query page.
@@ -133,6 +144,8 @@ INDEXES: dict[str, dict[str, Any]] = {
     "FLAT": {"build": {}, "search": {}},
 }
 _DUMMY = "_v"
+#: The dummy vector column (never searched) of collections that need one.
+DUMMY_FIELD = _DUMMY
 
 
 def prefix(collection: str) -> str:
@@ -266,9 +279,10 @@ def records_schema(fields: list[dict[str, Any]]) -> Any:
 
 
 def chunks_schema(fields: list[dict[str, Any]], dim: int = 0, layout: int = LAYOUT) -> Any:
-    """The chunk part with the BM25 function from ``terms`` (stemmed words of ``text``) to
-    ``sparse``, with ``dim``, a float32[dim] ``vector`` (layout >= 2), and in layout 3 the
-    record columns ``body``, ``record_hash`` and ``nparts``."""
+    """The chunk part: with ``dim``, a float32[dim] ``vector`` (layout >= 2); from layout 3 the
+    record columns ``body``, ``record_hash`` and ``nparts``; in layout 4 the keyword columns
+    ``folded`` (chunks) and ``kw`` (head rows; :mod:`semsearch.stores.milvus.keyword_columns`),
+    before it ``terms`` (snowball stems of ``text``) with the BM25 function into ``sparse``."""
     from pymilvus import DataType, Function, FunctionType
 
     s = _schema()
@@ -276,27 +290,35 @@ def chunks_schema(fields: list[dict[str, Any]], dim: int = 0, layout: int = LAYO
     s.add_field("record_id", DataType.VARCHAR, max_length=VARCHAR_MAX)
     s.add_field("ordinal", DataType.INT64)
     s.add_field("text", DataType.VARCHAR, max_length=VARCHAR_MAX)
-    s.add_field("terms", DataType.VARCHAR, max_length=VARCHAR_MAX, enable_analyzer=True)
-    s.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+    if layout >= 4:
+        s.add_field("folded", DataType.VARCHAR, max_length=VARCHAR_MAX)
+    else:
+        s.add_field("terms", DataType.VARCHAR, max_length=VARCHAR_MAX, enable_analyzer=True)
+        s.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
     s.add_field("content_hash", DataType.VARCHAR, max_length=128)
     s.add_field("status", DataType.VARCHAR, max_length=16)
     s.add_field("error", DataType.VARCHAR, max_length=1024)
     s.add_field("loc", DataType.VARCHAR, max_length=VARCHAR_MAX)
     if dim:
         s.add_field("vector", DataType.FLOAT_VECTOR, dim=dim)
+    elif layout >= 4:  # Milvus needs a vector field (before layout 4, ``sparse`` was one)
+        s.add_field(_DUMMY, DataType.FLOAT_VECTOR, dim=2)
     if layout >= 3:
         s.add_field("body", DataType.VARCHAR, max_length=VARCHAR_MAX)
         s.add_field("record_hash", DataType.VARCHAR, max_length=128)
         s.add_field("nparts", DataType.INT64)
+    if layout >= 4:
+        s.add_field("kw", DataType.VARCHAR, max_length=VARCHAR_MAX)
     _add_fields(s, fields)
-    s.add_function(
-        Function(
-            name="bm25",
-            function_type=FunctionType.BM25,
-            input_field_names=["terms"],
-            output_field_names=["sparse"],
+    if layout < 4:
+        s.add_function(
+            Function(
+                name="bm25",
+                function_type=FunctionType.BM25,
+                input_field_names=["terms"],
+                output_field_names=["sparse"],
+            )
         )
-    )
     return s
 
 
@@ -335,16 +357,20 @@ SCALAR_INDEXES: dict[str, tuple[str, ...]] = {
 }
 
 
-def index_params(client: Any, kind: str, vector_index: str = "HNSW", dim: int = 0) -> Any:
+def index_params(
+    client: Any, kind: str, vector_index: str = "HNSW", dim: int = 0, layout: int = LAYOUT
+) -> Any:
     """Index parameters for a collection of ``kind`` (meta/records/chunks/vectors); a chunk
-    part with ``dim`` also indexes its ``vector``."""
+    part with ``dim`` also indexes its ``vector``, before layout 4 its ``sparse`` too."""
     params = client.prepare_index_params()
     if kind in ("meta", "records", "hashes"):
         params.add_index(field_name=_DUMMY, index_type="FLAT", metric_type="L2")
-    elif kind == "chunks":
+    elif kind == "chunks" and layout < 4:
         params.add_index(
             field_name="sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25"
         )
+    elif kind == "chunks" and not dim:
+        params.add_index(field_name=_DUMMY, index_type="FLAT", metric_type="L2")
     if kind == "vectors" or (kind == "chunks" and dim):
         params.add_index(
             field_name="vector",

@@ -1,21 +1,25 @@
 """Bringing a collection's Milvus layout up to date, on the write path only.
 
-A write first calls :func:`current`. It returns the metadata of a layout-3 collection
-(:mod:`semsearch.stores.milvus.layout`) whose chunk part exists and, once the dimension is
-known, has a ``vector`` column. When it is not so, :func:`rebuild` makes a new chunk part:
+A write (and ``semsearch compact``) first calls :func:`current`. It returns the metadata of a
+layout-4 collection (:mod:`semsearch.stores.milvus.layout`) whose chunk part exists and, once
+the dimension is known, has a ``vector`` column. When it is not so, :func:`rebuild` makes a
+new chunk part:
 
 1. a new Milvus collection ``<prefix>_chunks_<g+1>`` is created (a leftover of that name from
    an interrupted rebuild is dropped first) and filled from the current layout, record by
-   record: from layout 1 or 2, each record's stored body (``*_records``) and its chunk rows
-   (layout 1's ``_chunks`` rows joined with their ``_vectors`` rows, or layout 2's chunk
-   part), the ordinal-0 chunk renamed to the head id and given the body (re-listing the
-   chunk ids), a head row of status ``record`` for a record without chunks, part rows for a
-   long body; from layout 3, the chunk part's rows as they are. A row without a vector gets
-   the placeholder and keeps its status. Chunk rows no record lists (left by a write that
-   stopped half-way) are not copied;
+   record: from layouts 1 to 3, each record's stored body (``*_records``, or its head row
+   and part rows) and the chunk rows it lists (layout 1's ``_chunks`` rows joined with their
+   ``_vectors`` rows, or the chunk part's), the ordinal-0 chunk renamed to the head id and
+   given the body (re-listing the chunk ids) and the record's keyword terms (``kw``, computed
+   from its text and chunks as a write does), each chunk its ``folded`` text, a head row of
+   status ``record`` for a record without chunks, part rows for a long body; from layout 4,
+   the chunk part's rows as they are. A row without a vector gets the placeholder and keeps
+   its status. Chunk rows no record lists (left by a write that stopped half-way) are not
+   copied;
 2. it is flushed, then the metadata row is rewritten to name it (``layout``, ``chunks``,
    ``generation``, ``dim``): **the commit point**;
-3. the parts it replaces are dropped (the chunk part, and ``*_records`` before layout 3).
+3. the parts it replaces are dropped (the chunk part, and ``*_records`` before layout 3), and
+   the process's keyword index of the collection is built again on its next keyword search.
 
 A kill before step 2 leaves the old layout whole and named by the metadata (reads go on as
 before); a kill after it leaves the new one. Either way the Milvus collections of the
@@ -32,30 +36,35 @@ migration then raises before its commit point and the collection stays as it was
 
 from __future__ import annotations
 
+import json
 import re
 from typing import TYPE_CHECKING, Any
 
+from semsearch.results import Chunk
 from semsearch.stores.milvus import layout as lay
 from semsearch.stores.milvus import rows as milvus_rows
 from semsearch.stores.milvus.columns import write_rows
 from semsearch.stores.milvus.conn import translated
+from semsearch.stores.milvus.keyword_columns import encode, folded, record_keyword
 
 if TYPE_CHECKING:
     from semsearch.stores.milvus.access import MilvusAccess
 
-__all__ = ["CHUNK_COLUMNS", "HEAD_COLUMNS", "current", "rebuild"]
+__all__ = ["CHUNK_COLUMNS", "HEAD_COLUMNS", "OLD_CHUNK_COLUMNS", "current", "rebuild"]
 
-#: Columns of a chunk row in every layout, besides the ``f_*`` and ``vector`` columns.
+#: Columns of a layout-4 chunk row, besides the ``f_*`` and ``vector`` columns.
 CHUNK_COLUMNS = [
-    "chunk_id", "record_id", "ordinal", "text", "terms", "content_hash", "status", "error", "loc",
+    "chunk_id", "record_id", "ordinal", "text", "folded", "content_hash", "status", "error", "loc",
 ]  # fmt: skip
-#: The record columns of a layout-3 chunk row.
-HEAD_COLUMNS = ["body", "record_hash", "nparts"]
+#: The record columns of a layout-4 chunk row.
+HEAD_COLUMNS = ["body", "record_hash", "nparts", "kw"]
+#: Columns of a chunk row before layout 4 (``terms`` in place of ``folded``).
+OLD_CHUNK_COLUMNS = [("terms" if c == "folded" else c) for c in CHUNK_COLUMNS]
 _PAGE = 1000
 
 
 def current(store: MilvusAccess, collection: str, dim: int = 0) -> dict[str, Any]:
-    """The metadata of ``collection`` after bringing it to layout 3, with a chunk part that
+    """The metadata of ``collection`` after bringing it to layout 4, with a chunk part that
     has a float32[dim] ``vector`` column when the dim is known (stored, or ``dim`` > 0).
 
     Raises:
@@ -66,7 +75,8 @@ def current(store: MilvusAccess, collection: str, dim: int = 0) -> dict[str, Any
     if dim:
         store.check_dim(collection, dim)
     want = int(meta.get("dim") or 0) or dim
-    if int(meta.get("layout", 1)) >= 3 and meta.get("chunks") and (meta.get("dim") or not want):
+    layout = int(meta.get("layout", 1))
+    if layout >= lay.LAYOUT and meta.get("chunks") and (meta.get("dim") or not want):
         return meta
     return rebuild(store, meta, want)
 
@@ -119,7 +129,7 @@ def rebuild(
     name = lay.chunk_part(collection, generation)
     _drop(store, [name])
     store.create_part(collection, "chunks", fields, dim, name=name, index=meta.get("index"))
-    if int(meta.get("layout", 1)) < 3:
+    if int(meta.get("layout", 1)) < lay.LAYOUT:
         _convert(store, meta, name, fields, dim)
     elif meta.get("chunks"):
         _copy(store, meta, name, fields, dim)
@@ -133,13 +143,14 @@ def rebuild(
     store.put_meta(new)  # the commit point
     _drop(store, old)
     store.state.hash_index.pop(collection, None)
+    store.state.keyword.pop(collection, None)  # chunk ids and keyword columns may have moved
     return new
 
 
 def _copy(
     store: MilvusAccess, meta: dict[str, Any], name: str, fields: list[dict[str, Any]], dim: int
 ) -> None:
-    """Copy every row of a layout-3 chunk part into part ``name``, in pages."""
+    """Copy every row of a layout-4 chunk part into part ``name``, in pages."""
     collection = meta["name"]
     old_cols = store.attr_columns(lay.declared_fields(meta["schema"]))
     new_cols = [c for c in store.attr_columns(fields) if c not in old_cols]
@@ -158,12 +169,22 @@ def _copy(
 def _convert(
     store: MilvusAccess, meta: dict[str, Any], name: str, fields: list[dict[str, Any]], dim: int
 ) -> None:
-    """Fill part ``name`` (layout 3) from a layout-1 or layout-2 collection, a page of records
-    at a time: their bodies, their listed chunk rows, head and part rows."""
+    """Fill part ``name`` (layout 4) from a collection of layout 1, 2 or 3, a page of records
+    at a time: their bodies, their listed chunk rows, head and part rows, keyword columns."""
     collection = meta["name"]
     old_cols = store.attr_columns(lay.declared_fields(meta["schema"]))
     new_cols = [c for c in store.attr_columns(fields) if c not in old_cols]
-    heads = store.scan(collection, "records", "part == 0", ["record_id", "content_hash", *old_cols])
+    if int(meta.get("layout", 1)) < 3:
+        heads = store.scan(
+            collection, "records", "part == 0", ["record_id", "content_hash", *old_cols]
+        )
+    else:
+        heads = (
+            {**h, "content_hash": h["record_hash"]}
+            for h in store.scan(
+                collection, "chunks", lay.HEADS, ["record_id", "record_hash", *old_cols]
+            )
+        )
     page: list[dict[str, Any]] = []
     for head in heads:
         page.append(head)
@@ -178,12 +199,13 @@ def _convert(
 def _records_page(
     store: MilvusAccess, meta: dict[str, Any], heads: list[dict[str, Any]], old_cols: list[str]
 ) -> list[dict[str, Any]]:
-    """The layout-3 rows of the records whose ``*_records`` part-0 rows are ``heads``."""
+    """The layout-4 rows of the records whose part-0 (``*_records``) or head rows are
+    ``heads`` (each with ``record_id``, ``content_hash`` and the ``f_*`` columns)."""
     from semsearch.stores.milvus.records import record_docs
 
     collection = meta["name"]
     docs = record_docs(store, collection, [h["record_id"] for h in heads])
-    cols = CHUNK_COLUMNS + old_cols
+    cols = OLD_CHUNK_COLUMNS + old_cols
     if int(meta.get("layout", 1)) >= 2 and meta.get("dim"):
         cols.append("vector")
     listed = [int(c) for doc in docs.values() for c in doc.get("chunks", [])]
@@ -201,15 +223,36 @@ def _records_page(
         rid = h["record_id"]
         if rid not in docs:  # a part missing: not readable before either
             continue
-        chunks: dict[int, dict[str, Any]] = {}
-        for row in sorted(by_record.get(rid, []), key=lambda r: int(r["ordinal"])):
-            cid = lay.head_id(rid) if int(row["ordinal"]) == 0 else int(row["chunk_id"])
-            chunks[cid] = {**row, "chunk_id": cid, **milvus_rows.NOT_HEAD}
-        doc = {**docs[rid], "chunks": list(chunks)}
         attrs = {c: h.get(c) for c in old_cols}
-        parts = milvus_rows.body_rows(rid, h["content_hash"], doc, attrs, chunks)
-        out += [*chunks.values(), *parts]
+        out += _record_rows(rid, h["content_hash"], docs[rid], attrs, by_record.get(rid, []))
     return out
+
+
+def _record_rows(
+    rid: str,
+    record_hash: str,
+    doc: dict[str, Any],
+    attrs: dict[str, Any],
+    old: list[dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """One record's layout-4 rows from its body ``doc`` and its old chunk rows ``old``."""
+    chunks: dict[int, dict[str, Any]] = {}
+    pairs = []
+    for row in sorted(old, key=lambda r: int(r["ordinal"])):
+        cid = lay.head_id(rid) if int(row["ordinal"]) == 0 else int(row["chunk_id"])
+        new = {k: v for k, v in row.items() if k != "terms"}
+        chunks[cid] = {
+            **new,
+            "chunk_id": cid,
+            "folded": folded(row["text"]),
+            **milvus_rows.NOT_HEAD,
+        }
+        start, end = json.loads(row["loc"])[:2]
+        pairs.append((cid, Chunk(row["text"], int(row["ordinal"]), start, end)))
+    doc = {**doc, "chunks": list(chunks)}
+    kw = encode(record_keyword(doc["fields"], doc["text"], pairs))
+    parts = milvus_rows.body_rows(rid, record_hash, doc, attrs, chunks, kw)
+    return [*chunks.values(), *parts]
 
 
 def _join_vectors(store: MilvusAccess, collection: str, page: list[dict[str, Any]]) -> None:

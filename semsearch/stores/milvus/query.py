@@ -1,4 +1,5 @@
-"""Queries of the Milvus store: vector search (ANN with an exact fallback), BM25, find."""
+"""Queries of the Milvus store: vector search (ANN with an exact fallback), find (keyword
+search: :mod:`semsearch.stores.milvus.keyword`)."""
 
 from __future__ import annotations
 
@@ -19,13 +20,12 @@ from semsearch.stores.milvus.expr import column
 from semsearch.stores.milvus.layout import MAX_TOPK
 from semsearch.stores.milvus.records import get_records
 from semsearch.stores.milvus.state import EXACT_MAX, SmallSet
-from semsearch.stores.milvus.terms import keyword_terms
-from semsearch.stores.query_rules import best_first, check_query_dim, keyword_or_substring
+from semsearch.stores.query_rules import best_first, check_query_dim
 
 if TYPE_CHECKING:
     from semsearch.stores.milvus.access import MilvusAccess
 
-__all__ = ["find", "keyword_search", "vector_search"]
+__all__ = ["find", "vector_search"]
 
 
 def vector_search(
@@ -210,81 +210,6 @@ def _ranked(
             for r, s in zip(picked, scores, strict=True)
         ]
     )
-
-
-def keyword_search(
-    store: MilvusAccess, collection: str, text: str, k: int, where: Filter | None
-) -> list[ScoredChunk]:
-    """See :meth:`MilvusStore.keyword_search`.
-
-    Scores are Milvus' BM25 (>= 0). Milvus Lite 3.2 reports BM25 as a negative distance
-    (smaller is better) where the Milvus server reports the positive score; the absolute value
-    is the BM25 score in both cases.
-    """
-    found = store._coll(collection, "chunks")
-    terms = keyword_terms(text)
-    if found is None or not terms or k <= 0:
-        return []
-    return keyword_or_substring(
-        text,
-        lambda: _bm25(store, found, terms, k, where),
-        lambda pieces: _substring_scan(
-            store, found, [t for t in map(keyword_terms, pieces) if t], k, where
-        ),
-    )
-
-
-def _substring_scan(
-    store: MilvusAccess, found: tuple[Any, str], pieces: list[str], k: int, where: Filter | None
-) -> list[ScoredChunk]:
-    """Chunks whose analysed terms contain a piece (``LIKE "%piece%"``), scored by occurrences.
-
-    Reads at most ``MAX_TOPK`` matching chunks (Milvus' query limit) before ranking them.
-    """
-    if not pieces:
-        return []
-    client, name = found
-    like = " or ".join(f'terms like "%{_like_literal(p)}%"' for p in pieces)
-    expr = store.filter_expr(where)
-    expr = f"({like}) and ({expr})" if expr else like
-    with translated("scanning keywords"):
-        rows = client.query(
-            name, filter=expr, output_fields=["chunk_id", "record_id", "terms"], limit=MAX_TOPK
-        )
-    hits = [
-        ScoredChunk(
-            int(r["chunk_id"]), r["record_id"], float(sum(r["terms"].count(p) for p in pieces))
-        )
-        for r in rows
-    ]
-    return best_first([h for h in hits if h.score > 0])[:k]
-
-
-def _like_literal(piece: str) -> str:
-    """``piece`` inside a double-quoted Milvus LIKE pattern: wildcards and quotes escaped."""
-    out = piece.replace("\\", "\\\\").replace('"', '\\"')
-    return out.replace("%", "\\%").replace("_", "\\_")
-
-
-def _bm25(
-    store: MilvusAccess, found: tuple[Any, str], terms: str, k: int, where: Filter | None
-) -> list[ScoredChunk]:
-    client, name = found
-    with translated("searching keywords"):
-        res = client.search(
-            name,
-            data=[terms],
-            anns_field="sparse",
-            limit=min(k, MAX_TOPK),
-            filter=store.filter_expr(where),
-            output_fields=["record_id"],
-            search_params={"metric_type": "BM25"},
-        )
-    hits = [
-        ScoredChunk(int(h["chunk_id"]), h["entity"]["record_id"], abs(float(h["distance"])))
-        for h in res[0]
-    ]
-    return best_first([h for h in hits if h.score > 0])
 
 
 def find(

@@ -16,7 +16,7 @@ from semsearch.errors import InvalidRecord
 from semsearch.stores.base import ChunkWrite, PendingChunk, RecordWrite, WriteResult
 from semsearch.stores.milvus import layout as lay
 from semsearch.stores.milvus.expr import column
-from semsearch.stores.milvus.terms import keyword_terms
+from semsearch.stores.milvus.keyword_columns import RecordKeyword, encode, folded, record_keyword
 
 __all__ = [
     "NOT_HEAD",
@@ -32,8 +32,8 @@ __all__ = [
 
 #: A chunk of a changed record: (its Milvus chunk id, the record, the chunk).
 NewChunk = tuple[int, RecordWrite, ChunkWrite]
-#: The body columns of a chunk-part row that is not a head row (layout 3).
-NOT_HEAD = {"body": "", "record_hash": "", "nparts": 0}
+#: The record columns of a chunk-part row that is not a head row (layout 4).
+NOT_HEAD = {"body": "", "record_hash": "", "nparts": 0, "kw": ""}
 
 
 def _ticket(r: RecordWrite, c: ChunkWrite) -> int:
@@ -125,11 +125,15 @@ def head_rows(
     r: RecordWrite,
     chunk_ids: list[int],
     chunks: dict[int, dict[str, Any]],
-) -> list[dict[str, Any]]:
-    """Layout 3: make ``r``'s head row and return its further body-part rows (see
-    :func:`body_rows`)."""
+) -> tuple[list[dict[str, Any]], RecordKeyword]:
+    """Layout 4: make ``r``'s head row (with its keyword terms, ``kw``) and return its
+    further body-part rows (see :func:`body_rows`) and its terms."""
     doc = {"fields": r.fields, "text": r.text, "chunks": chunk_ids}
-    return body_rows(r.id, r.content_hash, doc, _attrs(fields, r.attrs), chunks)
+    keyword = record_keyword(
+        r.fields, r.text, [(cid, c.chunk) for cid, c in zip(chunk_ids, r.chunks, strict=True)]
+    )
+    parts = body_rows(r.id, r.content_hash, doc, _attrs(fields, r.attrs), chunks, encode(keyword))
+    return parts, keyword
 
 
 def body_rows(
@@ -138,9 +142,11 @@ def body_rows(
     doc: dict[str, Any],
     attrs: dict[str, Any],
     chunks: dict[int, dict[str, Any]],
+    kw: str,
 ) -> list[dict[str, Any]]:
-    """Layout 3: put a record's body ``doc`` (``{"fields", "text", "chunks"}``) in its head
-    row and return its further body-part rows.
+    """Layout 4: put a record's body ``doc`` (``{"fields", "text", "chunks"}``) and keyword
+    terms ``kw`` (:func:`~semsearch.stores.milvus.keyword_columns.encode`) in its head row and
+    return its further body-part rows.
 
     The body (JSON) is cut into pieces of ``BODY_PART_CHARS``; piece 0 goes into the head row
     (``chunks[head_id]``, the ordinal-0 chunk's row, updated in place; or, for a record without
@@ -154,12 +160,12 @@ def body_rows(
     head = chunks.get(hid)
     if head is None:
         head = chunks[hid] = _record_row(hid, record_id, 0, attrs)
-    head.update(body=pieces[0], record_hash=record_hash, nparts=len(pieces))
+    head.update(body=pieces[0], record_hash=record_hash, nparts=len(pieces), kw=kw)
     parts = []
     for n, piece in enumerate(pieces[1:], start=1):
         nulls = dict.fromkeys(attrs)
         row = _record_row(lay.part_id(n, record_id, record_hash), record_id, -n, nulls)
-        row.update(body=piece, record_hash=record_hash, nparts=len(pieces))
+        row.update(body=piece, record_hash=record_hash, nparts=len(pieces), kw="")
         parts.append(row)
     return parts
 
@@ -171,7 +177,7 @@ def _record_row(cid: int, record_id: str, ordinal: int, attrs: dict[str, Any]) -
         "record_id": record_id,
         "ordinal": ordinal,
         "text": "",
-        "terms": "",
+        "folded": "",
         "content_hash": "",
         "status": lay.RECORD,
         "error": "",
@@ -202,7 +208,7 @@ def chunk_rows(
             "record_id": r.id,
             "ordinal": ch.ordinal,
             "text": ch.text,
-            "terms": keyword_terms(ch.text),
+            "folded": folded(ch.text),
             "content_hash": c.content_hash,
             "status": "embedded" if vec is not None else "pending",
             "error": "",

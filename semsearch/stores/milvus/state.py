@@ -25,6 +25,8 @@ that spare searches and writes round trips to Milvus.
   ``record_hashes`` answer (``write_records`` asks again for the ids ingestion just asked for),
   and for a collection this process created, every record's content hash (so that filling it
   asks Milvus nothing per batch; dropped when a write raises).
+- **keyword indexes** (layout 4): each collection's record-level keyword index, kept up to
+  date by this process's writes (:mod:`semsearch.stores.milvus.keyword_build`).
 """
 
 from __future__ import annotations
@@ -32,10 +34,13 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
+
+if TYPE_CHECKING:
+    from semsearch.stores.milvus.keyword_index import KeywordIndex
 
 __all__ = [
     "EXACT_MAX",
@@ -112,6 +117,9 @@ class LocationState:
     #: collection -> {record id: content hash} of every stored record, while complete (Lite:
     #: from the empty records part this process created, kept by its writes and deletes).
     records: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: collection -> its keyword index in this process (layout 4; see
+    #: :mod:`semsearch.stores.milvus.keyword_build`), dropped when a write raises.
+    keyword: dict[str, KeywordIndex] = field(default_factory=dict)
     #: collection -> {ticket: head row's chunk id} (layout 3): a record's ordinal-0 chunk is
     #: stored in its head row, whose id is stable across versions, so this process hands out
     #: the chunk's content-derived id (its ticket) and maps it back here; ``set_vectors``,
@@ -133,6 +141,15 @@ class LocationState:
         self.marked.clear()
         self.batches.clear()  # not committed (no record row): the next upsert redoes them
         self.records.clear()  # some record rows of it may be stored: ask Milvus again
+        self.keyword.clear()  # likewise: build the keyword indexes again
+
+    def forget(self, collection: str) -> None:
+        """Note that ``collection`` was dropped: nothing cached for it holds."""
+        for cache in (self.hash_index, self.records, self.tickets, self.keyword, self.batches):
+            cache.pop(collection, None)
+        self.settled.discard(collection)
+        self.marked.discard(collection)
+        self.wrote()
 
     def known_large(self, collection: str, expr: str) -> bool:
         """True when ``expr`` was found, since the last write, to match more than EXACT_MAX

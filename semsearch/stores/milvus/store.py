@@ -6,8 +6,9 @@ opens a Milvus server or cluster. The layout (one Milvus collection per semsearc
 chunks with their vectors, each record's body in its head row, plus ``semsearch_meta``) is
 documented in
 :mod:`semsearch.stores.milvus.layout`
-and docs/milvus.md. Vector search uses Milvus' index (COSINE); keyword search uses Milvus'
-own BM25 function; hybrid fusion happens above the store, in :mod:`semsearch.search`.
+and docs/milvus.md. Vector search uses Milvus' index (COSINE); keyword search ranks records by
+semsearch's BM25 from each record's terms (:mod:`semsearch.stores.milvus.keyword`), as the
+SQLite store does; hybrid fusion happens above the store, in :mod:`semsearch.search`.
 
 Milvus has no transactions: each write upserts chunk rows (with their vectors) first and each
 record's head row last (its record hash is the commit marker, so a re-run repairs a half-done
@@ -50,15 +51,17 @@ from semsearch.stores.milvus import rebuild as milvus_rebuild
 from semsearch.stores.milvus import records as milvus_records
 from semsearch.stores.milvus import windows as milvus_windows
 from semsearch.stores.milvus import writes as milvus_writes
-from semsearch.stores.milvus.access import MilvusAccess
 from semsearch.stores.milvus.conn import translated
 from semsearch.stores.milvus.expr import compile_filter, literal
+from semsearch.stores.milvus.keyword import KeywordMethods
+from semsearch.stores.milvus.keyword_build import drop_stamps
+from semsearch.stores.milvus.keyword_index import KeywordIndex
 from semsearch.stores.write_rules import checked_vectors
 
 __all__ = ["MilvusStore"]
 
 
-class MilvusStore(MilvusAccess):
+class MilvusStore(KeywordMethods):
     """A semsearch store in Milvus.
 
     Args:
@@ -103,7 +106,7 @@ class MilvusStore(MilvusAccess):
         return sorted((self._to_info(m) for m in self._meta_rows()), key=lambda i: i.name)
 
     def create_collection(self, info: CollectionInfo) -> None:
-        """Create the Milvus collection (layout 3: a chunk part, with a vector column if
+        """Create the Milvus collection (layout 4: a chunk part, with a vector column if
         ``info.dim`` is known) and the meta row.
 
         Raises:
@@ -122,6 +125,8 @@ class MilvusStore(MilvusAccess):
         created = self.create_part(info.name, "chunks", fields, info.dim or 0, name=chunks)
         if created and self.state.lite:
             self.state.records[info.name] = {}  # every record it will hold is written here
+        if created:  # empty: its keyword index is complete (kept by this process's writes)
+            self.state.keyword[info.name] = KeywordIndex()
         self.state.tickets.pop(info.name, None)
         self.state.settled.discard(info.name)
         now = lay.now()
@@ -161,7 +166,7 @@ class MilvusStore(MilvusAccess):
             return False
         client = self._connect()
         with self._lock, translated(f"dropping {name}"):
-            self.state.batches.pop(name, None)
+            self.state.batches.pop(name, None)  # nothing held back is written
             parts = re.compile(
                 re.escape(lay.prefix(name)) + r"_(records|chunks(_\d+)?|vectors|hashes)"
             )
@@ -172,13 +177,9 @@ class MilvusStore(MilvusAccess):
                 self.state.unflushed.pop(part, None)
             milvus_windows.drop(self, name)
             client.delete(lay.META, filter=f"name == {literal(name)}")
+            drop_stamps(client, name)
             self.forget_meta(name)
-            self.state.hash_index.pop(name, None)
-            self.state.records.pop(name, None)
-            self.state.tickets.pop(name, None)
-            self.state.settled.discard(name)
-            self.state.marked.discard(name)
-            self.state.wrote()
+            self.state.forget(name)
         return True
 
     def record_hashes(self, collection: str, ids: Sequence[str]) -> dict[str, str]:
@@ -354,6 +355,19 @@ class MilvusStore(MilvusAccess):
             out.setdefault(r["record_id"], []).append(vecs.get(r["chunk_id"]))
         return out
 
+    def compact(self) -> tuple[int, int]:
+        """Bring every collection to the current layout (layout 4: its keyword columns; see
+        :mod:`semsearch.stores.milvus.migrate`), as its first write would, and flush. Milvus
+        compacts its own segments. Returns (bytes before, bytes after) of a Milvus Lite
+        folder; (0, 0) on a server."""
+        before = self.file_size()
+        for info in self.list_collections():
+            with self.writing():
+                milvus_batch.settle(self, info.name)
+                milvus_migrate.current(self, info.name)
+        self.flush()
+        return before, self.file_size()
+
     def file_size(self) -> int:
         """Bytes on disk of a Milvus Lite folder (0 for a server)."""
         path = self.target.lite_path
@@ -381,12 +395,6 @@ class MilvusStore(MilvusAccess):
         see :func:`semsearch.stores.milvus.query.vector_search`.
         """
         return milvus_query.vector_search(self, collection, vector, k, where, exact)
-
-    def keyword_search(
-        self, collection: str, text: str, k: int, where: Filter | None
-    ) -> list[ScoredChunk]:
-        """Top-k chunks by Milvus' BM25 (>= 0, higher is better), ties by record id."""
-        return milvus_query.keyword_search(self, collection, text, k, where)
 
     def find(
         self,

@@ -1,4 +1,9 @@
-"""The keyword terms semsearch writes to Milvus' BM25 function: Porter-stemmed, accent-folded words.
+"""The keyword terms layouts 1 to 3 wrote to Milvus' BM25 function: snowball Porter stems.
+
+Layout 4 no longer uses them (its terms are FTS5's, the SQLite store's:
+:mod:`semsearch.stores.milvus.keyword_columns`); a collection of an earlier layout is searched
+with them until a write migrates it (:mod:`semsearch.stores.milvus.keyword`). Snowball's Porter
+and FTS5's porter differ in places, so these stems are not SQLite's.
 
 Milvus Lite's analyzer only lowercases and splits on non-word characters (no stemmer), and a
 Milvus server's analyzers differ by version. So semsearch analyses text itself, the same way on

@@ -2,7 +2,7 @@
 (rows built by :mod:`semsearch.stores.milvus.rows`, written by
 :mod:`semsearch.stores.milvus.batch` and :mod:`semsearch.stores.milvus.mutate`).
 
-Every write first brings the collection to layout 3 (:func:`migrate.current`), then writes in
+Every write first brings the collection to layout 4 (:func:`migrate.current`), then writes in
 this order (Milvus has no transactions): the other chunk rows and body part rows, then each
 record's head row, whose record hash marks the record as written, then the rows it replaces
 deleted. If a write stops half-way, the record's old head row is still stored (or none), so the
@@ -42,6 +42,7 @@ from semsearch.stores.milvus import batch as milvus_batch
 from semsearch.stores.milvus import layout as lay
 from semsearch.stores.milvus import lookup, migrate, mutate
 from semsearch.stores.milvus import rows as milvus_rows
+from semsearch.stores.milvus.keyword_build import note_keywords
 from semsearch.stores.milvus.migrate import CHUNK_COLUMNS, HEAD_COLUMNS
 from semsearch.stores.milvus.records import note_deleted, record_hashes
 
@@ -78,13 +79,16 @@ def write_records(
     ids: dict[str, list[int]] = {r.id: [] for r in changed}
     for cid, r, _ in new_chunks:
         ids[r.id].append(cid)
+    keywords = {}
     for r in changed:
-        for part in milvus_rows.head_rows(fields, r, ids[r.id], chunks):
+        parts, keywords[r.id] = milvus_rows.head_rows(fields, r, ids[r.id], chunks)
+        for part in parts:
             chunks[int(part["chunk_id"])] = part
     _hand_out(store, collection, handed)
     heads = [lay.head_id(r.id) for r in changed]
     batch = milvus_batch.Batch(chunks, heads, stale=list(set(old) - set(chunks)))
     batch.tickets = {cid: ticket for ticket, cid in handed.items()}
+    batch.keywords = keywords
     if store.state.lite and not batch.ready():
         store.state.batches[collection] = batch  # written when set_vectors fills it
     else:
@@ -256,5 +260,6 @@ def delete_records(store: MilvusAccess, collection: str, ids: Sequence[str]) -> 
     migrate.current(store, collection)
     mutate.delete_where(store, collection, ["chunks"], "record_id", {0: existing})
     note_deleted(store, collection, existing)
+    note_keywords(store, collection, dict.fromkeys(existing))
     _touch(store, collection, store.meta(collection))
     return len(existing)
