@@ -9,7 +9,9 @@ remove_diacritics 2`` terms (:class:`~semsearch.stores.fts5_tokens.PieceTokenize
 SQLite store (its FTS5 table and sidecar), PostgreSQL and Milvus all see the same terms. This
 module states that once: :func:`record_title` (the SQLite store's ``TITLE_SQL`` in Python) and
 :func:`record_terms`; :func:`phrase_frequency` counts a phrase clause as FTS5 does (consecutive
-terms inside one column).
+terms inside one column). For the query side, :func:`clause_terms` gives each query clause its
+terms, :func:`term_weights` the terms of a ranking whose statistics stay inside a filter, and
+:func:`chunk_score` the chunk-level BM25 that picks the chunk a record-level hit shows.
 """
 
 from __future__ import annotations
@@ -18,10 +20,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from semsearch.keyword_query import TITLE_WEIGHT
+from semsearch.keyword_query import TITLE_WEIGHT, Clause, term_part
 from semsearch.stores.fts5_tokens import PieceTokenizer
 
-__all__ = ["RecordTerms", "phrase_frequency", "record_body", "record_terms", "record_title"]
+__all__ = [
+    "RecordTerms",
+    "chunk_score",
+    "clause_terms",
+    "phrase_frequency",
+    "record_body",
+    "record_terms",
+    "record_title",
+    "term_weights",
+]
 
 #: Characters stripped between the title and the body (SQLite's ``ltrim(..., char(32, 9, 10, 13))``).
 _SPACE = " \t\n\r"
@@ -85,3 +96,50 @@ def phrase_frequency(
         if in_one_column and all(start + i + 1 in held for i, held in enumerate(later)):
             total += TITLE_WEIGHT if start < title_length else 1.0
     return total
+
+
+def clause_terms(
+    tokenizer: PieceTokenizer, clauses: Sequence[Clause]
+) -> list[tuple[Clause, tuple[str, ...]]]:
+    """Each query clause with its terms, in order (the tokenizer's terms of its tokens); a
+    clause that gives no term is dropped, as it matches nothing. A clause of one term is a
+    term, one of several a phrase."""
+    found = tokenizer.pieces(t for c in clauses for t in c.tokens)
+    out = []
+    for clause in clauses:
+        terms = tuple(t for token in clause.tokens for t in found[token])
+        if terms:
+            out.append((clause, terms))
+    return out
+
+
+def term_weights(pairs: Sequence[tuple[Clause, tuple[str, ...]]]) -> dict[str, float]:
+    """The terms of :func:`clause_terms` pairs for a ranking whose statistics stay inside a
+    filter (no phrase scores): each term once, with the largest query weight of the clauses
+    it comes from."""
+    weights: dict[str, float] = {}
+    for clause, terms in pairs:
+        for term in terms:
+            weights[term] = max(weights.get(term, 0.0), clause.weight)
+    return weights
+
+
+def chunk_score(
+    tokens: Sequence[str], phrases: Sequence[tuple[str, ...]], idfs: Sequence[float], avgdl: float
+) -> float:
+    """A chunk's BM25 for the query's clauses, as FTS5's ``bm25()`` scores the chunk-level
+    table (one column, weight 1, no query weights): ``sum idf(c) * term_part(f(c), |chunk|,
+    avgdl)``, ``f`` a term's occurrences or a phrase's consecutive ones in ``tokens`` (the
+    chunk's terms in order). ``idfs``: one per phrase (FTS5's IDF of its chunk frequency)."""
+    counts: dict[str, int] = {}
+    for token in tokens:
+        counts[token] = counts.get(token, 0) + 1
+    score = 0.0
+    for phrase, weight in zip(phrases, idfs, strict=True):
+        if len(phrase) == 1:
+            f = counts.get(phrase[0], 0)
+        else:
+            m = len(phrase)
+            f = sum(1 for i in range(len(tokens) - m + 1) if tuple(tokens[i : i + m]) == phrase)
+        score += weight * term_part(f, len(tokens), avgdl)
+    return score
