@@ -44,7 +44,6 @@ __all__ = [
     "evidence_clauses",
     "fts5_idf",
     "idf",
-    "keyword_evidence",
     "meaningful",
     "parse_clauses",
     "query_weight",
@@ -303,23 +302,6 @@ def evidence_clauses(
     if not any(dfs[i] for i in chosen):
         return list(range(len(idfs)))
     return chosen
-
-
-def keyword_evidence(
-    weights: Sequence[float], idfs: Sequence[float], dfs: Sequence[int], parts: Sequence[float]
-) -> tuple[float, float]:
-    """One record's keyword (evidence, coverage), as :class:`~semsearch.stores.base.ScoredChunk`
-    defines them: over the clauses :func:`evidence_clauses` chooses, the record's BM25
-    (``sum w * idf * part``) divided by the reference ``sum w * idf``, in [0, k1 + 1), and the
-    share of that reference held by the clauses whose ``part`` (:func:`term_part` in the
-    record, 0 when absent) is above 0, in [0, 1]. (0, 0) without a reference."""
-    chosen = evidence_clauses(idfs, dfs)
-    reference = sum(weights[i] * idfs[i] for i in chosen)
-    if reference <= 0:
-        return 0.0, 0.0
-    evidence = sum(weights[i] * idfs[i] * parts[i] for i in chosen) / reference
-    coverage = sum(weights[i] * idfs[i] for i in chosen if parts[i] > 0) / reference
-    return evidence, coverage
 
 
 def idf(total: int, n: int) -> float:

@@ -1,8 +1,9 @@
 """Optional keyword capabilities of a store, beside the Store protocol (stores/base.py).
 
 A caller checks for each with ``isinstance`` and does without it otherwise: the best chunk of a
-record-level keyword hit, keyword scores that stay inside a filter, and rebuilding a derived
-keyword index before a one-shot process ends.
+record-level keyword hit, keyword scores that stay inside a filter, rebuilding a derived
+keyword index before a one-shot process ends, and a note when data written by an earlier
+version is still ranked the old way.
 """
 
 from __future__ import annotations
@@ -13,7 +14,14 @@ from typing import Protocol, runtime_checkable
 from semsearch.filters import Filter
 from semsearch.stores.base import ScoredChunk, Store
 
-__all__ = ["KeywordChunks", "KeywordIndexRefresh", "ScopedKeyword", "refresh_keyword_index"]
+__all__ = [
+    "KeywordChunks",
+    "KeywordIndexRefresh",
+    "KeywordRankingNote",
+    "ScopedKeyword",
+    "keyword_ranking_note",
+    "refresh_keyword_index",
+]
 
 
 @runtime_checkable
@@ -23,8 +31,8 @@ class ScopedKeyword(Protocol):
     BM25 weighs a word by the records holding it (IDF) and a record's length by the average
     (avgdl); a store's ``keyword_search`` counts both over the whole collection. Here every
     score depends on the records ``where`` allows only, so records outside it never move a
-    score (conversation memory: one user's messages per filter): SQLite counts N, n(q) and
-    avgdl over those records; PostgreSQL's ``ts_rank_cd`` uses no statistic of other records.
+    score (conversation memory: one user's messages per filter): SQLite and PostgreSQL count
+    N, n(q) and avgdl over those records.
     Callers without it (or given None) compute the scores from the records inside ``where``.
     """
 
@@ -32,8 +40,8 @@ class ScopedKeyword(Protocol):
         self, collection: str, text: str, k: int, where: Filter | None
     ) -> list[ScoredChunk] | None:
         """Top-k by a keyword score (> 0) computed from the records ``where`` allows only
-        (SQLite: BM25, FTS5's formula and constants, one record each, its first chunk
-        ``provisional``; PostgreSQL: as ``keyword_search``), best first, ties by id; [] when
+        (BM25, semsearch/keyword_query.py, each query term once, one record each, its first
+        chunk ``provisional``), best first, ties by id; [] when
         nothing matches there; None when the store cannot answer so right now (the caller
         computes it)."""
         ...
@@ -66,3 +74,22 @@ def refresh_keyword_index(store: Store, collection: str, wait: bool = True) -> N
     """:meth:`KeywordIndexRefresh.refresh_keyword_index` when ``store`` has it, else nothing."""
     if isinstance(store, KeywordIndexRefresh):
         store.refresh_keyword_index(collection, wait)
+
+
+@runtime_checkable
+class KeywordRankingNote(Protocol):
+    """Optional store capability, declared by a store that may still rank a collection written
+    by an earlier version the old way (PostgreSQL before its BM25 tables): search adds the
+    note to the result of a search whose keyword leg ran (keyword and hybrid modes)."""
+
+    def keyword_ranking_note(self, collection: str) -> str | None:
+        """One sentence saying which older ranking answers ``collection``'s keyword search and
+        what moves it to the current one; None when the current ranking answers."""
+        ...
+
+
+def keyword_ranking_note(store: Store, collection: str) -> str | None:
+    """:meth:`KeywordRankingNote.keyword_ranking_note` when ``store`` has it, else None."""
+    if isinstance(store, KeywordRankingNote):
+        return store.keyword_ranking_note(collection)
+    return None

@@ -16,6 +16,7 @@ terms, :func:`term_weights` the terms of a ranking whose statistics stay inside 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -131,9 +132,7 @@ def chunk_score(
     table (one column, weight 1, no query weights): ``sum idf(c) * term_part(f(c), |chunk|,
     avgdl)``, ``f`` a term's occurrences or a phrase's consecutive ones in ``tokens`` (the
     chunk's terms in order). ``idfs``: one per phrase (FTS5's IDF of its chunk frequency)."""
-    counts: dict[str, int] = {}
-    for token in tokens:
-        counts[token] = counts.get(token, 0) + 1
+    counts = Counter(tokens)
     score = 0.0
     for phrase, weight in zip(phrases, idfs, strict=True):
         if len(phrase) == 1:

@@ -8,8 +8,10 @@ records and chunks tables, and change in the same transaction as the records the
   (TITLE_WEIGHT per title occurrence, 1 per body one); ``len``, the record's length in tokens
   (BM25's ``|d|``, kept on every row so scoring reads one table); ``chunks``, how many of the
   record's chunks hold the term; ``title_pos`` and ``body_pos``, the term's positions in each
-  column (NULL when none), for phrase clauses. Primary key (term, record_rid), and an index
-  on record_rid for rewrites and deletes.
+  column (NULL when none), for phrase clauses. Primary key (term, record_rid) carrying ``tf``
+  and ``len`` (``INCLUDE``), so scoring a term reads its postings from the index alone
+  (an index-only scan: 4 ms against 22 ms through the heap for a SciFact claim); an index on
+  record_rid for rewrites and deletes.
 - ``semsearch_c<id>_kw_df``: records (``df``, BM25's ``n(q)``) and chunks (``chunk_df``)
   holding each term; a term no record or chunk holds has no row.
 - ``semsearch_c<id>_kw_docs``: each record's ``len``, its ``chunks`` and their tokens.
@@ -133,7 +135,7 @@ def create_bm25_tables(conn: Any, t: Tables) -> None:
             chunks integer NOT NULL,
             title_pos integer[],
             body_pos integer[],
-            PRIMARY KEY (term, record_rid))"""
+            PRIMARY KEY (term, record_rid) INCLUDE (tf, len))"""
     )
     conn.execute(f"CREATE INDEX {t.kw_terms}_record ON {t.kw_terms} (record_rid)")
     conn.execute(

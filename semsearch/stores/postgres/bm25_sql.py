@@ -6,8 +6,8 @@ semsearch's BM25 (semsearch/keyword_query.py) of record ``d`` for clauses ``c``:
 
 with ``wi(c) = w(c) * idf(N, n(c))`` computed by the caller from the statistics, ``f`` the
 weighted frequency (``kw_terms.tf``, or a phrase's count from :func:`phrase_sql`) and ``|d|``
-``kw_terms.len``. :func:`score_sql` is the one statement that scores, filters and orders (best
-first, ties by record id). Values are bound parameters; only table names (from the integer
+``kw_terms.len``. :func:`score_sql` is the one statement that scores, filters and orders
+(best first, ties by record id). Values are bound parameters; only table names (from the integer
 collection id), the compiled filter and the BM25 constants are inlined.
 """
 
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from semsearch.keyword_query import K1, TITLE_WEIGHT, B
 from semsearch.stores.postgres.sql import Tables
 
-__all__ = ["phrase_sql", "score_sql"]
+__all__ = ["phrase_sql", "score_sql", "statistics_sql"]
 
 
 def _f8(value: float) -> str:
@@ -50,48 +50,90 @@ def phrase_sql(t: Tables, m: int) -> str:
     )
 
 
-def score_sql(t: Tables, phrases: Sequence[int], filtered: str | None) -> str:
-    """The scoring statement: rows ``(record id, score, ords, fs, len, first chunk id)`` of the
-    best records, best first, ties by record id; ``ords``/``fs`` are the clause ordinals a
-    record holds and their ``f``, ascending by ordinal; ``first`` the record's first chunk
-    (NULL for a record without chunks).
+def statistics_sql(t: Tables, phrases: Sequence[int], scope: tuple[str, str] | None) -> str:
+    """The statement that reads BM25's statistics for a query: one row ``(N, total length,
+    chunks, chunks' total length, n(q) of each single term in order, chunks holding each
+    single term, n(q) of each phrase)``.
+
+    Args:
+        t: the collection's tables.
+        phrases: the term count (>= 2) of each phrase clause.
+        scope: None for the collection's statistics; else one filter compiled twice, for
+            ``records r`` and for ``records s`` (``where_sql(where, "r")``, ``(..., "s")``):
+            N, the lengths and the n(q) of terms are then counted over the records it allows
+            (chunk counts 0, phrases not counted: scoped searches score terms only).
+    Params, in order: unscoped, the single terms (text[]) twice, then each phrase's
+    :func:`phrase_sql` params; scoped, the ``s`` filter's params, the single terms, then the
+    ``r`` filter's params.
+    """
+    terms = "unnest(%s::text[]) WITH ORDINALITY AS u(term, i)"
+    if scope is None:
+        counted = [
+            f"(SELECT count(*) FROM ({phrase_sql(t, m)}) AS p{i})" for i, m in enumerate(phrases)
+        ]
+        per_term = [
+            f"ARRAY(SELECT coalesce((SELECT d.{column} FROM {t.kw_df} d WHERE d.term = u.term), 0) "
+            f"FROM {terms} ORDER BY u.i)"
+            for column in ("df", "chunk_df")
+        ]
+        return (
+            f"SELECT st.records, st.len, st.chunks, st.chunk_len, {', '.join(per_term)}, "
+            f"ARRAY[{', '.join(counted)}]::bigint[] FROM {t.kw_stats} st"
+        )
+    r_filter, s_filter = scope
+    return (
+        "SELECT count(*), coalesce(sum(d.len), 0), 0, 0, "
+        f"ARRAY(SELECT (SELECT count(*) FROM {t.kw_terms} k JOIN {t.records} s "
+        f"ON s.rid = k.record_rid WHERE k.term = u.term AND ({s_filter})) FROM {terms} "
+        "ORDER BY u.i), ARRAY[]::bigint[], ARRAY[]::bigint[] "
+        f"FROM {t.records} r LEFT JOIN {t.kw_docs} d ON d.record_rid = r.rid WHERE ({r_filter})"
+    )
+
+
+def score_sql(t: Tables, phrases: Sequence[int], filtered: str | None, texts: bool) -> str:
+    """The scoring statement: rows ``(record id, score, evidence sum, coverage sum, chunk ids,
+    chunk texts)`` of the k best records, best first, ties by record id. ``score`` is BM25,
+    ``evidence sum`` the same sum with each clause's evidence weight ``ev`` in place of its
+    ``wi`` and ``coverage sum`` the sum of ``ev`` over the clauses the record holds (the
+    caller divides both by the reference); chunk ids ascending (empty for a record without
+    chunks) and, with ``texts``, their texts (else NULL).
+
+    Each record's sum runs over its rows in the order the plan produces them, term by term,
+    the same order for every record, so records of equal statistics tie exactly.
 
     Args:
         t: the collection's tables.
         phrases: the term count (>= 2) of each phrase clause, in the order of their params.
-        filtered: the compiled ``where`` filter over ``records r``, or None (no filter: the
-            top k are cut by score first and only they, and records tied with the k-th, are
-            joined to their records).
-    Params, in order: the single-term clauses as three arrays (terms text[], ordinals int[],
-    wi float8[]); for each phrase its ordinal, its wi and :func:`phrase_sql`'s params; avgdl;
-    the filter's params (``filtered``) or k - 1; then k.
+        filtered: the compiled ``where`` filter over ``records r``, applied before the top k;
+            None: the k best by score alone, with every record tied with the k-th (``FETCH
+            FIRST k ROWS WITH TIES``), are the only ones joined to their records and ordered.
+        texts: return the chunks' texts.
+    Params, in order: the single-term clauses as three arrays (terms text[], wi float8[], ev
+    float8[]); avgdl; for each phrase its wi, its ev and :func:`phrase_sql`'s params; k when
+    not ``filtered``, else the filter's params; then k.
     """
     branches = [
-        f"SELECT k.record_rid AS rid, k.len, q.ord, q.wi, k.tf::float8 AS f FROM {t.kw_terms} k "
+        f"SELECT k.record_rid AS rid, k.len, q.wi, q.ev, k.tf::float8 AS f FROM {t.kw_terms} k "
         "JOIN q ON k.term = q.term"
     ]
     branches += [
-        f"SELECT rid, len, %s::int, %s::float8, f::float8 FROM ({phrase_sql(t, m)}) AS p{i}"
+        f"SELECT rid, len, %s::float8, %s::float8, f::float8 FROM ({phrase_sql(t, m)}) AS p{i}"
         for i, m in enumerate(phrases)
     ]
-    norm = f"({_f8(K1)} * ({_f8(1.0 - B)} + {_f8(B)} * len / %s::float8))"
-    part = f"wi * (f * {_f8(K1 + 1.0)} / (f + {norm}))"
-    head = (
-        "WITH q (term, ord, wi) AS (SELECT * FROM unnest(%s::text[], %s::int[], %s::float8[])), "
-        f"hit AS ({' UNION ALL '.join(branches)}), "
-        f"scored AS (SELECT rid, sum({part} ORDER BY ord) AS score, "
-        "array_agg(ord ORDER BY ord) AS ords, array_agg(f ORDER BY ord) AS fs, max(len) AS len "
-        "FROM hit GROUP BY rid)"
+    norm = f"({_f8(K1)} * ({_f8(1.0 - B)} + {_f8(B)} * len / a.avgdl))"
+    part = f"(f * {_f8(K1 + 1.0)} / (f + {norm}))"
+    scored = (
+        f"SELECT rid, sum(wi * {part}) AS score, sum(ev * {part}) AS evidence, "
+        f"sum(ev) AS coverage FROM ({' UNION ALL '.join(branches)}) AS hit, a GROUP BY rid"
     )
-    select = (
-        "SELECT r.id, s.score, s.ords, s.fs, s.len, "
-        f"(SELECT min(c.id) FROM {t.chunks} c WHERE c.record_rid = s.rid) "
-        f"FROM scored s JOIN {t.records} r ON r.rid = s.rid"
-    )
-    if filtered is not None:
-        return f"{head} {select} WHERE ({filtered}) ORDER BY s.score DESC, r.id LIMIT %s"
+    if filtered is None:
+        scored += " ORDER BY score DESC FETCH FIRST %s ROWS WITH TIES"
+    of_record = f"FROM {t.chunks} c WHERE c.record_rid = s.rid ORDER BY c.id"
+    texts_sql = f"ARRAY(SELECT c.text {of_record})" if texts else "NULL"
     return (
-        f"{head}, cut AS (SELECT score FROM scored ORDER BY score DESC OFFSET %s LIMIT 1) "
-        f"{select} WHERE s.score >= coalesce((SELECT score FROM cut), 0) "
-        "ORDER BY s.score DESC, r.id LIMIT %s"
+        "WITH q (term, wi, ev) AS (SELECT * FROM unnest(%s::text[], %s::float8[], %s::float8[])), "
+        "a (avgdl) AS (SELECT %s::float8) "
+        f"SELECT r.id, s.score, s.evidence, s.coverage, ARRAY(SELECT c.id {of_record}), "
+        f"{texts_sql} FROM ({scored}) AS s JOIN {t.records} r ON r.rid = s.rid "
+        f"WHERE ({filtered or 'true'}) ORDER BY s.score DESC, r.id LIMIT %s"
     )

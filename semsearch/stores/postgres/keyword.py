@@ -18,9 +18,9 @@ says so.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any
 
 from psycopg.errors import UndefinedTable
 
@@ -30,7 +30,7 @@ from semsearch.stores.base import ScoredChunk
 from semsearch.stores.fts5_tokens import PORTER, PieceTokenizer
 from semsearch.stores.postgres import bm25_search
 from semsearch.stores.postgres.bm25_index import IndexRow, RecordCounts, count_rows
-from semsearch.stores.postgres.bm25_search import Part
+from semsearch.stores.postgres.bm25_search import Part, Run, Snapshot
 from semsearch.stores.postgres.reads import PostgresReads
 from semsearch.stores.postgres.search import keyword_scan, substring_scan
 from semsearch.stores.postgres.sql import Tables, websearch_text
@@ -38,8 +38,6 @@ from semsearch.stores.query_rules import keyword_or_substring
 from semsearch.stores.record_terms import clause_terms, term_weights
 
 __all__ = ["OLD_RANKING_NOTE", "PostgresKeyword"]
-
-T = TypeVar("T")
 
 #: The note of a search whose keyword leg an older collection's ranking answered.
 OLD_RANKING_NOTE = (
@@ -56,6 +54,9 @@ class PostgresKeyword(PostgresReads):
         super().__init__(url, pool_size=pool_size, timeout=timeout)
         self._tokenizer: PieceTokenizer | None = None
         self._tokens_lock = threading.Lock()
+        #: names of collections seen with their BM25 tables (a collection never loses them;
+        #: only an older semsearch could make another of that name without)
+        self._bm25_names: set[str] = set()
 
     @contextmanager
     def _tokens(self) -> Iterator[PieceTokenizer]:
@@ -85,63 +86,82 @@ class PostgresKeyword(PostgresReads):
             return [Part((term,), w) for term, w in term_weights(pairs).items()]
         return [Part(terms, clause.weight) for clause, terms in pairs]
 
-    def _keyword_target(self, collection: str) -> tuple[Tables, dict[str, Any], bool] | None:
-        """(tables, options, has the BM25 tables) of ``collection``, or None when it is gone."""
-        rows = self._on(
-            None,
+    def _target(self, run: Run, collection: str) -> tuple[Tables, dict[str, Any], bool] | None:
+        """(tables, options, has the BM25 tables) of ``collection``, or None when it is gone;
+        ``run`` runs the lookup."""
+        rows = run(
             "SELECT id, options, to_regclass(format('semsearch_c%%s_kw_stats', id)) IS NOT NULL "
             "FROM semsearch_collections WHERE name = %s",
             (collection,),
         )
-        return (Tables(int(rows[0][0])), dict(rows[0][1]), bool(rows[0][2])) if rows else None
+        if not rows:
+            return None
+        if rows[0][2]:
+            self._bm25_names.add(collection)
+        return Tables(int(rows[0][0])), dict(rows[0][1]), bool(rows[0][2])
 
-    def _in_snapshot(self, run: Callable[[Any], T], gone: T) -> T:
-        """``run(conn)`` in one read-only REPEATABLE READ transaction; ``gone`` when a table
-        was dropped meanwhile (the collection dropped or replaced)."""
+    @contextmanager
+    def _snapshot(self) -> Iterator[Snapshot | None]:
+        """A pooled connection's :class:`~semsearch.stores.postgres.bm25_search.Snapshot`,
+        None before semsearch wrote to the database."""
         with self._conn() as conn:
-            try:
-                with conn.transaction():
-                    bm25_search.snapshot(conn)
-                    return run(conn)
-            except UndefinedTable:
-                return gone
+            if not self._ready(conn):
+                yield None
+                return
+            with Snapshot(conn) as snap:
+                yield snap
+
+    def _search(
+        self, collection: str, text: str, k: int, where: Filter | None, scoped: bool
+    ) -> list[ScoredChunk]:
+        """:meth:`keyword_search` (``scoped``: :meth:`keyword_search_scoped`) in one snapshot:
+        the transaction begun and the collection looked up in one round trip, the statistics
+        read in one and the scores in one; [] when the collection is gone (or dropped
+        meanwhile)."""
+        try:
+            with self._snapshot() as snap:
+                found = None if snap is None else self._target(snap.first, collection)
+                if snap is None or found is None:
+                    return []
+                t, options, bm25 = found
+                if not bm25:
+                    return self._old_keyword_search(snap.conn, t, text, k, where)
+
+                def words() -> list[ScoredChunk]:
+                    parts = self._parts(text, options, scoped)
+                    chunks = None if scoped else self._terms
+                    return bm25_search.rank(snap, t, parts, k, where, scoped, chunks)
+
+                if scoped:
+                    return words()
+                return keyword_or_substring(
+                    text, words, lambda pieces: substring_scan(snap.conn, t, pieces, k, where)
+                )
+        except UndefinedTable:
+            return []
 
     def keyword_search(
         self, collection: str, text: str, k: int, where: Filter | None
     ) -> list[ScoredChunk]:
         """Top-k records by BM25 (> 0, higher is better), best first, ties by record id, one
-        each with its first chunk ``provisional`` (:meth:`keyword_chunks` finds the best) and
-        its keyword evidence; ``where`` applies before ranking. A query holding CJK
+        each with its best chunk (chunk-level BM25; its first when none matches alone) and its
+        keyword evidence; ``where`` applies before ranking. A query holding CJK
         characters, or whose words match nothing, is answered by a substring scan of chunks
         scored by occurrences (>= 1; see :mod:`semsearch.keyword_text`). A collection written
         by an earlier version ranks chunks by ``ts_rank_cd`` (>= 0) until its next write."""
-        found = self._keyword_target(collection)
-        if found is None:
-            return []
-        t, options, bm25 = found
-        if not bm25:
-            return self._old_keyword_search(t, text, k, where)
+        return self._search(collection, text, k, where, scoped=False)
 
-        def words() -> list[ScoredChunk]:
-            parts = self._parts(text, options, scoped=False)
-            return self._in_snapshot(lambda c: bm25_search.rank(c, t, parts, k, where, False), [])
-
-        with self._conn() as conn:
-            return keyword_or_substring(
-                text, words, lambda pieces: substring_scan(conn, t, pieces, k, where)
-            )
-
+    @staticmethod
     def _old_keyword_search(
-        self, t: Tables, text: str, k: int, where: Filter | None
+        conn: Any, t: Tables, text: str, k: int, where: Filter | None
     ) -> list[ScoredChunk]:
         """The ranking of collections written before the BM25 tables: chunks by ``ts_rank_cd``."""
         query = websearch_text(text)
-        with self._conn() as conn:
-            return keyword_or_substring(
-                text,
-                lambda: [] if query is None else keyword_scan(conn, t, query, k, where),
-                lambda pieces: substring_scan(conn, t, pieces, k, where),
-            )
+        return keyword_or_substring(
+            text,
+            lambda: [] if query is None else keyword_scan(conn, t, query, k, where),
+            lambda pieces: substring_scan(conn, t, pieces, k, where),
+        )
 
     def keyword_search_scoped(
         self, collection: str, text: str, k: int, where: Filter | None
@@ -152,15 +172,7 @@ class PostgresKeyword(PostgresReads):
         sidecar scores it. [] when no word of the query is held there (the caller then scans
         for substrings). A collection written by an earlier version answers as
         :meth:`keyword_search` (``ts_rank_cd`` uses no statistic of other records)."""
-        found = self._keyword_target(collection)
-        if found is None:
-            return []
-        t, options, bm25 = found
-        if not bm25:
-            return self._old_keyword_search(t, text, k, where)
-        parts = self._parts(text, options, scoped=True)
-        none: list[ScoredChunk] = []
-        return self._in_snapshot(lambda c: bm25_search.rank(c, t, parts, k, where, True), none)
+        return self._search(collection, text, k, where, scoped=True)
 
     def keyword_chunks(
         self, collection: str, text: str, record_ids: Sequence[str]
@@ -169,18 +181,28 @@ class PostgresKeyword(PostgresReads):
         (chunk-level BM25, see :func:`semsearch.stores.postgres.bm25_search.best_chunks`);
         records with no matching chunk are left out. {} for an older collection (its hits
         are chunks already)."""
-        found = self._keyword_target(collection)
-        if found is None or not found[2] or not record_ids:
+        if not record_ids:
             return {}
-        t, options, _ = found
-        parts = [Part(p.terms) for p in self._parts(text, options, scoped=False)]
-        return self._in_snapshot(
-            lambda c: bm25_search.best_chunks(c, t, parts, record_ids, self._terms), {}
-        )
+        with self._conn() as conn:
+            run: Run = lambda sql, params: list(conn.execute(sql, params).fetchall())  # noqa: E731
+            found = self._target(run, collection) if self._ready(conn) else None
+            if found is None or not found[2]:
+                return {}
+            t, options, _ = found
+            parts = [Part(p.terms) for p in self._parts(text, options, scoped=False)]
+            try:  # for display: no snapshot needed
+                return bm25_search.best_chunks(conn, t, parts, record_ids, self._terms)
+            except UndefinedTable:
+                return {}
 
     def keyword_ranking_note(self, collection: str) -> str | None:
         """:data:`OLD_RANKING_NOTE` while ``collection`` (written by an earlier version) has no
         BM25 tables yet; None otherwise (see
         :class:`~semsearch.stores.keyword_capabilities.KeywordRankingNote`)."""
-        found = self._keyword_target(collection)
+        if collection in self._bm25_names:
+            return None
+        with self._conn() as conn:
+            if not self._ready(conn):
+                return None
+            found = self._target(lambda sql, p: list(conn.execute(sql, p).fetchall()), collection)
         return OLD_RANKING_NOTE if found is not None and not found[2] else None

@@ -86,15 +86,15 @@ class PostgresStore(PostgresKeyword):
 
     def get_collection(self, name: str) -> CollectionInfo | None:
         """The stored collection called ``name``, or None."""
-        return next((c for c in self.list_collections() if c.name == name), None)
+        return next(iter(self._collections("WHERE name = %s", (name,))), None)
 
     def list_collections(self) -> list[CollectionInfo]:
         """Every collection in the database, by name."""
-        sql = (
-            "SELECT name, schema, model_id, dim, options, created_at FROM semsearch_collections "
-            "ORDER BY name"
-        )
-        rows = self._on(None, sql)
+        return self._collections("ORDER BY name")
+
+    def _collections(self, tail: str, params: Sequence[Any] = ()) -> list[CollectionInfo]:
+        sql = "SELECT name, schema, model_id, dim, options, created_at FROM semsearch_collections "
+        rows = self._on(None, sql + tail, params)
         return [
             CollectionInfo(r[0], r[1], r[2], r[3], dict(r[4]), r[5].isoformat() if r[5] else None)
             for r in rows
