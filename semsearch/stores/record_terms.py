@@ -114,15 +114,20 @@ def clause_terms(
     return out
 
 
-def term_weights(pairs: Sequence[tuple[Clause, tuple[str, ...]]]) -> dict[str, float]:
+def term_weights(
+    pairs: Sequence[tuple[Clause, tuple[str, ...]]],
+) -> tuple[dict[str, float], dict[str, bool]]:
     """The terms of :func:`clause_terms` pairs for a ranking whose statistics stay inside a
     filter (no phrase scores): each term once, with the largest query weight of the clauses
-    it comes from."""
+    it comes from, and whether every one of them is a stop word (kept by a query of stop
+    words only)."""
     weights: dict[str, float] = {}
+    stops: dict[str, bool] = {}
     for clause, terms in pairs:
         for term in terms:
             weights[term] = max(weights.get(term, 0.0), clause.weight)
-    return weights
+            stops[term] = stops.get(term, True) and clause.stop
+    return weights, stops
 
 
 def chunk_score(

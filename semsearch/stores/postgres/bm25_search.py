@@ -50,10 +50,12 @@ Terms = Callable[[Sequence[str]], list[list[str]]]
 
 @dataclass(frozen=True)
 class Part:
-    """One scored clause: its terms (one: a term; several: a phrase) and query weight (> 0)."""
+    """One scored clause: its terms (one: a term; several: a phrase), query weight (> 0), and
+    whether it is a stop word (a query of stop words only keeps them; they are no evidence)."""
 
     terms: tuple[str, ...]
     weight: float = 1.0
+    stop: bool = False
 
 
 @dataclass(frozen=True)
@@ -199,7 +201,7 @@ def rank(
         return []
     idfs = [idf(stats.records, n) for n in stats.dfs]
     wi = [p.weight * v for p, v in zip(parts, idfs, strict=True)]
-    chosen = set(evidence_clauses(idfs, stats.dfs))
+    chosen = set(evidence_clauses(idfs, stats.dfs, [p.stop for p in parts]))
     reference = sum(wi[i] for i in chosen)
     ev = [wi[i] if i in chosen and reference > 0 else 0.0 for i in range(len(parts))]
     choose = terms_of is not None and not scoped

@@ -83,8 +83,9 @@ class PostgresKeyword(PostgresReads):
         with self._tokens() as tokenizer:
             pairs = clause_terms(tokenizer, clauses)
         if scoped:
-            return [Part((term,), w) for term, w in term_weights(pairs).items()]
-        return [Part(terms, clause.weight) for clause, terms in pairs]
+            weights, stops = term_weights(pairs)
+            return [Part((term,), w, stops[term]) for term, w in weights.items()]
+        return [Part(terms, clause.weight, clause.stop) for clause, terms in pairs]
 
     def _target(self, run: Run, collection: str) -> tuple[Tables, dict[str, Any], bool] | None:
         """(tables, options, has the BM25 tables) of ``collection``, or None when it is gone;
@@ -125,7 +126,7 @@ class PostgresKeyword(PostgresReads):
                     return []
                 t, options, bm25 = found
                 if not bm25:
-                    return self._old_keyword_search(snap.conn, t, text, k, where)
+                    return self._old_keyword_search(snap.conn, t, text, k, where, options)
 
                 def words() -> list[ScoredChunk]:
                     parts = self._parts(text, options, scoped)
@@ -135,8 +136,9 @@ class PostgresKeyword(PostgresReads):
                 if scoped:
                     return words()
                 return keyword_or_substring(
-                    text, words, lambda pieces: substring_scan(snap.conn, t, pieces, k, where)
-                )
+                    text, words, lambda pieces: substring_scan(snap.conn, t, pieces, k, where),
+                    stopword_list(options),
+                )  # fmt: skip
         except UndefinedTable:
             return []
 
@@ -153,7 +155,7 @@ class PostgresKeyword(PostgresReads):
 
     @staticmethod
     def _old_keyword_search(
-        conn: Any, t: Tables, text: str, k: int, where: Filter | None
+        conn: Any, t: Tables, text: str, k: int, where: Filter | None, options: dict[str, Any]
     ) -> list[ScoredChunk]:
         """The ranking of collections written before the BM25 tables: chunks by ``ts_rank_cd``."""
         query = websearch_text(text)
@@ -161,6 +163,7 @@ class PostgresKeyword(PostgresReads):
             text,
             lambda: [] if query is None else keyword_scan(conn, t, query, k, where),
             lambda pieces: substring_scan(conn, t, pieces, k, where),
+            stopword_list(options),
         )
 
     def keyword_search_scoped(
