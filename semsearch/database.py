@@ -358,14 +358,16 @@ class Database:
 
     def compact(self) -> tuple[int, int]:
         """Reclaim space: prune what every reader has consumed and rewrite the file (SQLite:
-        the change log, then VACUUM; see docs/storage.md). Safe while other processes read.
+        the change log, then VACUUM; see docs/storage.md). On PostgreSQL: give collections
+        written by earlier versions their keyword statistics, then VACUUM (ANALYZE) semsearch's
+        tables (docs/postgres.md). Safe while other processes read.
 
         Returns:
-            (bytes before, bytes after) of the index file and its WAL.
+            (bytes before, bytes after) of the index file and its WAL (PostgreSQL: of
+            semsearch's tables with their indexes).
         Raises:
             BackendUnavailable: the Database was closed, the file is not writable, or the
-                backend compacts itself (PostgreSQL: autovacuum or ``VACUUM``; Milvus:
-                its own compaction).
+                backend compacts itself (Milvus: its own compaction).
         """
 
         self._life.check_open()
@@ -373,7 +375,7 @@ class Database:
         if compact is None:
             raise BackendUnavailable(
                 f"{type(self.store).__name__} has no compact step",
-                hint="PostgreSQL: autovacuum (or VACUUM) reclaims space; Milvus compacts itself",
+                hint="Milvus compacts itself",
             )
         before, after = compact()
         return int(before), int(after)

@@ -132,3 +132,13 @@ def test_collection_created_with_a_known_dimension_gets_its_index_at_once(pg_loc
     assert typ == [("vector(8)",)]
     (indexdef,) = raw("SELECT indexdef FROM pg_indexes WHERE indexname = 'semsearch_c1_hnsw'")[0]
     assert "m='12'" in indexdef
+
+
+def test_trigram_keyword_tokenizer_is_refused_clearly(pg_location, raw) -> None:
+    """Keyword search ranks FTS5's porter terms here; before, ``trigram`` was stored and
+    silently ignored (the collection searched by stemmed English words)."""
+    with semsearch.connect(pg_location) as db:
+        with pytest.raises(semsearch.InvalidQuery) as err:
+            db.collection("notes", embedder=FakeEmbedder(8), keyword_tokenizer="trigram")
+        assert err.value.hint and "porter" in err.value.hint
+        assert db.collections() == []

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from semsearch.errors import InvalidRecord
+from semsearch.errors import InvalidQuery, InvalidRecord
 from semsearch.filters import Filter
 from semsearch.stores.base import (
     CollectionInfo,
@@ -101,7 +101,20 @@ class PostgresStore(PostgresKeyword):
         ]
 
     def create_collection(self, info: CollectionInfo) -> None:
-        """Create a collection with its tables, field indexes and keyword index."""
+        """Create a collection with its tables, field indexes and keyword index.
+
+        Raises:
+            InvalidQuery: a keyword tokenizer other than ``porter`` was asked for (keyword
+                search here ranks FTS5's ``porter`` terms; ``trigram`` substring matching has
+                no equivalent).
+        """
+        tokenizer = info.options.get("keyword_tokenizer", "porter")
+        if tokenizer != "porter":
+            raise InvalidQuery(
+                f"the PostgreSQL backend has no {tokenizer!r} keyword tokenizer",
+                hint="use the default (porter) on PostgreSQL, or the SQLite store for trigram "
+                "search",
+            )
         fields = [(f["name"], f["type"]) for f in json.loads(info.schema_json)["fields"]]
         with self._write() as conn:
             cid = conn.execute(
