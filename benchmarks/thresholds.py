@@ -86,7 +86,9 @@ def main(beir_dir: str, index: str, spec: str | None) -> None:
             best = round(float(t), 2)
     print(f"calibrated default (highest t keeping >= {KEEP:.0%} of judged pairs): {best}")
     current = default_min_score(embedder)
-    print(f"the model's default now, {current}: judged kept {float((judged >= current).mean()):.3f}")
+    print(
+        f"the model's default now, {current}: judged kept {float((judged >= current).mean()):.3f}"
+    )
 
 
 if __name__ == "__main__":

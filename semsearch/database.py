@@ -358,16 +358,19 @@ class Database:
 
     def compact(self) -> tuple[int, int]:
         """Reclaim space: prune what every reader has consumed and rewrite the file (SQLite:
-        the change log, then VACUUM; see docs/storage.md). Safe while other processes read.
-        Milvus compacts its own segments; there this brings collections written by earlier
-        versions to the current layout (docs/milvus.md), as their first write would.
+        the change log, then VACUUM; see docs/storage.md). On PostgreSQL: give collections
+        written by earlier versions their keyword statistics, then VACUUM (ANALYZE) semsearch's
+        tables (docs/postgres.md). Milvus compacts its own segments; there this brings
+        collections written by earlier versions to the current layout (docs/milvus.md), as
+        their first write would. Safe while other processes read.
 
         Returns:
-            (bytes before, bytes after) of the index file and its WAL (a Milvus Lite folder;
-            (0, 0) for a Milvus server).
+            (bytes before, bytes after) of the index file and its WAL (PostgreSQL: of
+            semsearch's tables with their indexes; a Milvus Lite folder; (0, 0) for a Milvus
+            server).
         Raises:
             BackendUnavailable: the Database was closed, the file is not writable, or the
-                backend compacts itself (PostgreSQL: autovacuum or ``VACUUM``).
+                store has no compact step.
         """
 
         self._life.check_open()
@@ -375,7 +378,7 @@ class Database:
         if compact is None:
             raise BackendUnavailable(
                 f"{type(self.store).__name__} has no compact step",
-                hint="PostgreSQL: autovacuum (or VACUUM) reclaims space",
+                hint="this store reclaims space by itself",
             )
         before, after = compact()
         return int(before), int(after)

@@ -184,27 +184,51 @@ def open_index(
     *,
     embed: bool = True,
     progress: Callable[[int], None] | None = None,
+    location: str | None = None,
 ) -> Collection:
-    """Open the cached index of ``dataset`` for ``embedder``, building what is missing.
+    """Open the index of ``dataset`` for ``embedder`` (the cached SQLite file, or the ``beir``
+    collection at ``location``: a PostgreSQL URL, a Milvus location, a SQLite file), building
+    what is missing.
 
-    Upserting an unchanged record is a hash lookup, so a complete cache costs seconds; an
+    Upserting an unchanged record is a hash lookup, so a complete index costs seconds; an
     interrupted build resumes where it stopped. With ``embed=False`` chunks are stored without
-    vectors (enough for keyword mode); a later call with ``embed=True`` embeds them.
+    vectors (enough for keyword mode); a later call with ``embed=True`` embeds them. At a
+    ``location``, the cached file's chunk vectors are reused when it exists (same vectors on
+    both stores, :mod:`semsearch.embedders.cached`); sentence windows go to the model.
 
     Args:
         progress: called with the number of chunks embedded after each embedding group.
     Returns:
-        The ``beir`` collection of the cached file; close it with ``coll.store.close()``.
+        The ``beir`` collection; close it with ``coll.store.close()``.
     """
     import semsearch
 
     path = index_path(dataset, embedder.model_id, cache_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    coll = semsearch.connect(path).collection(COLLECTION, schema=_SCHEMA, embedder=embedder)
+    if location is not None:
+        embedder = _reusing(path, embedder) if embed else embedder
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    coll = semsearch.connect(location or path).collection(
+        COLLECTION, schema=_SCHEMA, embedder=embedder
+    )
     coll.upsert(_records(dataset), embed=embed, progress=progress)
     if embed:
         coll.reindex(progress=progress)
     return coll
+
+
+def _reusing(cache: Path, embedder: Embedder) -> Embedder:
+    """``embedder`` reusing the chunk vectors of the cached index ``cache``, if it has them."""
+    import semsearch
+    from semsearch.embedders.cached import TableEmbedder, vectors_by_text
+
+    if not cache.is_file():
+        return embedder
+    with semsearch.connect(cache) as db:
+        if COLLECTION not in db.collections():
+            return embedder
+        source = db.collection(COLLECTION, embedder=embedder, strict_model=True)
+        return TableEmbedder(embedder, vectors_by_text(source))
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ __all__ = [
     "ENGLISH_STOPWORDS",
     "FTS5_IDF_FLOOR",
     "K1",
+    "LENGTH_KNEE",
     "MEANINGFUL_IDF",
     "STOPWORD_LISTS",
     "TITLE_WEIGHT",

@@ -133,9 +133,12 @@ def run_search(
     queries = _QueryVectors(coll, query_vector)
     for attempt in range(1, SNAPSHOT_TRIES + 1):
         try:
-            return _run_once(coll, req, queries, strict=attempt < SNAPSHOT_TRIES)
+            result = _run_once(coll, req, queries, strict=attempt < SNAPSHOT_TRIES)
         except StateMoved:
             continue
+        # data of an earlier version may still be ranked the old way (its store says so)
+        note = None if result.mode == "semantic" else keyword_ranking_note(coll.store, coll.name)
+        return result if note is None else dataclasses.replace(result, notes=(*result.notes, note))
     raise AssertionError("unreachable: the last try never raises StateMoved")
 
 

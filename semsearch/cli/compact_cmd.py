@@ -8,7 +8,8 @@ from semsearch.cli.common import IndexOpt, cli_errors, out, require_index
 
 @cli_errors
 def compact(index: IndexOpt = settings.DEFAULT_INDEX) -> None:
-    """Prune the change log and VACUUM the index file (safe while others search)."""
+    """Prune the change log and VACUUM the index file (safe while others search); on
+    PostgreSQL, move collections of earlier versions to the keyword statistics and VACUUM."""
     import semsearch
 
     require_index(index)

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from semsearch.evaluation import BeirDataset, EvalReport
 
 ENV_CACHE_DIR = "SEMSEARCH_CACHE_DIR"
+#: Not SEMSEARCH_LOCATION (serve's): an evaluation writes its own collection into the store.
+ENV_EVAL_LOCATION = "SEMSEARCH_EVAL_LOCATION"
 
 
 def default_cache_dir() -> str:
@@ -68,6 +70,17 @@ def eval_beir(
             help="Where indexes are cached (default ~/.cache/semsearch).",
         ),
     ] = None,
+    location: Annotated[
+        str | None,
+        typer.Option(
+            "--location",
+            envvar=ENV_EVAL_LOCATION,
+            show_envvar=True,
+            help="Evaluate on this store instead of the cached SQLite index: a postgresql:// "
+            "URL, a Milvus location or a SQLite file (its collection 'beir' is created or "
+            "updated; the cached index's vectors are reused when it exists).",
+        ),
+    ] = None,
     rerank: RerankOpt = None,
     rerank_top_n: RerankTopNOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
@@ -75,7 +88,9 @@ def eval_beir(
     """Score keyword, semantic and hybrid search on a BEIR data set (index cached per corpus+model).
 
     With --rerank, every mode's top hits are reranked: run once with and once without it to
-    measure what the reranker adds (nDCG@10) and costs (p50/p95 ms).
+    measure what the reranker adds (nDCG@10) and costs (p50/p95 ms). With --location, the same
+    evaluation runs on another store (PostgreSQL, Milvus), so a store switch can be checked on
+    your own data before it is made.
     """
     from semsearch.embedders.registry import resolve_embedder
     from semsearch.evaluation import check_args, load_beir, run_eval
@@ -87,7 +102,7 @@ def eval_beir(
     dataset = load_beir(beir_dir, split)
     embedder = resolve_embedder(model)
     start = time.perf_counter()
-    coll = _open(dataset, embedder, cache_dir or default_cache_dir(), wanted)
+    coll = _open(dataset, embedder, cache_dir or default_cache_dir(), wanted, location)
     built = time.perf_counter() - start
     try:
         report = run_eval(
@@ -102,14 +117,24 @@ def eval_beir(
     _render(report, len(dataset.corpus), built)
 
 
-def _open(dataset: BeirDataset, embedder: Embedder, cache_dir: str, modes: list[str]) -> Collection:
+def _open(
+    dataset: BeirDataset,
+    embedder: Embedder,
+    cache_dir: str,
+    modes: list[str],
+    location: str | None = None,
+) -> Collection:
     from semsearch.cli.progress import ProgressLine
+    from semsearch.database import check_location
     from semsearch.evaluation import open_index
 
+    if location is not None:
+        check_location(location)  # an unsupported location fails before any work
     with ProgressLine("embedding chunks", "chunks") as bar:
         return open_index(
-            dataset, embedder, cache_dir, embed=modes != ["keyword"], progress=bar.advance
-        )
+            dataset, embedder, cache_dir, embed=modes != ["keyword"], progress=bar.advance,
+            location=location,
+        )  # fmt: skip
 
 
 def _render(report: EvalReport, documents: int, built: float) -> None:

@@ -14,7 +14,8 @@ What lives here, by job:
   ``retry.py`` (timeouts, backoff, Retry-After), ``openai_provider.py``, ``azure_openai.py``,
   ``gemini.py``, ``ollama.py``;
 - ``fake.py``: a deterministic fake for plumbing tests (never for tests about meaning);
-- ``query_cache.py``: an LRU cache of query embeddings for long-running processes.
+- ``query_cache.py``: an LRU cache of query embeddings for long-running processes;
+- ``cached.py``: another index's chunk vectors reused by text (``semsearch eval --location``).
 
 Who may import it: everything above the foundation layer (docs/architecture.md). It imports
 only the foundation (errors, processes): never a store, the engine or a face.

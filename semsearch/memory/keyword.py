@@ -12,8 +12,9 @@ Memory therefore scores word queries from the user's scope (the ``where`` filter
   its keyword sidecar (:class:`~semsearch.stores.keyword_capabilities.ScopedKeyword`; no message is read).
 - Milvus (layout 4) does the same from its keyword index in the process
   (semsearch/stores/milvus/keyword_index.py; no message is read).
-- PostgreSQL's ``ts_rank_cd`` (not BM25) scores each message on its own words: its keyword
-  search already uses no statistic of other messages.
+- PostgreSQL counts them in the database, over the same records (its BM25 tables,
+  stores/postgres/bm25_search.py; no message is read). A collection written by an earlier
+  version, still ranked by ``ts_rank_cd``, scores each message on its own words.
 - Otherwise (a Milvus collection of an earlier layout, until a write migrates it), and while
   SQLite's sidecar rebuilds, memory reads every message inside the scope, builds BM25 postings of those alone (:mod:`semsearch.bm25.postings`, words
   tokenized as SQLite's FTS5 table does: ``porter unicode61 remove_diacritics 2``) and scores
@@ -29,9 +30,9 @@ scores count occurrences in each message and use no other message.
 
 Cost (docs/benchmarks.md, "memory-keyword"): on SQLite and Milvus a few array operations over
 the collection's postings (on Milvus plus one query for the ids of the scope's messages after
-each write), on PostgreSQL its keyword search; on an old-layout Milvus collection each keyword
-or hybrid search reads every message of the scope, linear in one user's history. Other users' messages
-are never read.
+each write), on PostgreSQL two statements over its BM25 tables; on an old-layout Milvus
+collection each keyword or hybrid search reads every message of the scope, linear in one
+user's history. Other users' messages are never read.
 """
 
 from __future__ import annotations
@@ -77,8 +78,8 @@ def keyword_messages(
     collection: Collection, query: str, limit: int, where: Mapping[str, Any]
 ) -> list[KeywordHit]:
     """The best ``limit`` messages inside ``where`` for ``query``'s words, best first, ties by
-    message id. Scores: BM25 > 0 from the messages inside ``where`` only (``ts_rank_cd`` on
-    PostgreSQL; the module docstring); for a query whose words match nothing there, the
+    message id. Scores: BM25 > 0 from the messages inside ``where`` only (the module
+    docstring); for a query whose words match nothing there, the
     store's keyword search inside ``where`` (a substring count >= 1). Hits carry the message id,
     score and keyword evidence only: memory reads the messages afterwards.
 
@@ -109,9 +110,10 @@ def _from_store(
     limit: int,
     where: Mapping[str, Any],
 ) -> list[KeywordHit] | None:
-    """The store's scoped ranking, one hit per message (its best chunk's score: PostgreSQL
-    ranks chunks, so a long message may come several times), asking deeper until ``limit``
-    messages are found or the store has no more; None when the store cannot answer now."""
+    """The store's scoped ranking, one hit per message (a store ranking chunks, such as an
+    older PostgreSQL collection, may return a long message several times: its best chunk
+    counts), asking deeper until ``limit`` messages are found or the store has no more; None
+    when the store cannot answer now."""
     ast = parse_filter(where, collection.schema)
     k = limit
     while True:

@@ -31,8 +31,8 @@ class ScopedKeyword(Protocol):
     BM25 weighs a word by the records holding it (IDF) and a record's length by the average
     (avgdl); a store's ``keyword_search`` counts both over the whole collection. Here every
     score depends on the records ``where`` allows only, so records outside it never move a
-    score (conversation memory: one user's messages per filter): SQLite counts N, n(q) and
-    avgdl over those records; PostgreSQL's ``ts_rank_cd`` uses no statistic of other records.
+    score (conversation memory: one user's messages per filter): SQLite and PostgreSQL count
+    N, n(q) and avgdl over those records.
     Callers without it (or given None) compute the scores from the records inside ``where``.
     """
 
@@ -40,8 +40,8 @@ class ScopedKeyword(Protocol):
         self, collection: str, text: str, k: int, where: Filter | None
     ) -> list[ScoredChunk] | None:
         """Top-k by a keyword score (> 0) computed from the records ``where`` allows only
-        (SQLite: BM25, FTS5's formula and constants, one record each, its first chunk
-        ``provisional``; PostgreSQL: as ``keyword_search``), best first, ties by id; [] when
+        (BM25, semsearch/keyword_query.py, each query term once, one record each, its first
+        chunk ``provisional``), best first, ties by id; [] when
         nothing matches there; None when the store cannot answer so right now (the caller
         computes it)."""
         ...
@@ -80,11 +80,13 @@ def refresh_keyword_index(store: Store, collection: str, wait: bool = True) -> N
 class KeywordRankingNote(Protocol):
     """Optional store capability, declared by a store that may still hold collections written
     by an earlier version, which it searches as that version did until a write (or
-    ``semsearch compact``) migrates them (Milvus: chunk-level BM25 before layout 4)."""
+    ``semsearch compact``) migrates them (Milvus: chunk-level BM25 before layout 4;
+    PostgreSQL: ``ts_rank_cd`` before its BM25 tables). Search adds the note to the result of
+    a search whose keyword leg ran (keyword and hybrid modes)."""
 
     def keyword_ranking_note(self, collection: str) -> str | None:
-        """A note for results whose keyword leg ranked ``collection`` otherwise than by
-        record-level BM25 (which ranking answered, and how to move on); None when it did not."""
+        """One sentence saying which older ranking answers ``collection``'s keyword search and
+        what moves it to the current one; None when record-level BM25 answers."""
         ...
 
 

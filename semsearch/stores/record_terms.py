@@ -9,29 +9,32 @@ remove_diacritics 2`` terms (:class:`~semsearch.stores.fts5_tokens.PieceTokenize
 SQLite store (its FTS5 table and sidecar), PostgreSQL and Milvus all see the same terms. This
 module states that once: :func:`record_title` (the SQLite store's ``TITLE_SQL`` in Python) and
 :func:`record_terms`; :func:`phrase_frequency` counts a phrase clause as FTS5 does (consecutive
-terms inside one column).
+terms inside one column). For the query side, :func:`clause_terms` gives each query clause its
+terms, :func:`term_weights` the terms of a ranking whose statistics stay inside a filter, and
+:func:`chunk_score` the chunk-level BM25 that picks the chunk a record-level hit shows.
 """
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from semsearch.keyword_query import FTS5_IDF_FLOOR, K1, TITLE_WEIGHT, B, Clause
+from semsearch.keyword_query import FTS5_IDF_FLOOR, K1, TITLE_WEIGHT, B, Clause, fts5_idf
 from semsearch.stores.fts5_tokens import PieceTokenizer
 
 __all__ = [
     "RecordTerms",
     "best_chunk",
+    "chunk_score",
     "clause_terms",
     "phrase_count",
     "phrase_frequency",
     "record_body",
     "record_terms",
     "record_title",
+    "term_weights",
 ]
 
 #: A term, or an id that stands for one (a store's int term ids).
@@ -138,19 +141,11 @@ def best_chunk(
     kept = list(range(len(clauses)))
     if len(kept) > 1:
         kept = [i for i in kept if 2 * hits[i] < n_chunks] or kept
-    idf = {}
-    for i in kept:
-        value = math.log((n_chunks - hits[i] + 0.5) / (hits[i] + 0.5)) if n_chunks else 0.0
-        idf[i] = value if value > 0 else FTS5_IDF_FLOOR
+    phrases = [clauses[i] for i in kept]
+    idfs = [fts5_idf(n_chunks, hits[i]) if n_chunks else FTS5_IDF_FLOOR for i in kept]
     best: tuple[float, int] | None = None
     for chunk_id, tokens in chunks:
-        tf = Counter(tokens)
-        norm = K1 * (1 - B + B * len(tokens) / (avgdl or 1.0))
-        score = 0.0
-        for i in kept:
-            terms = clauses[i]
-            f = tf[terms[0]] if len(terms) == 1 else phrase_count(tokens, terms)
-            score += idf[i] * (f * (K1 + 1)) / (f + norm)
+        score = chunk_score(tokens, phrases, idfs, avgdl)
         if score > 0 and (best is None or score > best[0]):
             best = (score, chunk_id)
     return None if best is None else best[1]
@@ -170,3 +165,40 @@ def clause_terms(
         if terms:
             out.append((clause, terms))
     return out
+
+
+def term_weights(
+    pairs: Sequence[tuple[Clause, tuple[str, ...]]],
+) -> tuple[dict[str, float], dict[str, bool]]:
+    """The terms of :func:`clause_terms` pairs for a ranking whose statistics stay inside a
+    filter (no phrase scores): each term once, with the largest query weight of the clauses
+    it comes from, and whether every one of them is a stop word (kept by a query of stop
+    words only)."""
+    weights: dict[str, float] = {}
+    stops: dict[str, bool] = {}
+    for clause, terms in pairs:
+        for term in terms:
+            weights[term] = max(weights.get(term, 0.0), clause.weight)
+            stops[term] = stops.get(term, True) and clause.stop
+    return weights, stops
+
+
+def chunk_score(
+    tokens: Sequence[Token],
+    phrases: Sequence[Sequence[Token]],
+    idfs: Sequence[float],
+    avgdl: float,
+) -> float:
+    """A chunk's BM25 for the query's clauses, as FTS5's ``bm25()`` scores the chunk-level
+    table (one column, weight 1, no query weights, plain length normalisation ``|chunk| /
+    avgdl``): ``sum idf(c) * f * (k1 + 1) / (f + k1 * (1 - b + b * |chunk| / avgdl))``, ``f``
+    a term's occurrences or a phrase's consecutive ones in ``tokens`` (the chunk's terms, or
+    ids of them, in order). ``idfs``: one per phrase (FTS5's IDF of its chunk frequency).
+    Returns a score >= 0; 0 when no phrase occurs."""
+    counts = Counter(tokens)
+    norm = K1 * (1 - B + B * len(tokens) / (avgdl or 1.0))
+    score = 0.0
+    for phrase, weight in zip(phrases, idfs, strict=True):
+        f = counts[phrase[0]] if len(phrase) == 1 else phrase_count(tokens, phrase)
+        score += weight * f * (K1 + 1) / (f + norm)
+    return score

@@ -30,7 +30,8 @@ def rel(ratio: float) -> float:
 
 
 def bm25(tf: int, length: int, n: int, df: int, avgdl: float) -> float:
-    """Okapi BM25 of one term (Robertson & Zaragoza 2009; k1=1.2, b=0.75, Lucene's IDF)."""
+    """Okapi BM25 of one term (Robertson & Zaragoza 2009; k1=1.2, b=0.75) with Lucene's IDF,
+    as every store ranks (semsearch/keyword_query.py)."""
     k1, b = 1.2, 0.75
     idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
     return idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * rel(length / avgdl)))
@@ -48,15 +49,14 @@ def scores(memory: ConversationMemory, user: str, query: str) -> dict[str, float
     return {h.message.content: h.score for h in hits}
 
 
-def test_keyword_scores_come_from_the_users_own_messages_fake_embedder(memory, store):
+def test_keyword_scores_come_from_the_users_own_messages_fake_embedder(memory):
     for text in ALICE:
         memory.add_message("alice", "c", "user", text)
     before = scores(memory, "alice", "peanut")
     assert set(before) == {ALICE[0], ALICE[1]}
-    if store.backend != "postgres":  # BM25; PostgreSQL ranks by ts_rank_cd, per message
-        avgdl = 18 / 6
-        expected = {ALICE[0]: bm25(1, 3, 6, 2, avgdl), ALICE[1]: bm25(2, 4, 6, 2, avgdl)}
-        assert before == pytest.approx(expected, rel=1e-5)
+    avgdl = 18 / 6
+    expected = {ALICE[0]: bm25(1, 3, 6, 2, avgdl), ALICE[1]: bm25(2, 4, 6, 2, avgdl)}
+    assert before == pytest.approx(expected, rel=1e-5)
     # another user's many messages holding the word change nothing of alice's
     for i in range(40):
         memory.add_message("bob", f"b{i % 3}", "user", f"peanut peanut peanut {i}")
@@ -110,7 +110,7 @@ def test_sqlite_counts_inside_the_filter_from_its_sidecar_without_reading_messag
 
 def test_a_long_message_of_several_chunks_is_one_hit_fake_embedder(memory):
     # FakeEmbedder(16)'s window cuts this message into several chunks, each holding "zebra";
-    # PostgreSQL ranks chunks, so it came back once per chunk and pushed the short one out
+    # a store ranking chunks returned it once per chunk and pushed the short one out
     long = " ".join(f"zebra filler{i} words here and there" for i in range(120))
     memory.add_message("alice", "c", "user", long)
     memory.add_message("alice", "c", "user", "a zebra once")

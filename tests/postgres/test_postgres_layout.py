@@ -37,7 +37,9 @@ def test_declared_fields_are_typed_columns_with_btree_and_gin_indexes(pg_locatio
     )
     assert "USING btree (f_level)" in indexes["semsearch_c1_f_level"]
     assert "USING gin (f_classes)" in indexes["semsearch_c1_f_classes"]
-    assert "USING gin (tsv)" in indexes["semsearch_c1_chunks_tsv"]
+    assert "semsearch_c1_chunks_tsv" not in indexes  # keyword search reads the BM25 tables
+    assert "(term, record_rid)" in indexes["semsearch_c1_kw_terms_pkey"]
+    assert "(record_rid)" in indexes["semsearch_c1_kw_terms_record"]
     hnsw = indexes["semsearch_c1_hnsw"]
     assert "USING hnsw (embedding vector_cosine_ops)" in hnsw
     assert "m='16'" in hnsw and "ef_construction='64'" in hnsw
@@ -51,12 +53,6 @@ def test_vector_column_takes_the_dimension_of_the_first_vectors(pg_location, raw
         "WHERE attrelid = 'semsearch_c1_chunks'::regclass AND attname = 'embedding'"
     )
     assert typ == [("vector(32)",)]
-    gen = raw(
-        "SELECT generation_expression FROM information_schema.columns "
-        "WHERE table_schema = current_schema() AND table_name = 'semsearch_c1_chunks' "
-        "AND column_name = 'tsv'"
-    )
-    assert "to_tsvector('english'::regconfig, text)" in gen[0][0]
 
 
 def test_hnsw_parameters_are_configurable(pg_location, raw) -> None:
@@ -115,8 +111,9 @@ def test_collections_are_isolated_by_table(pg_location, raw) -> None:
         assert b.get("x")[0].text == "banana"
         assert db.drop_collection("a")
     assert _tables(raw) == [
-        "semsearch_c2_chunks", "semsearch_c2_records", "semsearch_collections",
-        "semsearch_meta", "semsearch_migrations"]  # fmt: skip
+        "semsearch_c2_chunks", "semsearch_c2_kw_df", "semsearch_c2_kw_docs",
+        "semsearch_c2_kw_stats", "semsearch_c2_kw_terms", "semsearch_c2_records",
+        "semsearch_collections", "semsearch_meta", "semsearch_migrations"]  # fmt: skip
 
 
 def test_collection_created_with_a_known_dimension_gets_its_index_at_once(pg_location, raw):
@@ -135,3 +132,13 @@ def test_collection_created_with_a_known_dimension_gets_its_index_at_once(pg_loc
     assert typ == [("vector(8)",)]
     (indexdef,) = raw("SELECT indexdef FROM pg_indexes WHERE indexname = 'semsearch_c1_hnsw'")[0]
     assert "m='12'" in indexdef
+
+
+def test_trigram_keyword_tokenizer_is_refused_clearly(pg_location, raw) -> None:
+    """Keyword search ranks FTS5's porter terms here; before, ``trigram`` was stored and
+    silently ignored (the collection searched by stemmed English words)."""
+    with semsearch.connect(pg_location) as db:
+        with pytest.raises(semsearch.InvalidQuery) as err:
+            db.collection("notes", embedder=FakeEmbedder(8), keyword_tokenizer="trigram")
+        assert err.value.hint and "porter" in err.value.hint
+        assert db.collections() == []

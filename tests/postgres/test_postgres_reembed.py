@@ -35,7 +35,10 @@ def test_replace_collection_swaps_in_one_step_and_checks_the_version(pg_location
         assert store.replace_collection("spells", "shadow") is True
         assert db.collections() == ["spells"]
         assert db.collection("spells").ids() == ["only"]
-    assert _tables(raw) == ["semsearch_c2_chunks", "semsearch_c2_records"]
+    assert _tables(raw) == [
+        "semsearch_c2_chunks", "semsearch_c2_kw_df", "semsearch_c2_kw_docs",
+        "semsearch_c2_kw_stats", "semsearch_c2_kw_terms", "semsearch_c2_records",
+    ]  # fmt: skip
 
 
 def test_reembed_moves_a_collection_to_another_model(pg_location) -> None:

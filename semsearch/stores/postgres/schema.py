@@ -1,7 +1,7 @@
 """The PostgreSQL layout: numbered migrations and per-collection DDL.
 
 Global tables (created by migration 1): ``semsearch_meta``, ``semsearch_collections`` and
-``semsearch_migrations``. Each collection gets two tables named from its integer id:
+``semsearch_migrations``. Each collection gets tables named from its integer id:
 
 - ``semsearch_c<id>_records``: ``rid`` (bigserial), ``id`` (text, unique), ``fields`` (json:
   the text as written, as jsonb would turn 1e20 into an integer and -0.0 into 0; tables made
@@ -9,9 +9,12 @@ Global tables (created by migration 1): ``semsearch_meta``, ``semsearch_collecti
   ``text``, ``content_hash``, ``updated_at``, and one typed column ``f_<name>`` per declared
   field with a B-tree index (``list[str]`` fields are ``text[]`` with a GIN index);
 - ``semsearch_c<id>_chunks``: chunk text, offsets, heading path (jsonb), ``content_hash``,
-  ``embedding vector(dim)``, ``status`` (pending/embedded/failed), and ``tsv``, a generated
-  ``tsvector`` column with a GIN index; an HNSW index (``vector_cosine_ops``) on ``embedding``
-  is built once the dimension is known (the first vectors fix it).
+  ``embedding vector(dim)`` and ``status`` (pending/embedded/failed); an HNSW index
+  (``vector_cosine_ops``) on ``embedding`` is built once the dimension is known (the first
+  vectors fix it). Collections made before the BM25 tables also have ``tsv``, a generated
+  ``tsvector`` column with a GIN index, until ``semsearch compact`` drops it;
+- the BM25 tables of keyword search, ``semsearch_c<id>_kw_*``
+  (:mod:`semsearch.stores.postgres.bm25_index`).
 
 Migrations run only on write paths, each in its own transaction under an advisory lock, and are
 recorded in ``semsearch_migrations``. Read paths never run DDL.
@@ -24,7 +27,8 @@ from typing import Any
 
 from semsearch.errors import BackendUnavailable, StoreCorrupted
 from semsearch.schema import FieldType
-from semsearch.stores.postgres.sql import COLUMN_TYPES, TS_CONFIG, Tables, column
+from semsearch.stores.postgres.bm25_index import create_bm25_tables, drop_bm25_tables
+from semsearch.stores.postgres.sql import COLUMN_TYPES, Tables, column
 from semsearch.stores.postgres.windows import drop_window_table
 
 __all__ = [
@@ -33,6 +37,7 @@ __all__ = [
     "create_collection_tables",
     "create_vector_index",
     "drop_collection_tables",
+    "drop_old_keyword_index",
     "drop_vector_index",
     "migrate",
     "schema_version",
@@ -151,15 +156,14 @@ def create_collection_tables(
             embedding vector,
             status text NOT NULL DEFAULT 'pending'
                 CHECK (status IN ('pending', 'embedded', 'failed')),
-            error text,
-            tsv tsvector GENERATED ALWAYS AS (to_tsvector('{TS_CONFIG}'::regconfig, text)) STORED)"""
+            error text)"""
     )
     conn.execute(f"CREATE INDEX {t.chunks}_record ON {t.chunks} (record_rid, ordinal)")
     conn.execute(
         f"CREATE INDEX {t.chunks}_hash ON {t.chunks} (content_hash) WHERE status = 'embedded'"
     )
     conn.execute(f"CREATE INDEX {t.chunks}_todo ON {t.chunks} (id) WHERE status <> 'embedded'")
-    conn.execute(f"CREATE INDEX {t.chunks}_tsv ON {t.chunks} USING gin (tsv)")
+    create_bm25_tables(conn, t)
     add_field_columns(conn, t, fields)
     if dim is not None:
         set_dimension(conn, t, dim, hnsw)
@@ -202,8 +206,22 @@ def drop_vector_index(conn: Any, t: Tables) -> None:
     conn.execute(f"DROP INDEX IF EXISTS {t.hnsw}")
 
 
+def drop_old_keyword_index(conn: Any, t: Tables) -> bool:
+    """Drop the ``tsv`` column (and with it its GIN index) that collections made before the
+    BM25 tables ranked by; True when there was one. Locks the chunks table for a moment."""
+    found = conn.execute(
+        "SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(%s) AND attname = 'tsv' "
+        "AND NOT attisdropped",
+        (t.chunks,),
+    ).fetchone()
+    if found is not None:
+        conn.execute(f"ALTER TABLE {t.chunks} DROP COLUMN tsv")
+    return found is not None
+
+
 def drop_collection_tables(conn: Any, t: Tables) -> None:
     """Drop a collection's tables (and with them every index on them)."""
     drop_window_table(conn, t)  # first: its trigger function hangs on the chunks table
+    drop_bm25_tables(conn, t)
     conn.execute(f"DROP TABLE IF EXISTS {t.chunks}")
     conn.execute(f"DROP TABLE IF EXISTS {t.records}")

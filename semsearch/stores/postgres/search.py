@@ -136,7 +136,8 @@ def _count_at_most(conn: Any, rows_sql: str, params: list[Any], cap: int) -> int
 def substring_scan(
     conn: Any, t: Tables, pieces: list[str], k: int, where: Filter | None
 ) -> list[ScoredChunk]:
-    """Top-k chunks containing any of ``pieces`` (casefolded), scored by occurrences (>= 1)."""
+    """Top-k chunks containing any of ``pieces`` (casefolded), scored by occurrences (>= 1),
+    each with the share of the pieces it holds as its keyword evidence and coverage."""
     if not pieces:
         return []
     sql, params = where_sql(where)
@@ -145,14 +146,19 @@ def substring_scan(
         f"(length({text}) - length(replace({text}, %s, ''))) / length(%s)" for _ in pieces
     )
     contains = " OR ".join(f"strpos({text}, %s) > 0" for _ in pieces)
+    held = " + ".join(f"(strpos({text}, %s) > 0)::int" for _ in pieces)
     twice = [p for piece in pieces for p in (piece, piece)]
     rows = conn.execute(
-        f"SELECT k.id, r.id, ({count}) AS score FROM {t.chunks} k "
+        f"SELECT k.id, r.id, ({count}) AS score, ({held}) FROM {t.chunks} k "
         f"JOIN {t.records} r ON r.rid = k.record_rid "
         f"WHERE ({contains}) AND ({sql}) ORDER BY score DESC, r.id, k.id LIMIT %s",
-        (*twice, *pieces, *params, k),
+        (*twice, *pieces, *pieces, *params, k),
     ).fetchall()
-    return [ScoredChunk(int(r[0]), r[1], float(r[2])) for r in rows]
+    return [
+        ScoredChunk(int(r[0]), r[1], float(r[2]), False, int(r[3]) / len(pieces),
+                    int(r[3]) / len(pieces))
+        for r in rows
+    ]  # fmt: skip
 
 
 def keyword_scan(

@@ -69,6 +69,26 @@ class Tables:
         return f"semsearch_c{int(self.cid)}_chunks"
 
     @property
+    def kw_terms(self) -> str:
+        """BM25 postings: one row per (term, record) with its weighted frequency and positions."""
+        return f"semsearch_c{int(self.cid)}_kw_terms"
+
+    @property
+    def kw_df(self) -> str:
+        """BM25 document frequencies: records and chunks holding each term."""
+        return f"semsearch_c{int(self.cid)}_kw_df"
+
+    @property
+    def kw_docs(self) -> str:
+        """BM25 lengths: each record's tokens, its chunks and their tokens."""
+        return f"semsearch_c{int(self.cid)}_kw_docs"
+
+    @property
+    def kw_stats(self) -> str:
+        """BM25 totals: one row with N, the total length, the chunks and their total length."""
+        return f"semsearch_c{int(self.cid)}_kw_stats"
+
+    @property
     def hnsw(self) -> str:
         """The HNSW index on ``chunks.embedding``."""
         return f"semsearch_c{int(self.cid)}_hnsw"

@@ -1,13 +1,15 @@
 """PostgreSQL + pgvector store: ``semsearch.connect("postgresql://user:pass@host/db")``.
 
 psycopg 3 with a connection pool (psycopg_pool) and the pgvector adapter. Each collection has a
-records table (declared fields as typed, indexed columns) and a chunks table (``vector(dim)``
-with an HNSW cosine index, and a generated ``tsvector`` with a GIN index); see
-:mod:`semsearch.stores.postgres.schema`. Vector queries use pgvector's iterative index scans
-(``hnsw.iterative_scan = relaxed_order``, pgvector >= 0.8), re-order by exact distance, and fall
-back to an exact scan for selective filters or whenever the index returns too few rows, so a
-filter never returns fewer than min(k, matches) rows. Keyword search ranks with ``ts_rank_cd``
-(cover density), which is not BM25. Every batch of writes is one transaction.
+records table (declared fields as typed, indexed columns), a chunks table (``vector(dim)``
+with an HNSW cosine index) and the BM25 tables of its keyword search; see
+:mod:`semsearch.stores.postgres.schema` and :mod:`semsearch.stores.postgres.bm25_index`.
+Vector queries use pgvector's iterative index scans (``hnsw.iterative_scan = relaxed_order``,
+pgvector >= 0.8), re-order by exact distance, and fall back to an exact scan for selective
+filters or whenever the index returns too few rows, so a filter never returns fewer than
+min(k, matches) rows. Keyword search ranks whole records by BM25, as the SQLite store does
+(stores/postgres/keyword.py). Every batch of writes is one transaction: records, chunks and
+the keyword statistics together.
 
 Connection errors raise BackendUnavailable; the password never appears in messages. Pooled
 connections are checked before use, so the store survives a server restart between queries.
@@ -17,11 +19,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from semsearch.errors import InvalidRecord
+from semsearch.errors import InvalidQuery, InvalidRecord
 from semsearch.filters import Filter
 from semsearch.stores.base import (
     CollectionInfo,
@@ -32,17 +35,23 @@ from semsearch.stores.base import (
 )
 from semsearch.stores.postgres import schema as ddl
 from semsearch.stores.postgres import windows as pg_windows
-from semsearch.stores.postgres.reads import PostgresReads
-from semsearch.stores.postgres.search import keyword_scan, substring_scan, vector_scan
-from semsearch.stores.postgres.sql import Tables, ef_search_for, websearch_text
+from semsearch.stores.postgres.bm25_index import (
+    IndexRow,
+    ensure_bm25,
+    index_records,
+    unindex_records,
+)
+from semsearch.stores.postgres.keyword import PostgresKeyword
+from semsearch.stores.postgres.search import vector_scan
+from semsearch.stores.postgres.sql import Tables, ef_search_for
 from semsearch.stores.postgres.writes import write_batch
-from semsearch.stores.query_rules import best_first, check_query_dim, keyword_or_substring
+from semsearch.stores.query_rules import best_first, check_query_dim
 from semsearch.stores.write_rules import check_vectors_dim, checked_vectors
 
 __all__ = ["PostgresStore"]
 
 
-class PostgresStore(PostgresReads):
+class PostgresStore(PostgresKeyword):
     """A semsearch index in a PostgreSQL database with the pgvector extension.
 
     Args:
@@ -77,22 +86,35 @@ class PostgresStore(PostgresReads):
 
     def get_collection(self, name: str) -> CollectionInfo | None:
         """The stored collection called ``name``, or None."""
-        return next((c for c in self.list_collections() if c.name == name), None)
+        return next(iter(self._collections("WHERE name = %s", (name,))), None)
 
     def list_collections(self) -> list[CollectionInfo]:
         """Every collection in the database, by name."""
-        sql = (
-            "SELECT name, schema, model_id, dim, options, created_at FROM semsearch_collections "
-            "ORDER BY name"
-        )
-        rows = self._on(None, sql)
+        return self._collections("ORDER BY name")
+
+    def _collections(self, tail: str, params: Sequence[Any] = ()) -> list[CollectionInfo]:
+        sql = "SELECT name, schema, model_id, dim, options, created_at FROM semsearch_collections "
+        rows = self._on(None, sql + tail, params)
         return [
             CollectionInfo(r[0], r[1], r[2], r[3], dict(r[4]), r[5].isoformat() if r[5] else None)
             for r in rows
         ]
 
     def create_collection(self, info: CollectionInfo) -> None:
-        """Create a collection with its tables, field indexes and keyword index."""
+        """Create a collection with its tables, field indexes and keyword index.
+
+        Raises:
+            InvalidQuery: a keyword tokenizer other than ``porter`` was asked for (keyword
+                search here ranks FTS5's ``porter`` terms; ``trigram`` substring matching has
+                no equivalent).
+        """
+        tokenizer = info.options.get("keyword_tokenizer", "porter")
+        if tokenizer != "porter":
+            raise InvalidQuery(
+                f"the PostgreSQL backend has no {tokenizer!r} keyword tokenizer",
+                hint="use the default (porter) on PostgreSQL, or the SQLite store for trigram "
+                "search",
+            )
         fields = [(f["name"], f["type"]) for f in json.loads(info.schema_json)["fields"]]
         with self._write() as conn:
             cid = conn.execute(
@@ -167,6 +189,48 @@ class PostgresStore(PostgresReads):
                 ddl.create_vector_index(conn, t, self.hnsw)
                 conn.execute(f"ANALYZE {t.records}, {t.chunks}")  # fresh planner statistics
 
+    def compact(self) -> tuple[int, int]:
+        """``semsearch compact``: give every collection written by an earlier version its BM25
+        tables (one transaction each: a crash leaves that collection as it was), drop the
+        ``tsv`` column they ranked by, then VACUUM (ANALYZE) every collection's tables, so
+        freed space is reused and the planner knows the tables. Safe while others search.
+
+        Returns:
+            (bytes before, bytes after) of semsearch's tables, indexes included.
+        """
+        before = self._size()
+        for info in self.list_collections():
+            with self._write() as conn:
+                found = self._locked_tables(conn, info.name)
+                if found is not None:
+                    ensure_bm25(conn, found, self._count)
+            with self._write() as conn:
+                found = self._locked_tables(conn, info.name)
+                if found is not None:
+                    ddl.drop_old_keyword_index(conn, found)
+            if found is not None:
+                with self._conn() as conn:
+                    for table in (found.records, found.chunks, found.kw_terms, found.kw_df):
+                        conn.execute(f"VACUUM (ANALYZE) {table}")
+        return before, self._size()
+
+    def _locked_tables(self, conn: Any, collection: str) -> Tables | None:
+        """``collection``'s tables with its row locked (as a write does), None when it is gone."""
+        row = conn.execute(
+            "SELECT id FROM semsearch_collections WHERE name = %s FOR UPDATE", (collection,)
+        ).fetchone()
+        return None if row is None else Tables(int(row[0]))
+
+    def _size(self) -> int:
+        """Bytes of semsearch's tables (with their indexes and TOAST) on the search path."""
+        rows = self._on(
+            None,
+            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+            "WHERE c.relkind = 'r' AND c.relname LIKE 'semsearch\\_%%' "
+            "AND pg_table_is_visible(c.oid)",
+        )
+        return int(rows[0][0]) if rows else 0
+
     # -- writes -------------------------------------------------------------------------------
 
     def write_records(self, collection: str, records: Sequence[RecordWrite]) -> WriteResult:
@@ -177,9 +241,15 @@ class PostgresStore(PostgresReads):
         try:
             with self._write(collection) as conn:
                 t, fields, _ = self._need_tables(conn, collection)
+                ensure_bm25(conn, t, self._count)  # an older collection's first write
                 with conn.cursor() as cur:
                     try:
-                        write_batch(cur, t, fields, records, result)
+                        changed = write_batch(cur, t, fields, records, result)
+                        rows = [
+                            IndexRow(rid, r.fields, r.text, [c.chunk.text for c in r.chunks])
+                            for rid, r in changed
+                        ]
+                        index_records(cur, t, self._count(rows), [rid for rid, _ in changed])
                     except psycopg.errors.ProgramLimitExceeded as exc:  # an OperationalError
                         raise InvalidRecord(  # raised here, it is not taken for a lost server
                             "PostgreSQL refused a record of this batch: "
@@ -253,8 +323,13 @@ class PostgresStore(PostgresReads):
             return 0
         with self._write(collection) as conn:
             t, _, _ = self._need_tables(conn, collection)
-            cur = conn.execute(f"DELETE FROM {t.records} WHERE id = ANY(%s)", (list(ids),))
-            return int(cur.rowcount)
+            ensure_bm25(conn, t, self._count)  # an older collection's first write
+            rids = conn.execute(
+                f"DELETE FROM {t.records} WHERE id = ANY(%s) RETURNING rid", (list(ids),)
+            ).fetchall()
+            with conn.cursor() as cur:
+                unindex_records(cur, t, [int(r[0]) for r in rids])
+            return len(rids)
 
     # -- queries ------------------------------------------------------------------------------
 
@@ -286,31 +361,3 @@ class PostgresStore(PostgresReads):
                 ef=ef_search_for(k, self.ef_search), exact=exact, exact_below=self.exact_below,
             )  # fmt: skip
         return best_first(rows)
-
-    def keyword_search_scoped(
-        self, collection: str, text: str, k: int, where: Filter | None
-    ) -> list[ScoredChunk] | None:
-        """:meth:`keyword_search` as it is: ``ts_rank_cd`` scores each chunk on its own words,
-        with no statistic of other records, so it already stays inside ``where`` (see
-        :class:`~semsearch.stores.keyword_capabilities.ScopedKeyword`)."""
-        return self.keyword_search(collection, text, k, where)
-
-    def keyword_search(
-        self, collection: str, text: str, k: int, where: Filter | None
-    ) -> list[ScoredChunk]:
-        """Top-k chunks by ``ts_rank_cd`` (cover density, >= 0, higher is better; not BM25).
-
-        A query holding CJK characters, or whose words match nothing, is answered by a
-        substring scan scored by occurrences (see :mod:`semsearch.keyword_text`).
-        """
-        query = websearch_text(text)
-        found = self._tables(collection)
-        if found is None:
-            return []
-        t = found[0]
-        with self._conn() as conn:
-            return keyword_or_substring(
-                text,
-                lambda: [] if query is None else keyword_scan(conn, t, query, k, where),
-                lambda pieces: substring_scan(conn, t, pieces, k, where),
-            )

@@ -25,10 +25,15 @@ _CHUNK_KEY = "content_hash, ordinal, char_start, char_end, line_start, line_end"
 
 def write_batch(
     cur: Any, t: Tables, fields: Sequence[str], records: Sequence[RecordWrite], out: WriteResult
-) -> None:
-    """Insert or update ``records`` and their chunks; append chunks to embed to ``out.pending``."""
+) -> list[tuple[int, RecordWrite]]:
+    """Insert or update ``records`` and their chunks; append chunks to embed to ``out.pending``.
+
+    Returns:
+        (row id, record) of each record written (new or changed; unchanged ones are skipped),
+        for the keyword statistics.
+    """
     if not records:
-        return
+        return []
     cur.execute(
         f"SELECT id, rid, content_hash FROM {t.records} WHERE id = ANY(%s)",
         ([r.id for r in records],),
@@ -37,7 +42,7 @@ def write_batch(
     changed = [r for r in records if known.get(r.id, (0, None))[1] != r.content_hash]
     out.unchanged += len(records) - len(changed)
     if not changed:
-        return
+        return []
     rids = _upsert_rows(cur, t, fields, changed)
     updated = {rids[r.id]: r for r in changed if r.id in known}
     out.added += len(changed) - len(updated)
@@ -45,6 +50,7 @@ def write_batch(
     same = _same_chunks(cur, t, updated)
     replace = [r for r in changed if rids[r.id] not in same]
     _replace_chunks(cur, t, rids, replace, [rid for rid in updated if rid not in same], out)
+    return [(rids[r.id], r) for r in changed]
 
 
 def _upsert_rows(
