@@ -386,10 +386,10 @@
     }
     if (mode === "hybrid") return el("span", { class: "badge badge-rank", "aria-label": `fused rank ${hit.rank}`, text: `#${hit.rank}` });
     if (mode === "keyword") {
-      // Words in at least half of the items get almost no weight (FTS5 clamps their IDF to 1e-6).
+      // Words in nearly every item get almost no weight (Lucene's IDF, ln(1 + 0.5 / N) for all N).
       const tiny = hit.score > 0 && hit.score < 0.005;
       const title = tiny
-        ? "BM25 keyword score: the matched words are in at least half of the items, so they barely count"
+        ? "BM25 keyword score: the matched words are in nearly every item, so they barely count"
         : "BM25 keyword score (higher is better)";
       return el("span", { class: "badge badge-bm25", title, text: `BM25 ${tiny ? "< 0.01" : hit.score.toFixed(2)}` });
     }
