@@ -36,7 +36,6 @@ from semsearch.embedders.fake import FakeEmbedder
 from semsearch.schema import Schema
 
 #: Backends whose record-level BM25 is still being built (issue 44, item 3).
-PENDING: dict[str, str] = {"milvus": "record-level BM25 on Milvus: issue 44 item 3"}
 
 RECORDS = [
     {"id": "r1", "text": "kelp forest otter", "group": "a"},
@@ -83,8 +82,6 @@ OTTER_TWICE_KELP = {  # "otter otter kelp": otter weighs sqrt(2)
 
 @pytest.fixture
 def coll(database, store):
-    if store.backend in PENDING:
-        pytest.xfail(PENDING[store.backend])
     schema = Schema.from_types({"title": "str", "group": "str"})
     c = database.collection("judged", schema=schema, embedder=FakeEmbedder(8))
     c.upsert(RECORDS)

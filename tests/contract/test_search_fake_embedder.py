@@ -6,6 +6,8 @@ vectors), never from a store: every backend must reproduce them.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -110,10 +112,13 @@ def test_hybrid_fuses_both_legs_with_components(coll) -> None:
     assert top.id == "detect"
     assert top.components is not None
     assert top.components["keyword"].rank == 1 and top.components["semantic"].rank == 1
-    # the default convex fusion (search.HYBRID_FUSION): each leg's score is normalised to 1 at
-    # its best, so the best of both legs scores the sum of the normalised weights, 1.0
-    assert HYBRID_FUSION.method == "weighted"
-    assert top.score == pytest.approx(1.0)
+    # the calibrated fusion (docs/retrieval.md): 0.25 * sigmoid((cos - t) / 0.2) + 0.25 *
+    # x / (x + 0.5) + 0.5 when confident; the fake embedder's t is 0.30, and "detect magic"
+    # holds both query words, so it is confident and its keyword part lies in (0, 0.25)
+    assert HYBRID_FUSION.method == "calibrated"
+    cosine = top.components["semantic"].score
+    semantic_part = 0.25 / (1 + math.exp(-(cosine - 0.30) / 0.2))
+    assert 0.0 < top.score - 0.5 - semantic_part < 0.25
     assert len(result) == 3
 
 

@@ -139,7 +139,11 @@ def test_mcp_search_default_and_note_fake_embedder(tmp_path) -> None:
         ("azure-openai:prod-embed?model=text-embedding-ada-002", 0.70, False),
         ("azure-openai:text-embedding-ada-002", 0.70, False),  # deployment named after it
         ("azure-openai:prod?model=text-embedding-3-small&dimensions=256", 0.20, False),
-        ("sentence-transformers/all-MiniLM-L6-v2?precision=int8", 0.34, False),  # measured (docs/retrieval.md)
+        (
+            "sentence-transformers/all-MiniLM-L6-v2?precision=int8",
+            0.34,
+            False,
+        ),  # measured (docs/retrieval.md)
         ("fake:32", 0.30, False),
         # nothing says which model: the 0.20 fallback, a guess
         ("azure-openai:prod-embed", 0.20, True),
