@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from semsearch.collection_parts import CollectionParts
 from semsearch.highlight import keyword_highlight
 from semsearch.results import Hit, LegScore, with_pages
-from semsearch.stores.base import ScoredChunk
+from semsearch.stores.base import ScoredChunk, supports
 from semsearch.stores.keyword_capabilities import KeywordChunks
 from semsearch.windows import Span
 
@@ -78,7 +78,7 @@ def _best_keyword_chunks(
 ) -> Sequence[Row]:
     """``rows`` with each provisional chunk replaced by the record's best keyword chunk."""
     waiting = [c.record_id for c, _, _ in rows if c.provisional]
-    if not waiting or query is None or not isinstance(coll.store, KeywordChunks):
+    if not waiting or query is None or not supports(coll.store, KeywordChunks):
         return rows
     best = coll.store.keyword_chunks(coll.name, query, waiting)
     return [

@@ -36,7 +36,7 @@ from semsearch.search_request import (
     resolve_min_score,
     validate_request,
 )
-from semsearch.stores.base import ScoredChunk, SentenceWindows, VectorRecords
+from semsearch.stores.base import ScoredChunk, SentenceWindows, VectorRecords, supports
 from semsearch.stores.keyword_capabilities import KeywordChunks, keyword_ranking_note
 from semsearch.windows import RESCORE_DEPTH, Span, rescore, windows_enabled
 
@@ -241,7 +241,7 @@ def _semantic_leg(
 
     fetched: list[ScoredChunk] = []  # the last fetch's chunks: rescoring sees them all
     store = coll.store
-    records = store if isinstance(store, VectorRecords) else None
+    records = store if supports(store, VectorRecords) else None
     by_record = records is not None
 
     def fetch(k: int) -> list[ScoredChunk]:
@@ -256,7 +256,7 @@ def _semantic_leg(
         return list(best.values())
 
     first = limit if by_record else None
-    if not (isinstance(store, SentenceWindows) and windows_enabled(coll.info.options)):
+    if not (supports(store, SentenceWindows) and windows_enabled(coll.info.options)):
         leg = collect(fetch, limit, req.scope, min_score, first)
         return dataclasses.replace(leg, query=query)
     depth = max(limit, rescore_depth)
@@ -282,7 +282,7 @@ def _keyword_leg(coll: CollectionParts, req: SearchRequest, limit: int, floor: b
     # a store ranking whole records (KeywordChunks) returns one row per record: ask for
     # ``limit`` rows, not the over-fetch chunk rankings need (the sidecar's top k costs more
     # with k: 6 against 12 ms for 200 against 800 records at 100k)
-    first = limit if isinstance(coll.store, KeywordChunks) else None
+    first = limit if supports(coll.store, KeywordChunks) else None
     return collect(
         lambda k: coll.store.keyword_search(coll.name, req.query, k, where),
         limit, req.scope, first=first, keep=meaningful_hit if floor else None,

@@ -34,7 +34,7 @@ from numpy.typing import NDArray
 from semsearch.chunking import SENTENCE_CUTS, embedding_text
 from semsearch.embedders.base import check_rows
 from semsearch.errors import BadVectors, DimensionMismatch, EmbedderUnavailable
-from semsearch.stores.base import ScoredChunk, SentenceWindows, Store, WindowSet
+from semsearch.stores.base import ScoredChunk, SentenceWindows, Store, WindowSet, supports
 
 if TYPE_CHECKING:
     from semsearch.embedders.base import Embedder
@@ -129,7 +129,7 @@ def embed_windows(
     Returns:
         How many windows were stored.
     """
-    if not chunk_ids or not isinstance(store, SentenceWindows):
+    if not chunk_ids or not supports(store, SentenceWindows):
         return 0
     chunks = store.get_chunks(collection, chunk_ids)
     spans = {cid: window_spans(chunk.text) for cid, chunk in chunks.items()}
@@ -185,7 +185,7 @@ def rescore(
         others (chunk cosine); ``{chunk id: best window's span}`` for the chunks with windows).
     """
     top, rest = list(ranked[:depth]), list(ranked[depth:])
-    if not top or not isinstance(store, SentenceWindows):
+    if not top or not supports(store, SentenceWindows):
         return top + rest, {}
     records = {c.record_id for c in top}
     pool = {c.chunk_id: c for c in [*top, *also] if c.record_id in records}

@@ -48,6 +48,7 @@ from semsearch.collection import Collection
 from semsearch.filters import parse_filter
 from semsearch.keyword_query import scoring_clauses, stopword_list
 from semsearch.results import Record
+from semsearch.stores.base import supports
 from semsearch.stores.fts5_tokens import PORTER, PieceTokenizer
 from semsearch.stores.keyword_capabilities import ScopedKeyword
 
@@ -87,7 +88,7 @@ def keyword_messages(
         InvalidQuery: from the store's keyword search (e.g. a bad ``where``).
     """
     store = collection.store
-    if isinstance(store, ScopedKeyword):  # the store scores inside the filter
+    if supports(store, ScopedKeyword):  # the store scores inside the filter
         hits = _from_store(store, collection, query, limit, where)
         if hits is not None:
             return hits or _scanned(collection, query, limit, where)

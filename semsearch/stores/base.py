@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
+from typing_extensions import TypeIs
 
 from semsearch.filters import Filter, IdMatch
 from semsearch.results import Chunk, Record
@@ -34,7 +35,25 @@ __all__ = [
     "VectorRecords",
     "WindowSet",
     "WriteResult",
+    "supports",
 ]
+
+_Capability = TypeVar("_Capability")
+
+
+def supports(store: object, capability: type[_Capability]) -> TypeIs[_Capability]:
+    """``isinstance(store, capability)`` for an optional store capability (a
+    ``runtime_checkable`` Protocol), answered once per store class: Python 3.11 checks every
+    member of the protocol on each call (tens of microseconds), and a search asks several.
+    Stores declare capabilities as methods of their class, never per instance."""
+    key = (type(store), capability)
+    found = _SUPPORTS.get(key)
+    if found is None:
+        found = _SUPPORTS[key] = issubclass(type(store), capability)
+    return found
+
+
+_SUPPORTS: dict[tuple[type, type], bool] = {}
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from semsearch.filters import Filter
-from semsearch.stores.base import ScoredChunk, Store
+from semsearch.stores.base import ScoredChunk, Store, supports
 
 __all__ = [
     "KeywordChunks",
@@ -72,7 +72,7 @@ class KeywordIndexRefresh(Protocol):
 
 def refresh_keyword_index(store: Store, collection: str, wait: bool = True) -> None:
     """:meth:`KeywordIndexRefresh.refresh_keyword_index` when ``store`` has it, else nothing."""
-    if isinstance(store, KeywordIndexRefresh):
+    if supports(store, KeywordIndexRefresh):
         store.refresh_keyword_index(collection, wait)
 
 
@@ -92,6 +92,6 @@ class KeywordRankingNote(Protocol):
 
 def keyword_ranking_note(store: Store, collection: str) -> str | None:
     """:meth:`KeywordRankingNote.keyword_ranking_note` when ``store`` has it, else None."""
-    if isinstance(store, KeywordRankingNote):
+    if supports(store, KeywordRankingNote):
         return store.keyword_ranking_note(collection)
     return None

@@ -106,7 +106,7 @@ def test_keyword_search_treats_operators_and_punctuation_as_text(coll) -> None:
 
 
 def test_hybrid_fuses_both_legs_with_components(coll) -> None:
-    result = coll.search("detect magic", mode="hybrid", limit=3)
+    result = coll.search("detect magic", mode="hybrid", limit=3, min_score=None)
     assert result.mode == "hybrid" and not result.degraded
     top = result[0]
     assert top.id == "detect"
@@ -123,7 +123,7 @@ def test_hybrid_fuses_both_legs_with_components(coll) -> None:
 
 
 def test_hybrid_without_keyword_matches_is_marked_degraded(coll) -> None:
-    result = coll.search("zebra", mode="hybrid", limit=3)
+    result = coll.search("zebra", mode="hybrid", limit=3, min_score=None)  # no floor: fake cosines
     assert result.degraded and len(result) == 3
     assert all(h.components["keyword"].rank is None for h in result)
 

@@ -313,8 +313,9 @@ def _add_record_routes(app: FastAPI) -> None:
     )
     async def search(name: str, body: SearchIn, state: State, role: Reader) -> SearchOut:
         """Search by meaning (semantic: ``percent`` = round(cosine similarity x 100)), by words
-        (keyword: BM25) or both (hybrid: 0.75 semantic + 0.25 keyword, each normalised to the query's
-        best, a fused score in [0, 1]; each hit carries both legs).
+        (keyword: BM25) or both (hybrid: the calibrated score in [0, 1], 0.5 or more for a
+        confident hit; each hit carries both legs). By default each mode's floor applies: an
+        empty ``hits`` with a note starting "no confident match" means nothing answers.
         Each record appears once, with its best chunk."""
         _need_admin_for_vectors(role, body.include_vectors)
         return await run_sync(_search, name, body, state, limiter=state.search_limiter)
