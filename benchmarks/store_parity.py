@@ -49,7 +49,6 @@ from numpy.typing import NDArray
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:] = [str(ROOT)] + [p for p in sys.path if Path(p or ".").resolve() != ROOT / "benchmarks"]
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from benchmarks.report import machine_info, markdown_table, percentile, write_section  # noqa: E402
 from semsearch import Collection, connect  # noqa: E402
@@ -277,6 +276,7 @@ def main() -> None:
     parser.add_argument("--stores", default=",".join(STORES))
     parser.add_argument("--no-write", action="store_true", help="leave docs/benchmarks.md alone")
     args = parser.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the model is local; never ask the hub
     stores = [s for s in STORES if s in args.stores.split(",")]
     with contextlib.ExitStack() as stack:
         if args.workdir:
