@@ -8,16 +8,26 @@ CJK and no-match fallback of :mod:`semsearch.keyword_text`) are written once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
 from semsearch.errors import DimensionMismatch
-from semsearch.keyword_text import has_cjk, substring_pieces
+from semsearch.keyword_text import has_cjk, scan_score, substring_pieces
 from semsearch.stores.base import ScoredChunk
 
-__all__ = ["best_first", "check_query_dim", "keyword_or_substring"]
+__all__ = [
+    "ScanRow",
+    "best_first",
+    "check_query_dim",
+    "keyword_or_substring",
+    "partial_last_word",
+    "scanned",
+]
+
+#: A chunk a substring scan read: (chunk id, record id, ordinal, text).
+ScanRow = tuple[int, str, int, str]
 
 
 def best_first(hits: Iterable[ScoredChunk]) -> list[ScoredChunk]:
@@ -44,20 +54,61 @@ def keyword_or_substring(
     words: Callable[[], list[ScoredChunk]],
     substrings: Callable[[list[str]], list[ScoredChunk]],
     stopwords: frozenset[str] = frozenset(),
+    holds: Callable[[str], bool] | None = None,
 ) -> list[ScoredChunk]:
     """The keyword leg's plan, the same on every store (see :mod:`semsearch.keyword_text`).
 
+    ``words`` answers, unless the query holds CJK characters, or ``words`` finds nothing, or
+    its last word is a word being typed (:func:`partial_last_word`, and ``holds`` says the
+    index lacks it: ``black blaz``, where ``black`` matches and ``blaz`` matches no word);
+    then ``substrings`` does, with every piece of the query (``black`` and ``blaz``), so the
+    partial word still counts.
+
     Args:
         text: the user's keyword query.
-        words: ranks by the store's word index; not asked for a query holding CJK characters
-            (no word token holds a CJK word).
-        substrings: ranks chunks containing any of the given pieces; asked with
-            ``substring_pieces(text, stopwords)`` when ``words`` was not asked or found
-            nothing. Its hits should carry ``coverage`` (and ``evidence``): the share of the
-            pieces each chunk holds.
+        words: ranks ``text`` by the store's word index.
+        substrings: ranks chunks containing any of the given pieces (``substring_pieces(text,
+            stopwords)``), e.g. by :func:`scanned`; its hits carry ``coverage`` (and
+            ``evidence``): the share of the pieces each chunk holds, in [0, 1].
         stopwords: the collection's stop words, left out of the pieces.
+        holds: whether the word index holds a query word anywhere in the collection (no
+            filter: a word of the index is not being typed); None: never asked.
     Returns:
-        The hits of whichever was answered last (each store's own score and order).
+        The hits of whichever answered (each store's own score and order).
     """
     hits = [] if has_cjk(text) else words()
+    last = partial_last_word(text, hits, stopwords) if holds is not None else None
+    if holds is not None and last is not None and not holds(last):
+        hits = []
     return hits or substrings(substring_pieces(text, stopwords))
+
+
+def partial_last_word(
+    text: str, hits: Sequence[ScoredChunk], stopwords: frozenset[str] = frozenset()
+) -> str | None:
+    """The last word of a query of two or more words, when the word index may not hold it
+    (the caller asks): the query found ``hits`` but none holds every meaningful query word
+    (coverage 1; None counts as unknown), and the word is a piece a scan would look for (3+
+    characters, not a stop word). None otherwise: a query of one word that found nothing is
+    scanned anyway."""
+    split = text.split()
+    if not hits or len(split) < 2 or has_cjk(text):
+        return None
+    if any(h.coverage is not None and h.coverage >= 1 - 1e-9 for h in hits):
+        return None
+    last = split[-1]
+    pieces = substring_pieces(last)
+    return last if pieces and not set(pieces) <= stopwords else None
+
+
+def scanned(rows: Iterable[ScanRow], pieces: list[str], k: int) -> list[ScoredChunk]:
+    """The top-k of the chunks a substring scan read, by :func:`~semsearch.keyword_text.
+    scan_score` (> 0; rows holding no piece are dropped), best first, ties by record id, each
+    with the share of ``pieces`` it holds, in (0, 1], as its keyword evidence and coverage."""
+    hits = []
+    for chunk_id, record_id, ordinal, body in rows:
+        score, held = scan_score(body, pieces, ordinal == 0)
+        if held:
+            share = held / len(pieces)
+            hits.append(ScoredChunk(int(chunk_id), record_id, score, False, share, share))
+    return best_first(hits)[:k]

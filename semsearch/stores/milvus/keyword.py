@@ -33,7 +33,7 @@ from semsearch.stores.milvus.keyword_build import current_index, read_matching
 from semsearch.stores.milvus.keyword_columns import query_terms
 from semsearch.stores.milvus.layout import HEADS, MAX_TOPK
 from semsearch.stores.milvus.terms import keyword_terms
-from semsearch.stores.query_rules import best_first, keyword_or_substring
+from semsearch.stores.query_rules import best_first, keyword_or_substring, scanned
 
 __all__ = [
     "RECORD_LEVEL",
@@ -64,6 +64,7 @@ def keyword_search(
         lambda: _ranked(store, collection, text, k, where, scoped=False),
         lambda pieces: _substring_scan(store, collection, pieces, k, where, "folded"),
         stop,
+        lambda word: bool(_ranked(store, collection, word, 1, None, scoped=False)),
     )
 
 
@@ -138,10 +139,10 @@ def _substring_scan(
     where: Filter | None,
     column: str,
 ) -> list[ScoredChunk]:
-    """Chunks holding any of ``pieces`` (casefolded) in their casefolded text, scored by the
-    pieces' occurrences, best first, ties by record id, each with the share of the pieces it
-    holds as its keyword evidence and coverage (SQLite's scan, see
-    :mod:`semsearch.keyword_text`). Milvus narrows the rows with LIKE on ``column``
+    """Top-k chunks holding any of ``pieces`` (casefolded) in their casefolded text, scored by
+    :func:`~semsearch.keyword_text.scan_score`, best first, ties by record id, each with the
+    share of the pieces it holds as its keyword evidence and coverage
+    (:func:`~semsearch.stores.query_rules.scanned`). Milvus narrows the rows with LIKE on ``column``
     (``folded``; layouts before 4: ``text``, where it is case-sensitive, so each piece is asked
     in lower, upper and title case); every row it returns is checked here."""
     if not pieces:
@@ -151,17 +152,12 @@ def _substring_scan(
     user = store.filter_expr(where)
     if user:
         expr = f"({expr}) and ({user})"
-    rows = read_matching(store, collection, expr, ["chunk_id", "record_id", column])
-    hits = []
-    for r in rows:
-        body = r[column] if column == "folded" else r[column].casefold()
-        score = sum(body.count(p) for p in pieces)
-        if score > 0:
-            share = sum(p in body for p in pieces) / len(pieces)
-            hits.append(
-                ScoredChunk(int(r["chunk_id"]), r["record_id"], float(score), False, share, share)
-            )
-    return best_first(hits)[:k]
+    rows = read_matching(store, collection, expr, ["chunk_id", "record_id", "ordinal", column])
+    return scanned(
+        ((int(r["chunk_id"]), r["record_id"], int(r["ordinal"]), r[column]) for r in rows),
+        pieces,
+        k,
+    )
 
 
 def _like(column: str, piece: str, cased: bool) -> str:
@@ -188,14 +184,19 @@ def _legacy(
     stop: frozenset[str],
 ) -> list[ScoredChunk]:
     """Layouts 1 to 3: Milvus' BM25 over chunks' snowball terms, as those versions ranked."""
-    terms = keyword_terms(text)
-    if not terms:
+    if not keyword_terms(text):
         return []
+
+    def words(asked: str, k: int, where: Filter | None) -> list[ScoredChunk]:
+        terms = keyword_terms(asked)
+        return _milvus_bm25(store, collection, terms, k, where) if terms else []
+
     return keyword_or_substring(
         text,
-        lambda: _milvus_bm25(store, collection, terms, k, where),
+        lambda: words(text, k, where),
         lambda pieces: _substring_scan(store, collection, pieces, k, where, "text"),
         stop,
+        lambda word: bool(words(word, 1, None)),
     )
 
 
@@ -234,8 +235,9 @@ class KeywordMethods(MilvusAccess):
     ) -> list[ScoredChunk]:
         """Top-k by keyword score, best first, ties by record id. Layout 4: records by
         semsearch's BM25 (> 0; the SQLite store's ranking), each with its first chunk
-        (``provisional``), keyword evidence and coverage; a substring scan's chunks scored by
-        occurrences (>= 1) for CJK text or when no word matches. Earlier layouts: chunks by
+        (``provisional``), keyword evidence and coverage; a substring scan's chunks
+        (scores >= 1, :func:`~semsearch.keyword_text.scan_score`) for CJK text, when no word
+        matches, or when the last word matches none (a word being typed). Earlier layouts: chunks by
         Milvus' BM25 (>= 0), until a write migrates them."""
         return keyword_search(self, collection, text, k, where)
 
