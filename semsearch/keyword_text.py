@@ -24,7 +24,14 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MIN_PIECE", "has_cjk", "needs_unicode_fold", "scan_score", "substring_pieces"]
+__all__ = [
+    "MIN_PIECE",
+    "WORD_START",
+    "has_cjk",
+    "needs_unicode_fold",
+    "scan_score",
+    "substring_pieces",
+]
 
 #: Han (with extensions and compatibility ideographs), Hiragana, Katakana, Hangul syllables/jamo.
 _CJK = re.compile(
@@ -36,6 +43,8 @@ _QUOTES = "\"'()[]{}\u201c\u201d\u2018\u2019\u300c\u300d\u300e\u300f\u3001\u3002
 _EDGE = ".,;:!?-\u2013\u2014"
 #: What joins the parts of one piece: ``gen-itgc``, ``v1.2``, ``node.js``.
 _JOINERS = re.compile(r"[-.]")
+#: The least :func:`scan_score` of one piece held at a word's start (or as a whole word).
+WORD_START = 2.0
 #: Non-CJK pieces shorter than this are not scanned for (``a`` or ``of`` would match anything).
 MIN_PIECE = 3
 

@@ -66,3 +66,11 @@ def test_whole_words_still_rank_by_bm25_fake_embedder(coll) -> None:
     assert coll.search("black blazer", mode="keyword", limit=10).ids[0] == "blazer"
     assert "torch" not in coll.search("black blazer", mode="keyword", limit=10).ids
     assert coll.search("black umbrella", mode="keyword", limit=10).ids[0] == "umbrella"
+
+
+def test_a_finished_query_with_a_rare_last_word_keeps_bm25_fake_embedder(coll) -> None:
+    # "umbrellaz" is no word and begins none (it occurs nowhere): not a word being typed
+    assert set(coll.search("black umbrellaz", mode="keyword", limit=10).ids) == {
+        "umbrella",
+        "blazer",
+    }
