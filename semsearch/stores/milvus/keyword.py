@@ -9,8 +9,8 @@ records it allows, read from Milvus, and applies before the top k, so a search r
 min(k, matching records) hits. Each hit is a record, with its first chunk, ``provisional``,
 its keyword evidence and coverage; :func:`keyword_chunks` picks the chunk a shown hit shows.
 
-A query holding CJK text, or one whose words match nothing (a word part such as ``blaz``), is
-answered by a substring scan of the chunks' casefolded text (``folded``), as the SQLite store
+A query holding CJK text, or one whose words match nothing (a word part such as ``blaz``) or
+whose last word is being typed (``black blaz``), is answered by a substring scan of the chunks' casefolded text (``folded``), as the SQLite store
 scans its chunks' text (:mod:`semsearch.keyword_text`): a piece is found as typed, never as its
 stem, so ``eating`` does not find ``weather`` (its stem ``eat`` is inside it).
 
@@ -142,9 +142,9 @@ def _substring_scan(
     """Top-k chunks holding any of ``pieces`` (casefolded) in their casefolded text, scored by
     :func:`~semsearch.keyword_text.scan_score`, best first, ties by record id, each with the
     share of the pieces it holds as its keyword evidence and coverage
-    (:func:`~semsearch.stores.query_rules.scanned`). Milvus narrows the rows with LIKE on ``column``
-    (``folded``; layouts before 4: ``text``, where it is case-sensitive, so each piece is asked
-    in lower, upper and title case); every row it returns is checked here."""
+    (:func:`~semsearch.stores.query_rules.scanned`). Milvus narrows the rows with LIKE on
+    ``column`` (``folded``; layouts before 4: ``text``, where it is case-sensitive, so each
+    piece is asked in lower, upper and title case); every row it returns is scored here."""
     if not pieces:
         return []
     likes = [_like(column, p, column != "folded") for p in pieces]
@@ -235,10 +235,10 @@ class KeywordMethods(MilvusAccess):
     ) -> list[ScoredChunk]:
         """Top-k by keyword score, best first, ties by record id. Layout 4: records by
         semsearch's BM25 (> 0; the SQLite store's ranking), each with its first chunk
-        (``provisional``), keyword evidence and coverage; a substring scan's chunks
-        (scores >= 1, :func:`~semsearch.keyword_text.scan_score`) for CJK text, when no word
-        matches, or when the last word matches none (a word being typed). Earlier layouts: chunks by
-        Milvus' BM25 (>= 0), until a write migrates them."""
+        (``provisional``), keyword evidence and coverage; a substring scan's chunks (scores
+        >= 1, :func:`~semsearch.keyword_text.scan_score`) for CJK text, when no word matches,
+        or when the last word is being typed. Earlier layouts: chunks by Milvus' BM25 (>= 0),
+        until a write migrates them."""
         return keyword_search(self, collection, text, k, where)
 
     def keyword_search_scoped(

@@ -148,10 +148,11 @@ class PostgresKeyword(PostgresReads):
     ) -> list[ScoredChunk]:
         """Top-k records by BM25 (> 0, higher is better), best first, ties by record id, one
         each with its best chunk (chunk-level BM25; its first when none matches alone) and its
-        keyword evidence; ``where`` applies before ranking. A query holding CJK
-        characters, or whose words match nothing (or whose last word does, a word being typed), is
-        answered by a substring scan of chunks (scores >= 1; see :mod:`semsearch.keyword_text`). A collection written
-        by an earlier version ranks chunks by ``ts_rank_cd`` (>= 0) until its next write."""
+        keyword evidence; ``where`` applies before ranking. A query holding CJK characters,
+        or whose words match nothing, or whose last word is being typed, is answered by a
+        substring scan of chunks (scores >= 1, :func:`semsearch.keyword_text.scan_score`). A
+        collection written by an earlier version ranks chunks by ``ts_rank_cd`` (>= 0) until
+        its next write."""
         return self._search(collection, text, k, where, scoped=False)
 
     @staticmethod
