@@ -8,7 +8,12 @@ import pytest
 
 from semsearch.keyword_text import scan_score, substring_pieces
 from semsearch.stores.base import ScoredChunk
-from semsearch.stores.query_rules import keyword_or_substring, partial_last_word, scanned
+from semsearch.stores.query_rules import (
+    PROBE_ROWS,
+    keyword_or_substring,
+    partial_last_word,
+    scanned,
+)
 
 STOP = frozenset({"the", "of", "and"})
 
@@ -87,19 +92,22 @@ def test_partial_last_word(query, hits, last) -> None:
 
 
 def test_a_last_word_being_typed_sends_the_query_to_the_scan() -> None:
-    asked: list[list[str]] = []
+    asked: list[tuple[list[str], int | None]] = []
 
-    def substrings(pieces: list[str]) -> list[ScoredChunk]:
-        asked.append(pieces)
+    def substrings(pieces: list[str], cap: int | None) -> list[ScoredChunk]:
+        asked.append((pieces, cap))
         score = 2.1 if pieces == ["blaz"] else 5.0  # blaz found at a word's start
         return [ScoredChunk(2, "blazer", score, False, 1.0, 1.0)]
 
     words = [_hit("umbrella", 0.5)]
     found = keyword_or_substring("black blaz", lambda: words, substrings, STOP, lambda w: False)
-    assert [h.record_id for h in found] == ["blazer"] and asked == [["blaz"], ["black", "blaz"]]
+    assert [h.record_id for h in found] == ["blazer"] and asked == [
+        (["blaz"], PROBE_ROWS),  # is blaz at a word's start? (a few chunks suffice)
+        (["black", "blaz"], None),
+    ]
     # an index word is not being typed; nor is a word found only inside words (score < 2)
     assert (
         keyword_or_substring("black blaz", lambda: words, substrings, STOP, lambda w: True) == words
     )
-    inside = lambda p: [ScoredChunk(3, "x", 1.6, False, 1.0, 1.0)]  # noqa: E731
+    inside = lambda p, cap: [ScoredChunk(3, "x", 1.6, False, 1.0, 1.0)]  # noqa: E731
     assert keyword_or_substring("black blaz", lambda: words, inside, STOP, lambda w: False) == words

@@ -62,7 +62,7 @@ def keyword_search(
     return keyword_or_substring(
         text,
         lambda: _ranked(store, collection, text, k, where, scoped=False),
-        lambda pieces: _substring_scan(store, collection, pieces, k, where, "folded"),
+        lambda pieces, cap: _substring_scan(store, collection, pieces, k, where, "folded", cap),
         stop,
         lambda word: bool(_ranked(store, collection, word, 1, None, scoped=False)),
     )
@@ -138,8 +138,10 @@ def _substring_scan(
     k: int,
     where: Filter | None,
     column: str,
+    cap: int | None = None,
 ) -> list[ScoredChunk]:
-    """Top-k chunks holding any of ``pieces`` (casefolded) in their casefolded text, scored by
+    """Top-k chunks holding any of ``pieces`` (casefolded) in their casefolded text, of the
+    first ``cap`` found (None: all), scored by
     :func:`~semsearch.keyword_text.scan_score`, best first, ties by record id, each with the
     share of the pieces it holds as its keyword evidence and coverage
     (:func:`~semsearch.stores.query_rules.scanned`). Milvus narrows the rows with LIKE on
@@ -152,7 +154,8 @@ def _substring_scan(
     user = store.filter_expr(where)
     if user:
         expr = f"({expr}) and ({user})"
-    rows = read_matching(store, collection, expr, ["chunk_id", "record_id", "ordinal", column])
+    fields = ["chunk_id", "record_id", "ordinal", column]
+    rows = read_matching(store, collection, expr, fields, cap)
     return scanned(
         ((int(r["chunk_id"]), r["record_id"], int(r["ordinal"]), r[column]) for r in rows),
         pieces,
@@ -194,7 +197,7 @@ def _legacy(
     return keyword_or_substring(
         text,
         lambda: words(text, k, where),
-        lambda pieces: _substring_scan(store, collection, pieces, k, where, "text"),
+        lambda pieces, cap: _substring_scan(store, collection, pieces, k, where, "text", cap),
         stop,
         lambda word: bool(words(word, 1, None)),
     )

@@ -137,7 +137,7 @@ class PostgresKeyword(PostgresReads):
                     return words(text, k, where)
                 return keyword_or_substring(
                     text, lambda: words(text, k, where),
-                    lambda pieces: substring_scan(snap.conn, t, pieces, k, where),
+                    lambda pieces, cap: substring_scan(snap.conn, t, pieces, k, where, cap),
                     stopword_list(options), lambda word: bool(words(word, 1, None)),
                 )  # fmt: skip
         except UndefinedTable:
@@ -168,7 +168,7 @@ class PostgresKeyword(PostgresReads):
         return keyword_or_substring(
             text,
             lambda: words(text, k, where),
-            lambda pieces: substring_scan(conn, t, pieces, k, where),
+            lambda pieces, cap: substring_scan(conn, t, pieces, k, where, cap),
             stopword_list(options),
             lambda word: bool(words(word, 1, None)),
         )

@@ -135,9 +135,10 @@ def _count_at_most(conn: Any, rows_sql: str, params: list[Any], cap: int) -> int
 
 
 def substring_scan(
-    conn: Any, t: Tables, pieces: list[str], k: int, where: Filter | None
+    conn: Any, t: Tables, pieces: list[str], k: int, where: Filter | None, cap: int | None = None
 ) -> list[ScoredChunk]:
-    """Top-k chunks containing any of ``pieces`` (casefolded), scored by
+    """Top-k chunks containing any of ``pieces`` (casefolded), of the first ``cap`` found (None:
+    all), scored by
     :func:`~semsearch.keyword_text.scan_score`, each with the share of the pieces it holds as
     its keyword evidence and coverage (:func:`~semsearch.stores.query_rules.scanned`)."""
     if not pieces:
@@ -146,8 +147,8 @@ def substring_scan(
     contains = " OR ".join("strpos(lower(k.text), %s) > 0" for _ in pieces)
     rows = conn.execute(
         f"SELECT k.id, r.id, k.ordinal, k.text FROM {t.chunks} k "
-        f"JOIN {t.records} r ON r.rid = k.record_rid WHERE ({contains}) AND ({sql})",
-        (*pieces, *params),
+        f"JOIN {t.records} r ON r.rid = k.record_rid WHERE ({contains}) AND ({sql}) LIMIT %s",
+        (*pieces, *params, cap),
     ).fetchall()
     return scanned(((int(r[0]), r[1], int(r[2]), r[3]) for r in rows), pieces, k)
 

@@ -151,7 +151,7 @@ def keyword_search(
     return keyword_or_substring(
         text,
         lambda: rank(clauses, k, where),
-        lambda pieces: _substring_scan(rows, cid, pieces, k, where),
+        lambda pieces, cap: _substring_scan(rows, cid, pieces, k, where, cap),
         stopwords,
         lambda word: bool(rank(scoring_clauses(word, stopwords), 1, None)),
     )
@@ -381,11 +381,12 @@ def _bm25_top(rows: Rows, cid: int, match: str, k: int, where: Filter | None) ->
 
 
 def _substring_scan(
-    rows: Rows, cid: int, pieces: list[str], k: int, where: Filter | None
+    rows: Rows, cid: int, pieces: list[str], k: int, where: Filter | None, cap: int | None = None
 ) -> list[ScoredChunk]:
-    """Top-k chunks containing any of ``pieces`` (casefolded), scored by
-    :func:`~semsearch.keyword_text.scan_score`, each with the share of the pieces it holds as
-    its keyword evidence and coverage (:func:`~semsearch.stores.query_rules.scanned`)."""
+    """Top-k chunks containing any of ``pieces`` (casefolded), of the first ``cap`` found (None:
+    all), scored by :func:`~semsearch.keyword_text.scan_score`, each with the share of the
+    pieces it holds as its keyword evidence and coverage
+    (:func:`~semsearch.stores.query_rules.scanned`)."""
     if not pieces:
         return []
     # SQLite's lower() is exact for ASCII and CJK (no case) and fast; Python's casefold, called
@@ -396,7 +397,7 @@ def _substring_scan(
     found = rows(
         f"SELECT k.id, r.id, k.ordinal, k.text FROM chunks k "
         "JOIN records r ON r.rowid = k.record_rowid "
-        f"WHERE k.collection_id = ? AND ({contains}) AND ({filter_sql})",
-        (cid, *pieces, *params),
+        f"WHERE k.collection_id = ? AND ({contains}) AND ({filter_sql}) LIMIT ?",
+        (cid, *pieces, *params, -1 if cap is None else cap),
     )
     return scanned(((int(r[0]), r[1], int(r[2]), r[3]) for r in found), pieces, k)
