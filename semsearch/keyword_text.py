@@ -88,8 +88,8 @@ def scan_score(text: str, pieces: list[str], first: bool = True) -> tuple[float,
     first line is the title line (the record's name or title when its text opens with it;
     a one-line record is all title). Per piece held, its best match scores 3 as a whole word,
     2 at a word's start, 1 inside a word, + 0.5 in the title line; then 0.25 when the text
-    opens with a piece (``first`` only) and 0.2 * n / (n + 1) for the pieces' n occurrences.
-    A word edge is a non-alphanumeric character, the text's edge, or a CJK character beside
+    opens with a piece (``first`` only) and 0.2 * n / (n + 1) for the pieces' n occurrences
+    (``str.count``: not overlapping). A word edge is a non-alphanumeric character, the text's edge, or a CJK character beside
     (CJK text has no word edges to see). Score 0 (held 0) when no piece occurs; else in
     [1, 3.5 * len(pieces) + 0.45).
     """
@@ -101,12 +101,14 @@ def scan_score(text: str, pieces: list[str], first: bool = True) -> tuple[float,
         best = 0.0
         at = body.find(piece)
         while at >= 0:
-            count += 1
             start = _edge(body, at - 1, at)
             end = _edge(body, at + len(piece) - 1, at + len(piece))
             kind = 3 if start and end else 2 if start else 1
             best = max(best, kind + 0.5 * (at < title_end))
+            if best == 3.5 or (best == 3 and at >= title_end):  # no later match scores more
+                break
             at = body.find(piece, at + 1)
+        count += body.count(piece) if best else 0
         held += best > 0
         score += best
     if held and first and any(body.startswith(p) for p in pieces):
@@ -120,7 +122,9 @@ def _edge(text: str, left: int, right: int) -> bool:
     if left < 0 or right >= len(text):
         return True
     a, b = text[left], text[right]
-    return not (a.isalnum() and b.isalnum()) or has_cjk(a) or has_cjk(b)
+    if not (a.isalnum() and b.isalnum()):
+        return True
+    return not (a.isascii() and b.isascii()) and (has_cjk(a) or has_cjk(b))
 
 
 def needs_unicode_fold(pieces: list[str]) -> bool:

@@ -8,7 +8,8 @@ CJK and no-match fallback of :mod:`semsearch.keyword_text`) are written once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import heapq
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -23,6 +24,7 @@ __all__ = [
     "best_first",
     "check_query_dim",
     "keyword_or_substring",
+    "paged",
     "partial_last_word",
     "scanned",
 ]
@@ -31,6 +33,8 @@ __all__ = [
 #: typed begins words in most chunks holding it; reading them all cost 0.3 s for ``prot`` on
 #: SciFact. Missing one beyond this keeps BM25's answer.
 PROBE_ROWS = 256
+#: Chunks a scan reads per query (:func:`paged`).
+SCAN_PAGE = 1000
 #: A chunk a substring scan read: (chunk id, record id, ordinal, text).
 ScanRow = tuple[int, str, int, str]
 
@@ -114,11 +118,29 @@ def partial_last_word(
 def scanned(rows: Iterable[ScanRow], pieces: list[str], k: int) -> list[ScoredChunk]:
     """The top-k of the chunks a substring scan read, by :func:`~semsearch.keyword_text.
     scan_score` (> 0; rows holding no piece are dropped), best first, ties by record id, each
-    with the share of ``pieces`` it holds, in (0, 1], as its keyword evidence and coverage."""
-    hits = []
-    for chunk_id, record_id, ordinal, body in rows:
-        score, held = scan_score(body, pieces, ordinal == 0)
-        if held:
-            share = held / len(pieces)
-            hits.append(ScoredChunk(int(chunk_id), record_id, score, False, share, share))
-    return best_first(hits)[:k]
+    with the share of ``pieces`` it holds, in (0, 1], as its keyword evidence and coverage.
+    ``rows`` is consumed once, keeping k hits (memory bounded by k, not by the rows)."""
+
+    def hits() -> Iterator[ScoredChunk]:
+        for chunk_id, record_id, ordinal, body in rows:
+            score, held = scan_score(body, pieces, ordinal == 0)
+            if held:
+                share = held / len(pieces)
+                yield ScoredChunk(int(chunk_id), record_id, score, False, share, share)
+
+    return heapq.nsmallest(k, hits(), key=lambda h: (-h.score, h.record_id, h.chunk_id))
+
+
+def paged(fetch: Callable[[int, int], Sequence[ScanRow]], cap: int | None) -> Iterator[ScanRow]:
+    """The rows of a scan page by page, so a scan never holds every matching text at once:
+    ``fetch(after, n)`` returns at most n rows whose chunk id is above ``after``, by chunk id;
+    at most ``cap`` rows in all (None: every row)."""
+    after, left = -(2**63), cap
+    while left is None or left > 0:
+        n = SCAN_PAGE if left is None else min(SCAN_PAGE, left)
+        page = fetch(after, n)
+        yield from page
+        if len(page) < n:
+            return
+        after = page[-1][0]
+        left = None if left is None else left - len(page)

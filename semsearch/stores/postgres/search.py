@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 from semsearch.filters import Filter
 from semsearch.stores.base import ScoredChunk
 from semsearch.stores.postgres.sql import TS_CONFIG, Tables, where_sql
-from semsearch.stores.query_rules import scanned
+from semsearch.stores.query_rules import ScanRow, paged, scanned
 
 __all__ = [
     "ann_scan",
@@ -145,12 +145,17 @@ def substring_scan(
         return []
     sql, params = where_sql(where)
     contains = " OR ".join("strpos(lower(k.text), %s) > 0" for _ in pieces)
-    rows = conn.execute(
+    query = (
         f"SELECT k.id, r.id, k.ordinal, k.text FROM {t.chunks} k "
-        f"JOIN {t.records} r ON r.rid = k.record_rid WHERE ({contains}) AND ({sql}) LIMIT %s",
-        (*pieces, *params, cap),
-    ).fetchall()
-    return scanned(((int(r[0]), r[1], int(r[2]), r[3]) for r in rows), pieces, k)
+        f"JOIN {t.records} r ON r.rid = k.record_rid "
+        f"WHERE k.id > %s AND ({contains}) AND ({sql}) ORDER BY k.id LIMIT %s"
+    )
+
+    def fetch(after: int, n: int) -> list[ScanRow]:
+        found = conn.execute(query, (after, *pieces, *params, n)).fetchall()
+        return [(int(r[0]), r[1], int(r[2]), r[3]) for r in found]
+
+    return scanned(paged(fetch, cap), pieces, k)
 
 
 def keyword_scan(

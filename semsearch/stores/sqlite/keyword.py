@@ -35,7 +35,7 @@ from semsearch.keyword_query import (
 )
 from semsearch.keyword_text import needs_unicode_fold
 from semsearch.stores.base import ScoredChunk
-from semsearch.stores.query_rules import keyword_or_substring, scanned
+from semsearch.stores.query_rules import ScanRow, keyword_or_substring, paged, scanned
 from semsearch.stores.sqlite.fts_stats import fts_lengths, fts_totals
 from semsearch.stores.sqlite.record_fts import record_fts_table
 from semsearch.stores.sqlite.schema import fts_table
@@ -394,10 +394,15 @@ def _substring_scan(
     text = f"{CASEFOLD_FUNCTION}(k.text)" if needs_unicode_fold(pieces) else "lower(k.text)"
     contains = " OR ".join(f"instr({text}, ?) > 0" for _ in pieces)
     filter_sql, params = compile_filter(where) if where is not None else ("1", [])
-    found = rows(
+    sql = (
         f"SELECT k.id, r.id, k.ordinal, k.text FROM chunks k "
         "JOIN records r ON r.rowid = k.record_rowid "
-        f"WHERE k.collection_id = ? AND ({contains}) AND ({filter_sql}) LIMIT ?",
-        (cid, *pieces, *params, -1 if cap is None else cap),
+        f"WHERE k.collection_id = ? AND k.id > ? AND ({contains}) AND ({filter_sql}) "
+        "ORDER BY k.id LIMIT ?"
     )
-    return scanned(((int(r[0]), r[1], int(r[2]), r[3]) for r in found), pieces, k)
+
+    def fetch(after: int, n: int) -> list[ScanRow]:
+        found = rows(sql, (cid, after, *pieces, *params, n))
+        return [(int(r[0]), r[1], int(r[2]), r[3]) for r in found]
+
+    return scanned(paged(fetch, cap), pieces, k)
