@@ -3,7 +3,8 @@ dimension check of a query vector, and the keyword leg's fallback to a substring
 
 Backends call these so that the rules of the Store protocol (:mod:`semsearch.stores.base`:
 "best first, ties by record id"; ``DimensionMismatch`` for a query of another dimension; the
-CJK and no-match fallback of :mod:`semsearch.keyword_text`) are written once.
+CJK, no-match and word-being-typed fallback of :mod:`semsearch.keyword_text`, and the scan's
+ranking) are written once.
 """
 
 from __future__ import annotations
@@ -70,8 +71,8 @@ def keyword_or_substring(
     ``words`` answers, unless the query holds CJK characters, or ``words`` finds nothing, or
     its last word is a word being typed; then ``substrings`` does, with every piece of the
     query, so the partial word still counts (``black blaz``: ``black`` and ``blaz``). A word
-    being typed is a last word (:func:`partial_last_word`) that no word of the index is
-    (``holds``) but that begins one in the text (a scan for it alone finds it at a word's
+    being typed is a last word (:func:`partial_last_word`) that the index does not hold
+    (``holds``) but that begins a word of the text (a scan for it alone finds it at a word's
     start: ``blaz`` in ``blazer``). A rare or misspelt last word of a finished query
     (``... by Admpchordin.``) begins no word, and BM25 keeps the query: on SciFact's 300
     test queries no ranking changes.

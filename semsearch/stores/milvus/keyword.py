@@ -190,9 +190,9 @@ def _legacy(
     if not keyword_terms(text):
         return []
 
-    def words(asked: str, k: int, where: Filter | None) -> list[ScoredChunk]:
+    def words(asked: str, n: int, scope: Filter | None) -> list[ScoredChunk]:
         terms = keyword_terms(asked)
-        return _milvus_bm25(store, collection, terms, k, where) if terms else []
+        return _milvus_bm25(store, collection, terms, n, scope) if terms else []
 
     return keyword_or_substring(
         text,

@@ -128,10 +128,10 @@ class PostgresKeyword(PostgresReads):
                 if not bm25:
                     return self._old_keyword_search(snap.conn, t, text, k, where, options)
 
-                def words(asked: str, k: int, where: Filter | None) -> list[ScoredChunk]:
+                def words(asked: str, n: int, scope: Filter | None) -> list[ScoredChunk]:
                     parts = self._parts(asked, options, scoped)
                     chunks = None if scoped else self._terms
-                    return bm25_search.rank(snap, t, parts, k, where, scoped, chunks)
+                    return bm25_search.rank(snap, t, parts, n, scope, scoped, chunks)
 
                 if scoped:
                     return words(text, k, where)
@@ -161,9 +161,9 @@ class PostgresKeyword(PostgresReads):
     ) -> list[ScoredChunk]:
         """The ranking of collections written before the BM25 tables: chunks by ``ts_rank_cd``."""
 
-        def words(asked: str, k: int, where: Filter | None) -> list[ScoredChunk]:
+        def words(asked: str, n: int, scope: Filter | None) -> list[ScoredChunk]:
             query = websearch_text(asked)
-            return [] if query is None else keyword_scan(conn, t, query, k, where)
+            return [] if query is None else keyword_scan(conn, t, query, n, scope)
 
         return keyword_or_substring(
             text,

@@ -141,11 +141,11 @@ def keyword_search(
             return _substring_scan(rows, cid, short, k, where)
         return _trigram_top(rows, cid, " OR ".join(long), k, where, unit)
 
-    def rank(said: list[Clause], k: int, where: Filter | None) -> list[ScoredChunk]:
-        ranked = sidecar(said, k, where) if sidecar is not None and unit == "record" else None
+    def rank(said: list[Clause], n: int, scope: Filter | None) -> list[ScoredChunk]:
+        ranked = sidecar(said, n, scope) if sidecar is not None and unit == "record" else None
         if ranked is not None:
             return ranked
-        return _ranked_by_clause(rows, cid, said, k, where, counts, unit)
+        return _ranked_by_clause(rows, cid, said, n, scope, counts, unit)
 
     # CJK text, word parts and prefixes: a substring scan (see semsearch.keyword_text)
     return keyword_or_substring(
