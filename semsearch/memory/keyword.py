@@ -62,8 +62,9 @@ PAGE = 10_000
 @dataclass(frozen=True)
 class KeywordHit:
     """One message found by its words: its id, its score (BM25 > 0 inside the user's scope, or
-    a substring count >= 1), and its keyword evidence and coverage as
-    :class:`~semsearch.stores.base.ScoredChunk` defines them (None from a substring scan)."""
+    a substring scan's score >= 1, :func:`semsearch.keyword_text.scan_score`), and its keyword
+    evidence and coverage as :class:`~semsearch.stores.base.ScoredChunk` defines them (a
+    scan's: the share of the query's pieces held)."""
 
     id: str
     score: float
@@ -80,9 +81,9 @@ def keyword_messages(
 ) -> list[KeywordHit]:
     """The best ``limit`` messages inside ``where`` for ``query``'s words, best first, ties by
     message id. Scores: BM25 > 0 from the messages inside ``where`` only (the module
-    docstring); for a query whose words match nothing there, the
-    store's keyword search inside ``where`` (a substring count >= 1). Hits carry the message id,
-    score and keyword evidence only: memory reads the messages afterwards.
+    docstring); for a query whose words match nothing there, the store's keyword search
+    inside ``where`` (a substring scan's score >= 1). Hits carry the message id, score and
+    keyword evidence only: memory reads the messages afterwards.
 
     Raises:
         InvalidQuery: from the store's keyword search (e.g. a bad ``where``).

@@ -141,7 +141,8 @@ class ScoredChunk:
     each of them once at the average length would score. ``coverage``: the share of that
     reference score, in [0, 1], carried by the meaningful clauses the record holds at all. Both
     are 0 when it holds none of them (then it carries no keyword evidence for the default
-    floor); None when the store did not say (a substring scan).
+    floor); a substring scan's hit carries the share of the query's pieces it holds as both,
+    in (0, 1] (:func:`semsearch.stores.query_rules.scanned`); None when the store did not say.
     """
 
     chunk_id: int

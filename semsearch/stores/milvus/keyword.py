@@ -9,8 +9,8 @@ records it allows, read from Milvus, and applies before the top k, so a search r
 min(k, matching records) hits. Each hit is a record, with its first chunk, ``provisional``,
 its keyword evidence and coverage; :func:`keyword_chunks` picks the chunk a shown hit shows.
 
-A query holding CJK text, or one whose words match nothing (a word part such as ``blaz``), is
-answered by a substring scan of the chunks' casefolded text (``folded``), as the SQLite store
+A query holding CJK text, or one whose words match nothing (a word part such as ``blaz``) or
+whose last word is being typed (``black blaz``), is answered by a substring scan of the chunks' casefolded text (``folded``), as the SQLite store
 scans its chunks' text (:mod:`semsearch.keyword_text`): a piece is found as typed, never as its
 stem, so ``eating`` does not find ``weather`` (its stem ``eat`` is inside it).
 
@@ -33,7 +33,7 @@ from semsearch.stores.milvus.keyword_build import current_index, read_matching
 from semsearch.stores.milvus.keyword_columns import query_terms
 from semsearch.stores.milvus.layout import HEADS, MAX_TOPK
 from semsearch.stores.milvus.terms import keyword_terms
-from semsearch.stores.query_rules import best_first, keyword_or_substring
+from semsearch.stores.query_rules import best_first, keyword_or_substring, scanned
 
 __all__ = [
     "RECORD_LEVEL",
@@ -62,8 +62,9 @@ def keyword_search(
     return keyword_or_substring(
         text,
         lambda: _ranked(store, collection, text, k, where, scoped=False),
-        lambda pieces: _substring_scan(store, collection, pieces, k, where, "folded"),
+        lambda pieces, cap: _substring_scan(store, collection, pieces, k, where, "folded", cap),
         stop,
+        lambda word: bool(_ranked(store, collection, word, 1, None, scoped=False)),
     )
 
 
@@ -137,13 +138,15 @@ def _substring_scan(
     k: int,
     where: Filter | None,
     column: str,
+    cap: int | None = None,
 ) -> list[ScoredChunk]:
-    """Chunks holding any of ``pieces`` (casefolded) in their casefolded text, scored by the
-    pieces' occurrences, best first, ties by record id, each with the share of the pieces it
-    holds as its keyword evidence and coverage (SQLite's scan, see
-    :mod:`semsearch.keyword_text`). Milvus narrows the rows with LIKE on ``column``
-    (``folded``; layouts before 4: ``text``, where it is case-sensitive, so each piece is asked
-    in lower, upper and title case); every row it returns is checked here."""
+    """Top-k chunks holding any of ``pieces`` (casefolded) in their casefolded text, of the
+    first ``cap`` found (None: all), scored by
+    :func:`~semsearch.keyword_text.scan_score`, best first, ties by record id, each with the
+    share of the pieces it holds as its keyword evidence and coverage
+    (:func:`~semsearch.stores.query_rules.scanned`). Milvus narrows the rows with LIKE on
+    ``column`` (``folded``; layouts before 4: ``text``, where it is case-sensitive, so each
+    piece is asked in lower, upper and title case); every row it returns is scored here."""
     if not pieces:
         return []
     likes = [_like(column, p, column != "folded") for p in pieces]
@@ -151,17 +154,13 @@ def _substring_scan(
     user = store.filter_expr(where)
     if user:
         expr = f"({expr}) and ({user})"
-    rows = read_matching(store, collection, expr, ["chunk_id", "record_id", column])
-    hits = []
-    for r in rows:
-        body = r[column] if column == "folded" else r[column].casefold()
-        score = sum(body.count(p) for p in pieces)
-        if score > 0:
-            share = sum(p in body for p in pieces) / len(pieces)
-            hits.append(
-                ScoredChunk(int(r["chunk_id"]), r["record_id"], float(score), False, share, share)
-            )
-    return best_first(hits)[:k]
+    fields = ["chunk_id", "record_id", "ordinal", column]
+    rows = read_matching(store, collection, expr, fields, cap)
+    return scanned(
+        ((int(r["chunk_id"]), r["record_id"], int(r["ordinal"]), r[column]) for r in rows),
+        pieces,
+        k,
+    )
 
 
 def _like(column: str, piece: str, cased: bool) -> str:
@@ -188,14 +187,19 @@ def _legacy(
     stop: frozenset[str],
 ) -> list[ScoredChunk]:
     """Layouts 1 to 3: Milvus' BM25 over chunks' snowball terms, as those versions ranked."""
-    terms = keyword_terms(text)
-    if not terms:
+    if not keyword_terms(text):
         return []
+
+    def words(asked: str, n: int, scope: Filter | None) -> list[ScoredChunk]:
+        terms = keyword_terms(asked)
+        return _milvus_bm25(store, collection, terms, n, scope) if terms else []
+
     return keyword_or_substring(
         text,
-        lambda: _milvus_bm25(store, collection, terms, k, where),
-        lambda pieces: _substring_scan(store, collection, pieces, k, where, "text"),
+        lambda: words(text, k, where),
+        lambda pieces, cap: _substring_scan(store, collection, pieces, k, where, "text", cap),
         stop,
+        lambda word: bool(words(word, 1, None)),
     )
 
 
@@ -234,9 +238,10 @@ class KeywordMethods(MilvusAccess):
     ) -> list[ScoredChunk]:
         """Top-k by keyword score, best first, ties by record id. Layout 4: records by
         semsearch's BM25 (> 0; the SQLite store's ranking), each with its first chunk
-        (``provisional``), keyword evidence and coverage; a substring scan's chunks scored by
-        occurrences (>= 1) for CJK text or when no word matches. Earlier layouts: chunks by
-        Milvus' BM25 (>= 0), until a write migrates them."""
+        (``provisional``), keyword evidence and coverage; a substring scan's chunks (scores
+        >= 1, :func:`~semsearch.keyword_text.scan_score`) for CJK text, when no word matches,
+        or when the last word is being typed. Earlier layouts: chunks by Milvus' BM25 (>= 0),
+        until a write migrates them."""
         return keyword_search(self, collection, text, k, where)
 
     def keyword_search_scoped(

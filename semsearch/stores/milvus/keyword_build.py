@@ -21,6 +21,7 @@ import json
 import secrets
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from semsearch.results import Chunk
@@ -52,23 +53,24 @@ _TOKEN = secrets.token_hex(8)
 
 
 def read_matching(
-    store: MilvusAccess, collection: str, expr: str, fields: list[str]
+    store: MilvusAccess, collection: str, expr: str, fields: list[str], cap: int | None = None
 ) -> list[dict[str, Any]]:
-    """Every chunk-part row matching ``expr``: on Milvus Lite in one query (Lite takes any
-    ``limit``; each query costs a pass over every row), on a server through a query iterator
-    (a server caps a query at MAX_TOPK rows)."""
+    """Every chunk-part row matching ``expr`` (at most ``cap``; None: all): on Milvus Lite in
+    one query (Lite takes any ``limit``; each query costs a pass over every row), on a server
+    through a query iterator (a server caps a query at MAX_TOPK rows)."""
     found = store._coll(collection, "chunks")
     if found is None:
         return []
     client, name = found
     if not store.state.lite:
-        return list(store.scan(collection, "chunks", expr, fields))
+        return list(islice(store.scan(collection, "chunks", expr, fields), cap))
     with translated("reading keyword rows"):
         total = client.query(name, filter=expr, output_fields=["count(*)"])
         size = int(total[0]["count(*)"]) if total else 0
         if not size:
             return []
-        return list(client.query(name, filter=expr, output_fields=fields, limit=size))
+        limit = size if cap is None else min(size, cap)
+        return list(client.query(name, filter=expr, output_fields=fields, limit=limit))
 
 
 def build(store: MilvusAccess, collection: str) -> KeywordIndex:

@@ -128,16 +128,17 @@ class PostgresKeyword(PostgresReads):
                 if not bm25:
                     return self._old_keyword_search(snap.conn, t, text, k, where, options)
 
-                def words() -> list[ScoredChunk]:
-                    parts = self._parts(text, options, scoped)
+                def words(asked: str, n: int, scope: Filter | None) -> list[ScoredChunk]:
+                    parts = self._parts(asked, options, scoped)
                     chunks = None if scoped else self._terms
-                    return bm25_search.rank(snap, t, parts, k, where, scoped, chunks)
+                    return bm25_search.rank(snap, t, parts, n, scope, scoped, chunks)
 
                 if scoped:
-                    return words()
+                    return words(text, k, where)
                 return keyword_or_substring(
-                    text, words, lambda pieces: substring_scan(snap.conn, t, pieces, k, where),
-                    stopword_list(options),
+                    text, lambda: words(text, k, where),
+                    lambda pieces, cap: substring_scan(snap.conn, t, pieces, k, where, cap),
+                    stopword_list(options), lambda word: bool(words(word, 1, None)),
                 )  # fmt: skip
         except UndefinedTable:
             return []
@@ -147,10 +148,11 @@ class PostgresKeyword(PostgresReads):
     ) -> list[ScoredChunk]:
         """Top-k records by BM25 (> 0, higher is better), best first, ties by record id, one
         each with its best chunk (chunk-level BM25; its first when none matches alone) and its
-        keyword evidence; ``where`` applies before ranking. A query holding CJK
-        characters, or whose words match nothing, is answered by a substring scan of chunks
-        scored by occurrences (>= 1; see :mod:`semsearch.keyword_text`). A collection written
-        by an earlier version ranks chunks by ``ts_rank_cd`` (>= 0) until its next write."""
+        keyword evidence; ``where`` applies before ranking. A query holding CJK characters,
+        or whose words match nothing, or whose last word is being typed, is answered by a
+        substring scan of chunks (scores >= 1, :func:`semsearch.keyword_text.scan_score`). A
+        collection written by an earlier version ranks chunks by ``ts_rank_cd`` (>= 0) until
+        its next write."""
         return self._search(collection, text, k, where, scoped=False)
 
     @staticmethod
@@ -158,12 +160,17 @@ class PostgresKeyword(PostgresReads):
         conn: Any, t: Tables, text: str, k: int, where: Filter | None, options: dict[str, Any]
     ) -> list[ScoredChunk]:
         """The ranking of collections written before the BM25 tables: chunks by ``ts_rank_cd``."""
-        query = websearch_text(text)
+
+        def words(asked: str, n: int, scope: Filter | None) -> list[ScoredChunk]:
+            query = websearch_text(asked)
+            return [] if query is None else keyword_scan(conn, t, query, n, scope)
+
         return keyword_or_substring(
             text,
-            lambda: [] if query is None else keyword_scan(conn, t, query, k, where),
-            lambda pieces: substring_scan(conn, t, pieces, k, where),
+            lambda: words(text, k, where),
+            lambda pieces, cap: substring_scan(conn, t, pieces, k, where, cap),
             stopword_list(options),
+            lambda word: bool(words(word, 1, None)),
         )
 
     def keyword_search_scoped(

@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 from semsearch.filters import Filter
 from semsearch.stores.base import ScoredChunk
 from semsearch.stores.postgres.sql import TS_CONFIG, Tables, where_sql
+from semsearch.stores.query_rules import ScanRow, paged, scanned
 
 __all__ = [
     "ann_scan",
@@ -134,31 +135,27 @@ def _count_at_most(conn: Any, rows_sql: str, params: list[Any], cap: int) -> int
 
 
 def substring_scan(
-    conn: Any, t: Tables, pieces: list[str], k: int, where: Filter | None
+    conn: Any, t: Tables, pieces: list[str], k: int, where: Filter | None, cap: int | None = None
 ) -> list[ScoredChunk]:
-    """Top-k chunks containing any of ``pieces`` (casefolded), scored by occurrences (>= 1),
-    each with the share of the pieces it holds as its keyword evidence and coverage."""
+    """Top-k chunks containing any of ``pieces`` (casefolded), of the first ``cap`` found (None:
+    all), scored by
+    :func:`~semsearch.keyword_text.scan_score`, each with the share of the pieces it holds as
+    its keyword evidence and coverage (:func:`~semsearch.stores.query_rules.scanned`)."""
     if not pieces:
         return []
     sql, params = where_sql(where)
-    text = "lower(k.text)"
-    count = " + ".join(
-        f"(length({text}) - length(replace({text}, %s, ''))) / length(%s)" for _ in pieces
-    )
-    contains = " OR ".join(f"strpos({text}, %s) > 0" for _ in pieces)
-    held = " + ".join(f"(strpos({text}, %s) > 0)::int" for _ in pieces)
-    twice = [p for piece in pieces for p in (piece, piece)]
-    rows = conn.execute(
-        f"SELECT k.id, r.id, ({count}) AS score, ({held}) FROM {t.chunks} k "
+    contains = " OR ".join("strpos(lower(k.text), %s) > 0" for _ in pieces)
+    query = (
+        f"SELECT k.id, r.id, k.ordinal, k.text FROM {t.chunks} k "
         f"JOIN {t.records} r ON r.rid = k.record_rid "
-        f"WHERE ({contains}) AND ({sql}) ORDER BY score DESC, r.id, k.id LIMIT %s",
-        (*twice, *pieces, *pieces, *params, k),
-    ).fetchall()
-    return [
-        ScoredChunk(int(r[0]), r[1], float(r[2]), False, int(r[3]) / len(pieces),
-                    int(r[3]) / len(pieces))
-        for r in rows
-    ]  # fmt: skip
+        f"WHERE k.id > %s AND ({contains}) AND ({sql}) ORDER BY k.id LIMIT %s"
+    )
+
+    def fetch(after: int, n: int) -> list[ScanRow]:
+        found = conn.execute(query, (after, *pieces, *params, n)).fetchall()
+        return [(int(r[0]), r[1], int(r[2]), r[3]) for r in found]
+
+    return scanned(paged(fetch, cap), pieces, k)
 
 
 def keyword_scan(

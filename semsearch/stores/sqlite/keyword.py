@@ -14,7 +14,7 @@ clause's ``f * (k1 + 1) / (f + norm)``; times the clause's weight and Lucene's I
 sum to the sidecar's score. So both paths rank alike, to float tolerance. ``trigram``
 collections keep FTS5's own ``bm25()`` over their substring clauses. A trigram query whose
 every word is shorter than 3 characters cannot use the trigram index; it scans the collection's
-chunk text for those substrings instead and scores each chunk by how many times they occur.
+chunk text for those substrings instead (scored by :func:`semsearch.keyword_text.scan_score`).
 """
 
 from __future__ import annotations
@@ -30,11 +30,12 @@ from semsearch.keyword_query import (
     fts5_frequency,
     fts5_idf,
     idf,
+    scoring_clauses,
     term_part,
 )
 from semsearch.keyword_text import needs_unicode_fold
 from semsearch.stores.base import ScoredChunk
-from semsearch.stores.query_rules import keyword_or_substring
+from semsearch.stores.query_rules import ScanRow, keyword_or_substring, paged, scanned
 from semsearch.stores.sqlite.fts_stats import fts_lengths, fts_totals
 from semsearch.stores.sqlite.record_fts import record_fts_table
 from semsearch.stores.sqlite.schema import fts_table
@@ -131,8 +132,8 @@ def keyword_search(
             records (same ranking, faster; see bm25/sidecar.py).
         stopwords: the collection's stop words (left out of a substring scan's pieces).
     Returns:
-        ScoredChunks with score > 0 (BM25 with its keyword evidence, or the substring count of
-        a short trigram query or of a scanned porter query, see :mod:`semsearch.keyword_text`).
+        ScoredChunks with score > 0 (BM25 with its keyword evidence, or the scan score of a
+        short trigram query or of a scanned porter query, see :mod:`semsearch.keyword_text`).
     """
     if tokenizer == "trigram":
         long, short = trigram_clauses(text)
@@ -140,15 +141,19 @@ def keyword_search(
             return _substring_scan(rows, cid, short, k, where)
         return _trigram_top(rows, cid, " OR ".join(long), k, where, unit)
 
-    def words() -> list[ScoredChunk]:
-        ranked = sidecar(clauses, k, where) if sidecar is not None and unit == "record" else None
+    def rank(said: list[Clause], n: int, scope: Filter | None) -> list[ScoredChunk]:
+        ranked = sidecar(said, n, scope) if sidecar is not None and unit == "record" else None
         if ranked is not None:
             return ranked
-        return _ranked_by_clause(rows, cid, clauses, k, where, counts, unit)
+        return _ranked_by_clause(rows, cid, said, n, scope, counts, unit)
 
     # CJK text, word parts and prefixes: a substring scan (see semsearch.keyword_text)
     return keyword_or_substring(
-        text, words, lambda pieces: _substring_scan(rows, cid, pieces, k, where), stopwords
+        text,
+        lambda: rank(clauses, k, where),
+        lambda pieces, cap: _substring_scan(rows, cid, pieces, k, where, cap),
+        stopwords,
+        lambda word: bool(rank(scoring_clauses(word, stopwords), 1, None)),
     )
 
 
@@ -376,31 +381,28 @@ def _bm25_top(rows: Rows, cid: int, match: str, k: int, where: Filter | None) ->
 
 
 def _substring_scan(
-    rows: Rows, cid: int, pieces: list[str], k: int, where: Filter | None
+    rows: Rows, cid: int, pieces: list[str], k: int, where: Filter | None, cap: int | None = None
 ) -> list[ScoredChunk]:
-    """Chunks containing any of ``pieces`` (casefolded), scored by occurrences, each with the
-    share of the pieces it holds as its keyword evidence and coverage."""
+    """Top-k chunks containing any of ``pieces`` (casefolded), of the first ``cap`` found (None:
+    all), scored by :func:`~semsearch.keyword_text.scan_score`, each with the share of the
+    pieces it holds as its keyword evidence and coverage
+    (:func:`~semsearch.stores.query_rules.scanned`)."""
     if not pieces:
         return []
     # SQLite's lower() is exact for ASCII and CJK (no case) and fast; Python's casefold, called
     # per row, only when a piece holds a cased non-ASCII letter (über, straße)
     text = f"{CASEFOLD_FUNCTION}(k.text)" if needs_unicode_fold(pieces) else "lower(k.text)"
-    count = " + ".join(
-        f"(length({text}) - length(replace({text}, ?, ''))) / length(?)" for _ in pieces
-    )
     contains = " OR ".join(f"instr({text}, ?) > 0" for _ in pieces)
-    held = " + ".join(f"(instr({text}, ?) > 0)" for _ in pieces)
     filter_sql, params = compile_filter(where) if where is not None else ("1", [])
     sql = (
-        f"SELECT k.id, r.id, ({count}) AS score, ({held}) FROM chunks k "
+        f"SELECT k.id, r.id, k.ordinal, k.text FROM chunks k "
         "JOIN records r ON r.rowid = k.record_rowid "
-        f"WHERE k.collection_id = ? AND ({contains}) AND ({filter_sql}) "
-        "ORDER BY score DESC, r.id, k.id LIMIT ?"
+        f"WHERE k.collection_id = ? AND k.id > ? AND ({contains}) AND ({filter_sql}) "
+        "ORDER BY k.id LIMIT ?"
     )
-    twice = [p for piece in pieces for p in (piece, piece)]
-    found = rows(sql, (*twice, *pieces, cid, *pieces, *params, k))
-    share = [int(r[3]) / len(pieces) for r in found]
-    return [
-        ScoredChunk(int(r[0]), r[1], float(r[2]), False, v, v)
-        for r, v in zip(found, share, strict=True)
-    ]
+
+    def fetch(after: int, n: int) -> list[ScanRow]:
+        found = rows(sql, (cid, after, *pieces, *params, n))
+        return [(int(r[0]), r[1], int(r[2]), r[3]) for r in found]
+
+    return scanned(paged(fetch, cap), pieces, k)
