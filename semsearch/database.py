@@ -378,7 +378,8 @@ class Database:
         if compact is None:
             raise BackendUnavailable(
                 f"{type(self.store).__name__} has no compact step",
-                hint="this store reclaims space by itself",
+                hint="reclaim space with the backend's own tools (VACUUM, compaction); the built-in "
+                "SQLite, PostgreSQL and Milvus stores all have a compact step",
             )
         before, after = compact()
         return int(before), int(after)
