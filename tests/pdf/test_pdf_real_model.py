@@ -33,8 +33,9 @@ def test_markdown_and_pdf_folder_answers_with_the_page(
     report = index_folder(coll, tmp_path)
     assert (report.new, report.skipped) == (2, [])
     for question, page in [("automobile electrical trouble", 2), ("growing vegetables", 3)]:
-        hit = coll.search(question, limit=1).hits[0]
+        # no floor: this test is about the page a hit shows, not whether it is confident
+        hit = coll.search(question, limit=1, min_score=None).hits[0]
         assert hit.id == "guide.pdf" and hit.chunk is not None
         assert (hit.chunk.page_start, hit.chunk.page_end) == (page, page)
-    pet = coll.search("a pet that naps a lot", limit=1).hits[0]
+    pet = coll.search("a pet that naps a lot", limit=1, min_score=None).hits[0]
     assert pet.id == "cats.md" and pet.chunk is not None and pet.chunk.page_start is None
