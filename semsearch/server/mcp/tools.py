@@ -247,7 +247,7 @@ def _register_search(server: MCPServer, service: McpService) -> None:
             Literal["semantic", "keyword", "hybrid"],
             Field(
                 description="semantic: by meaning; keyword: by words (BM25); hybrid: both, "
-                "scores fused 0.75 semantic + 0.25 keyword (best default)."
+                "a calibrated score in [0, 1], 0.5 or more when confident (best default)."
             ),
         ] = "hybrid",
         limit: Annotated[
