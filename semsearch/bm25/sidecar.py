@@ -61,6 +61,7 @@ from semsearch.keyword_query import TITLE_WEIGHT
 from semsearch.keyword_query import Clause as QueryClause
 from semsearch.stores.base import ScoredChunk
 from semsearch.stores.fts5_tokens import PieceTokenizer
+from semsearch.stores.record_terms import clause_terms, term_weights
 from semsearch.stores.sqlite import record_changes
 from semsearch.stores.sqlite.allowed import Allowed
 from semsearch.stores.sqlite.record_fts import BODY_SQL, TITLE_SQL, record_fts_table
@@ -320,13 +321,7 @@ class KeywordSidecar:
     ) -> list[tuple[QueryClause, tuple[str, ...]]]:
         """Each query clause with its terms (FTS5's tokens of its words, stemmed); clauses
         that give no term are dropped, as they match nothing."""
-        found = self.tokenizer.pieces(t for c in clauses for t in c.tokens)
-        out = []
-        for clause in clauses:
-            terms = tuple(t for token in clause.tokens for t in found[token])
-            if terms:
-                out.append((clause, terms))
-        return out
+        return clause_terms(self.tokenizer, clauses)
 
     def rank(
         self,
@@ -359,12 +354,7 @@ class KeywordSidecar:
         p = snap.live
         mask = None if allowed is None else snap.mask(allowed)
         if scoped:
-            weights: dict[str, float] = {}
-            stops: dict[str, bool] = {}
-            for clause, ts in parts:
-                for t in ts:
-                    weights[t] = max(weights.get(t, 0.0), clause.weight)
-                    stops[t] = stops.get(t, True) and clause.stop
+            weights, stops = term_weights(parts)
             scope = p if mask is None else p.within(mask)
             found = rank_clauses(
                 scope, list(weights), list(weights.values()), k, None, list(stops.values())

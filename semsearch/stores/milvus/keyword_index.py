@@ -45,7 +45,7 @@ from semsearch.keyword_query import K1, TITLE_WEIGHT
 from semsearch.keyword_query import Clause as QueryClause
 from semsearch.stores.base import ScoredChunk
 from semsearch.stores.milvus.keyword_columns import RecordKeyword
-from semsearch.stores.record_terms import best_chunk, phrase_frequency
+from semsearch.stores.record_terms import best_chunk, phrase_frequency, term_weights
 
 __all__ = ["FOLD_AFTER", "Entry", "KeywordIndex"]
 
@@ -289,12 +289,7 @@ class KeywordIndex:
         view = self.view()
         mask = None if allowed is None else self.mask(view, *allowed)
         if scoped:
-            weights: dict[str, float] = {}
-            stops: dict[str, bool] = {}
-            for clause, ts in parts:
-                for t in ts:
-                    weights[t] = max(weights.get(t, 0.0), clause.weight)
-                    stops[t] = stops.get(t, True) and clause.stop
+            weights, stops = term_weights(parts)
             scope = view.live if mask is None else view.live.within(mask)
             found = rank_clauses(
                 scope, list(weights), list(weights.values()), k, None, list(stops.values())
