@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from semsearch.collection_parts import CollectionParts
 from semsearch.highlight import keyword_highlight
-from semsearch.results import Hit, LegScore, with_pages
+from semsearch.results import Chunk, Hit, LegScore, with_pages
 from semsearch.stores.base import ScoredChunk, supports
 from semsearch.stores.keyword_capabilities import KeywordChunks
+from semsearch.stores.read_capabilities import HitReads
 from semsearch.windows import Span
 
 __all__ = ["Row", "StateMoved", "read_hits"]
@@ -45,8 +47,7 @@ def read_hits(
     when ``query`` is given (keyword and hybrid), the sentence holding most of its terms.
     """
     rows = _best_keyword_chunks(coll, rows, query)
-    fields = coll.store.record_fields(coll.name, [c.record_id for c, _, _ in rows])
-    chunks = coll.store.get_chunks(coll.name, [c.chunk_id for c, _, _ in rows])
+    fields, chunks = _read(coll, rows)
     live = [row for row in rows if row[0].chunk_id in chunks and row[0].record_id in fields]
     if strict and len(live) < len(rows):
         raise StateMoved
@@ -61,6 +62,21 @@ def read_hits(
         )
         for c, score, comps in live
     ]
+
+
+def _read(
+    coll: CollectionParts, rows: Sequence[Row]
+) -> tuple[dict[str, dict[str, Any]], dict[int, Chunk]]:
+    """The rows' records' fields and their chunks: ``({record id: fields}, {chunk id: chunk})``,
+    only those that exist; a chunk whose record is not its row's (rewritten) is left out."""
+    chunk_ids = [c.chunk_id for c, _, _ in rows]
+    if not supports(coll.store, HitReads):
+        fields = coll.store.record_fields(coll.name, [c.record_id for c, _, _ in rows])
+        return fields, coll.store.get_chunks(coll.name, chunk_ids)
+    found = coll.store.hit_rows(coll.name, chunk_ids)
+    owners = {c.chunk_id: c.record_id for c, _, _ in rows}
+    kept = {cid: row for cid, row in found.items() if owners.get(cid) == row[0]}
+    return {rid: f for rid, _, f in kept.values()}, {cid: ch for cid, (_, ch, _) in kept.items()}
 
 
 def _highlight(

@@ -42,6 +42,7 @@ __all__ = [
     "choose_chunks",
     "rank",
     "read_statistics",
+    "runner",
 ]
 
 #: Tokenizes texts (the store's tokenizer): one list of terms per text.
@@ -84,6 +85,11 @@ class Statistics:
 
 #: Runs one statement with its params and returns its rows.
 Run = Callable[[str, Sequence[Any]], list[Any]]
+
+
+def runner(conn: Any) -> Run:
+    """A :data:`Run` on ``conn`` as it is (autocommit, or inside its open transaction)."""
+    return lambda sql, params: list(conn.execute(sql, params).fetchall())
 
 
 class Snapshot:
@@ -265,5 +271,5 @@ def best_chunks(
     chunks: dict[str, list[tuple[int, str]]] = {}
     for record_id, chunk_id, text in rows:
         chunks.setdefault(record_id, []).append((int(chunk_id), text))
-    stats = read_statistics(lambda sql, p: list(conn.execute(sql, p).fetchall()), t, parts)
+    stats = read_statistics(runner(conn), t, parts)
     return choose_chunks(parts, stats, chunks, terms_of)

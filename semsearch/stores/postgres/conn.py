@@ -3,13 +3,14 @@
 Connection refused, authentication failures and a pool that cannot get a connection in time all
 raise :class:`BackendUnavailable`; messages carry the location with its password replaced by
 ``***`` (libpq's own messages never contain it, and any copy of it is masked anyway). Pooled
-connections are checked before each use (``ConnectionPool.check_connection``), so a connection
-broken by a server restart is replaced instead of failing the next query.
+connections are checked before each use (:func:`check_pooled`), so a connection broken by a
+server restart is replaced instead of failing the next query.
 """
 
 from __future__ import annotations
 
 import re
+import select
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -40,6 +41,27 @@ def _password_of(url: str) -> str | None:
     except Exception:  # a malformed URL is reported by the connection attempt itself
         return None
     return str(value) if value else None
+
+
+def check_pooled(conn: Any) -> None:
+    """The pool's check before it hands out ``conn``: quiet when the connection works, else
+    raises (the pool then replaces it).
+
+    An idle connection whose socket has nothing to read is taken as working without a round
+    trip: a server that ends a session (restart, ``pg_terminate_backend``, idle timeout) sends
+    an error or closes the socket, which makes it readable. Anything else gets psycopg's check,
+    an empty query. The round trip cost 0.4 ms per checkout, and a keyword search checks out 4.
+    """
+    from psycopg import pq
+    from psycopg_pool import ConnectionPool
+
+    idle = (
+        conn.pgconn.status == pq.ConnStatus.OK
+        and conn.info.transaction_status == pq.TransactionStatus.IDLE
+    )
+    if idle and not select.select([conn.pgconn.socket], [], [], 0)[0]:
+        return
+    ConnectionPool.check_connection(conn)
 
 
 def _configure(conn: Any) -> None:
@@ -82,7 +104,7 @@ class PgPool:
             max_size=size,
             timeout=timeout,
             open=False,
-            check=ConnectionPool.check_connection,
+            check=check_pooled,
             configure=_configure,
             kwargs={"connect_timeout": max(1, int(timeout)), "autocommit": True},
             name="semsearch",

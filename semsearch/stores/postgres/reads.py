@@ -67,12 +67,21 @@ class PostgresReads(PostgresAccess):
 
     def get_chunks(self, collection: str, chunk_ids: Sequence[int]) -> dict[int, Chunk]:
         """``{chunk_id: Chunk}`` for the ids that exist in this collection."""
+        sql = f"SELECT {_CHUNK_COLUMNS} FROM {{K}} k WHERE k.id = ANY(%s)"
+        rows = self._on(collection, sql, ([int(c) for c in chunk_ids],)) if chunk_ids else []
+        return {int(r[0]): _chunk(r) for r in rows}
+
+    def hit_rows(
+        self, collection: str, chunk_ids: Sequence[int]
+    ) -> dict[int, tuple[str, Chunk, dict[str, Any]]]:
+        """``{chunk id: (record id, chunk, record fields)}`` for the chunks that exist, in one
+        statement (:class:`~semsearch.stores.read_capabilities.HitReads`)."""
         sql = (
-            "SELECT id, text, ordinal, char_start, char_end, heading_path, line_start, line_end "
-            "FROM {K} WHERE id = ANY(%s)"
+            f"SELECT {_CHUNK_COLUMNS}, r.id, r.fields FROM {{K}} k JOIN {{R}} r "
+            "ON r.rid = k.record_rid WHERE k.id = ANY(%s)"
         )
         rows = self._on(collection, sql, ([int(c) for c in chunk_ids],)) if chunk_ids else []
-        return {int(r[0]): Chunk(r[1], r[2], r[3], r[4], tuple(r[5]), r[6], r[7]) for r in rows}
+        return {int(r[0]): (r[8], _chunk(r), r[9]) for r in rows}
 
     def list_ids(self, collection: str) -> list[str]:
         """Every record id in the collection, sorted (code-point order)."""
@@ -135,6 +144,17 @@ class PostgresReads(PostgresAccess):
             (*params, limit, offset),
         )
         return [Record(r[0], r[1], r[2]) for r in rows]
+
+
+#: A chunk's columns as :func:`_chunk` reads them (chunks table aliased ``k``).
+_CHUNK_COLUMNS = (
+    "k.id, k.text, k.ordinal, k.char_start, k.char_end, k.heading_path, k.line_start, k.line_end"
+)
+
+
+def _chunk(row: Sequence[Any]) -> Chunk:
+    """A :class:`Chunk` from a row starting with :data:`_CHUNK_COLUMNS`."""
+    return Chunk(row[1], row[2], row[3], row[4], tuple(row[5]), row[6], row[7])
 
 
 def _plain(vector: Any) -> Any:
