@@ -76,6 +76,14 @@ def _matcher(query: str) -> _Matcher:
     return _Matcher(query)
 
 
+@functools.lru_cache(maxsize=2048)
+def _windows(text: str) -> tuple[Span, ...]:
+    """:func:`~semsearch.windows.window_spans` of a chunk, kept for the chunks shown last: a
+    server shows the same chunks again and again (paging, search as you type, popular
+    records), and cutting a chunk into sentences cost more than matching its words."""
+    return tuple(window_spans(text))
+
+
 def keyword_highlight(text: str, query: str) -> Span | None:
     """The span (char offsets into ``text``, end exclusive) of the sentence window of ``text``
     that matches the most distinct query terms; the first such on a tie.
@@ -96,7 +104,7 @@ def keyword_highlight(text: str, query: str) -> Span | None:
         return None
     best: tuple[int, Span] | None = None
     i = 0
-    for start, end in window_spans(text):
+    for start, end in _windows(text):
         while i < len(found) and found[i][0] < start:
             i += 1
         hit: set[str] = set()

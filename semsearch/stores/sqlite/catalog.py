@@ -25,14 +25,23 @@ def _fields(schema_json: str) -> list[str]:
     return [f["name"] for f in json.loads(schema_json)["fields"]]
 
 
+_COLUMNS = "name, schema, model_id, dim, options, created_at"
+
+
 def list_collections(conn: sqlite3.Connection) -> list[CollectionInfo]:
     """Every collection in the file, by name (none in a file not migrated yet)."""
     if ddl.schema_version(conn) == 0:
         return []
-    rows = conn.execute(
-        "SELECT name, schema, model_id, dim, options, created_at FROM collections ORDER BY name"
-    ).fetchall()
+    rows = conn.execute(f"SELECT {_COLUMNS} FROM collections ORDER BY name").fetchall()
     return [CollectionInfo(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5]) for r in rows]
+
+
+def get_collection(conn: sqlite3.Connection, name: str) -> CollectionInfo | None:
+    """The collection called ``name``, or None (also in a file not migrated yet)."""
+    if ddl.schema_version(conn) == 0:
+        return None
+    r = conn.execute(f"SELECT {_COLUMNS} FROM collections WHERE name = ?", (name,)).fetchone()
+    return None if r is None else CollectionInfo(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5])
 
 
 def create(conn: sqlite3.Connection, info: CollectionInfo) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -112,13 +113,36 @@ def get_chunks(rows: Rows, chunk_ids: Sequence[int]) -> dict[int, Chunk]:
     """``{chunk_id: Chunk}`` for the ids that exist."""
     out: dict[int, Chunk] = {}
     for batch in batches([int(c) for c in chunk_ids]):
+        found = rows(f"SELECT {_CHUNK_COLUMNS} FROM chunks k WHERE k.id IN ({marks(batch)})", batch)
+        out.update((r[0], _chunk(r)) for r in found)
+    return out
+
+
+#: A chunk's columns as :func:`_chunk` reads them (chunks aliased ``k``).
+_CHUNK_COLUMNS = (
+    "k.id, k.text, k.ordinal, k.char_start, k.char_end, k.heading_path, k.line_start, k.line_end"
+)
+
+
+def _chunk(row: Sequence[Any]) -> Chunk:
+    """A :class:`Chunk` from a row starting with :data:`_CHUNK_COLUMNS`."""
+    return Chunk(row[1], row[2], row[3], row[4], tuple(json.loads(row[5])), row[6], row[7])
+
+
+def hit_rows(
+    rows: Rows, collection: str, chunk_ids: Sequence[int]
+) -> dict[int, tuple[str, Chunk, dict[str, Any]]]:
+    """``{chunk id: (record id, chunk, record fields)}`` for the chunks of ``collection`` that
+    exist, chunk and record in one statement per batch (the record's text is not read)."""
+    out: dict[int, tuple[str, Chunk, dict[str, Any]]] = {}
+    for batch in batches([int(c) for c in chunk_ids]):
         found = rows(
-            "SELECT id, text, ordinal, char_start, char_end, heading_path, line_start, "
-            f"line_end FROM chunks WHERE id IN ({marks(batch)})",
-            batch,
+            f"SELECT {_CHUNK_COLUMNS}, r.id, r.fields FROM chunks k "
+            "JOIN records r ON r.rowid = k.record_rowid JOIN collections c "
+            f"ON c.id = r.collection_id WHERE c.name = ? AND k.id IN ({marks(batch)})",
+            (collection, *batch),
         )
-        for r in found:
-            out[r[0]] = Chunk(r[1], r[2], r[3], r[4], tuple(json.loads(r[5])), r[6], r[7])
+        out.update((r[0], (r[8], _chunk(r), json.loads(r[9]))) for r in found)
     return out
 
 

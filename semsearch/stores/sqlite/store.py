@@ -109,7 +109,9 @@ class SQLiteStore(SQLiteConnections):
 
     def get_collection(self, name: str) -> CollectionInfo | None:
         """The stored collection called ``name``, or None."""
-        return next((c for c in self.list_collections() if c.name == name), None)
+        with self._read_lock:
+            conn = self._read()
+            return None if conn is None else catalog.get_collection(conn, name)
 
     def list_collections(self) -> list[CollectionInfo]:
         """Every collection in the file, by name."""
@@ -303,6 +305,13 @@ class SQLiteStore(SQLiteConnections):
     def get_chunks(self, collection: str, chunk_ids: Sequence[int]) -> dict[int, Chunk]:
         """``{chunk_id: Chunk}`` for the ids that exist."""
         return reads.get_chunks(self._rows, chunk_ids)
+
+    def hit_rows(
+        self, collection: str, chunk_ids: Sequence[int]
+    ) -> dict[int, tuple[str, Chunk, dict[str, Any]]]:
+        """``{chunk id: (record id, chunk, record fields)}`` for the chunks that exist, in one
+        read (:class:`~semsearch.stores.read_capabilities.HitReads`)."""
+        return reads.hit_rows(self._rows, collection, chunk_ids)
 
     def list_ids(self, collection: str) -> list[str]:
         """Every record id in the collection, sorted."""
