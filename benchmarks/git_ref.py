@@ -87,9 +87,10 @@ class Ref:
         missing = [n for n in needles if n not in text]
         if not file.exists() or missing:
             what = "does not exist" if not file.exists() else f"has no {', '.join(missing)}"
+            named = self.name if self.sha.startswith(self.name) else f"{self.name} ({self.short})"
             raise RefError(
-                f"{self.name} ({self.short}): {relpath} {what}; the comparison runs that script "
-                "of the reference commit, so pick a commit that has it"
+                f"{named}: {relpath} {what}; the comparison runs that script of the reference "
+                "commit, so pick a commit that has it"
             )
 
     def probe(self, module: str) -> dict[str, Any]:
