@@ -12,10 +12,13 @@ Modes:
 - ``semantic``: exact cosine scan over the products' all-MiniLM-L6-v2 vectors; the query
   vectors are computed once before the run and served from a cache, so the figures exclude the
   query embedding (8-12 ms per query on this machine, see MACHINE-NOTES).
+- ``hybrid``: both legs and their fusion, with the same cached query vectors as ``semantic``.
 
     .venv/bin/python -m benchmarks.http_load [--clients 50] [--seconds 60] [--workers 1 2]
+        [--modes keyword semantic hybrid] [--index PATH] [--no-write]
 
-Prints a table and rewrites the ``http-load`` section of docs/benchmarks.md.
+Prints a table and rewrites the ``http-load`` section of docs/benchmarks.md (not with
+``--no-write``).
 """
 
 from __future__ import annotations
@@ -202,12 +205,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=60.0)
-    parser.add_argument("--modes", nargs="+", default=["keyword", "semantic"])
+    parser.add_argument("--modes", nargs="+", default=["keyword", "semantic", "hybrid"],
+                        choices=["keyword", "semantic", "hybrid"])  # fmt: skip
     parser.add_argument("--workers", nargs="+", type=int, default=[1, 2],
                         help="server processes; one run per value")  # fmt: skip
     parser.add_argument("--ramp", type=float, default=2.0,
                         help="seconds over which the clients start, not measured (0: burst)")  # fmt: skip
     parser.add_argument("--index", help="an existing products index (built if omitted)")
+    parser.add_argument("--no-write", action="store_true",
+                        help="print only; leave docs/benchmarks.md alone (smoke runs)")  # fmt: skip
     parser.add_argument("--serve", help=argparse.SUPPRESS)  # internal: the server process
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -240,6 +246,8 @@ def main() -> None:
     ]
     table = markdown_table(headers, rows)
     print(table)
+    if args.no_write:
+        return
     verdict = reading(rows, args.clients)
     built = f" (built in {build_seconds:.0f} s)" if build_seconds else ""
     write_section(
@@ -252,7 +260,7 @@ soon as the previous one answers. The clients start one by one over {args.ramp:g
 is not measured: opened in one burst, the keep-alive connections land unevenly on the workers and
 stay there (`--ramp 0` shows that case). Server: `semsearch serve --workers N` (N uvicorn processes,
 each with its own SQLite connection); client and server share the machine. Latency is measured at the client (request sent to response parsed). Keyword mode runs
-no embedding; semantic mode serves the query vectors from a cache, so it **excludes query
+no embedding; semantic and hybrid modes serve the query vectors from a cache, so they **exclude query
 embedding** (all-MiniLM-L6-v2 adds 8-12 ms per query on an idle core). The 1-client row of each
 mode is the service time of one request without queueing; with N clients busy all the time,
 Little's law makes the mean latency about N / QPS. Targets: 0 errors, p99 under 100 ms.
