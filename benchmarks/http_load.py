@@ -387,7 +387,10 @@ def parse_args() -> argparse.Namespace:
                         help="ratio beyond which a verdict reads slower or faster (0.1 = 10%%)")  # fmt: skip
     parser.add_argument("--serve", help=argparse.SUPPRESS)  # internal: the server process
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
-    return parser.parse_args()
+    args = parser.parse_args()
+    if args.index and args.ref_index and Path(args.index).resolve() == args.ref_index.resolve():
+        parser.error("--ref-index must differ from --index: each code reads the index it built")
+    return args
 
 
 def main() -> None:

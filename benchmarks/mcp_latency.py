@@ -181,6 +181,8 @@ def main() -> None:
     parser.add_argument("--tolerance", type=float, default=0.1,
                         help="p50 ratio beyond which a verdict reads slower or faster")  # fmt: skip
     args = parser.parse_args()
+    if args.index and args.ref_index and Path(args.index).resolve() == args.ref_index.resolve():
+        parser.error("--ref-index must differ from --index: each code reads the index it built")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     with ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory()))
