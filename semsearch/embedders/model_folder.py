@@ -107,7 +107,12 @@ class ModelFolder:
         return self.path / "model.safetensors"
 
     def onnx_obstacle(self) -> str | None:
-        """Why the ONNX engine cannot build this model, or None when it can."""
+        """Why the ONNX engine cannot build this model, or None when it can (read once, as
+        the configs are: a collection asks for its embedder's model id on every search)."""
+        return self._onnx_obstacle
+
+    @cached_property
+    def _onnx_obstacle(self) -> str | None:
         if not self.is_plain:
             extra = sorted(set(self.module_kinds) - _PLAIN_MODULES)
             return f"its pipeline has {', '.join(extra)} modules"

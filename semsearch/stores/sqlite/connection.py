@@ -18,15 +18,20 @@ from contextlib import contextmanager
 from typing import Any
 
 from semsearch.errors import IndexNotFound, StoreCorrupted
+from semsearch.stores.base import CollectionInfo, WindowSet
 from semsearch.stores.sqlite import file as sqlite_file
 from semsearch.stores.sqlite import schema as ddl
 from semsearch.stores.sqlite.changes import data_version
+from semsearch.stores.sqlite.read_cache import ReadCache
 
-__all__ = ["ANALYZE_AFTER", "ANALYZE_SAMPLE", "SQLiteConnections"]
+__all__ = ["ANALYZE_AFTER", "ANALYZE_SAMPLE", "WINDOWS_CACHED", "SQLiteConnections"]
 
 #: Records written before the first automatic ANALYZE, and rows sampled per index by it.
 ANALYZE_AFTER = 1000
 ANALYZE_SAMPLE = 1000
+#: Chunks whose sentence windows a reader keeps between commits (about 8 KB each at 384-d):
+#: a semantic search rescores the windows of up to 50 records' chunks.
+WINDOWS_CACHED = 2048
 
 
 class SQLiteConnections:
@@ -49,6 +54,9 @@ class SQLiteConnections:
         self._closed = False
         self._written = 0  # records written by this store object, and when it last analyzed
         self._analyzed_at = 0
+        #: collections by name, and sentence windows by (collection, chunk id), between commits
+        self._infos: ReadCache[str, CollectionInfo | None] = ReadCache(64)
+        self._windows: ReadCache[tuple[str, int], WindowSet] = ReadCache(WINDOWS_CACHED)
         if path == ":memory:":  # one database per connection: reads share the writer's
             self._conn = self._reader = self._connect(path)
             self._read_lock = self._lock

@@ -14,6 +14,7 @@ collections table (catalog.py), row writes (writes.py), plain reads (reads.py), 
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Mapping, Sequence
 from functools import partial
@@ -111,7 +112,11 @@ class SQLiteStore(SQLiteConnections):
         """The stored collection called ``name``, or None."""
         with self._read_lock:
             conn = self._read()
-            return None if conn is None else catalog.get_collection(conn, name)
+            if conn is None:
+                return None
+            read = lambda names: {name: catalog.get_collection(conn, name)}  # noqa: E731
+            info = self._infos.get_many(self._file_version(), [name], read).get(name)
+        return None if info is None else dataclasses.replace(info, options=dict(info.options))
 
     def list_collections(self) -> list[CollectionInfo]:
         """Every collection in the file, by name."""
@@ -217,7 +222,14 @@ class SQLiteStore(SQLiteConnections):
     def window_vectors(self, collection: str, chunk_ids: Sequence[int]) -> dict[int, WindowSet]:
         """``{chunk id: WindowSet}`` of the chunks with windows (see SentenceWindows)."""
         with self._read_lock:
-            return sqlite_windows.read_windows(self._rows, collection, chunk_ids)
+
+            def read(keys: list[tuple[str, int]]) -> dict[tuple[str, int], WindowSet]:
+                found = sqlite_windows.read_windows(self._rows, collection, [c for _, c in keys])
+                return {(collection, c): w for c, w in found.items()}
+
+            keys = [(collection, int(c)) for c in chunk_ids]
+            found = self._windows.get_many(self._file_version(), keys, read)
+        return {c: found[(collection, c)] for _, c in keys if (collection, c) in found}
 
     def mark_failed(self, collection: str, chunk_ids: Sequence[int], error: str) -> None:
         """Record that embedding these chunks failed (they stay keyword-searchable)."""
