@@ -38,7 +38,12 @@ def peer_engines(
                 print(f"{kind}: not measured ({exc})")
                 continue
             db = stack.enter_context(connect(location))
-            coll = db.collection(f"bench{len(records)}", schema=schema, embedder=FakeEmbedder(16))
+            # no sentence windows: the keyword leg never reads them, and embedding and indexing
+            # ~5 windows per chunk made a 100k PostgreSQL fill take over an hour (stop 51)
+            coll = db.collection(
+                f"bench{len(records)}", schema=schema, embedder=FakeEmbedder(16),
+                sentence_windows=False,
+            )  # fmt: skip
             if coll.count() != len(records):
                 for start in range(0, len(records), 5000):
                     coll.upsert(records[start : start + 5000])
