@@ -9,32 +9,25 @@ token count from its averages record (``fts_<C>_data`` row 1: SQLite varints, th
 then each column's token total), a term's n(q) from the keyword sidecar's chunk frequencies
 (counted from the same chunk texts at build; once the sidecar is caught up from the change log
 they are not kept, bm25/delta.py), else, and a phrase's, from the snapshot's cached FTS5
-counts (:class:`~semsearch.stores.sqlite.keyword.TermCounts`). Same formula as FTS5's ``bm25()``
-(one column, weight 1), the same weightless-clause rule and the same ties (the first chunk),
-so the same chunk as ``best_chunks`` to float tolerance.
+counts (:class:`~semsearch.stores.sqlite.keyword.TermCounts`). The score is
+:func:`semsearch.stores.record_terms.best_chunk`'s, which PostgreSQL and Milvus use too: FTS5's
+``bm25()`` formula (one column, weight 1), the same weightless-clause rule and the same ties
+(the first chunk), so the same chunk as ``best_chunks`` to float tolerance.
 """
 
 from __future__ import annotations
 
-import math
-from collections import Counter
 from collections.abc import Sequence
 
 from semsearch.bm25.delta import LivePostings
-from semsearch.keyword_query import FTS5_IDF_FLOOR, K1, B
 from semsearch.stores.fts5_tokens import PieceTokenizer
+from semsearch.stores.record_terms import best_chunk
 from semsearch.stores.sqlite.fts_stats import fts_totals
 from semsearch.stores.sqlite.keyword import TermCounts
 from semsearch.stores.sqlite.schema import fts_table
 from semsearch.stores.sqlite.sql import Rows, batches, marks
 
 __all__ = ["best_chunks_from_text"]
-
-
-def _occurrences(tokens: list[str], phrase: tuple[str, ...]) -> int:
-    """Start positions where ``phrase`` occurs in ``tokens`` (FTS5 counts each)."""
-    m = len(phrase)
-    return sum(1 for i in range(len(tokens) - m + 1) if tuple(tokens[i : i + m]) == phrase)
 
 
 def best_chunks_from_text(
@@ -62,26 +55,13 @@ def best_chunks_from_text(
     for c, t in phrases.items():
         found = postings.chunk_hits(t[0]) if len(t) == 1 else None
         hits[c] = found if found is not None else counts.hits(rows, cid, "chunk", c)
-    if len(clauses) > 1:  # as best_chunks: weightless clauses out, unless all are
-        clauses = [c for c in clauses if 2 * hits[c] < n_chunks] or clauses
-    idf = {}
-    for c in clauses:
-        value = math.log((n_chunks - hits[c] + 0.5) / (hits[c] + 0.5))
-        idf[c] = value if value > 0 else FTS5_IDF_FLOOR
-    avgdl = (sum(totals) / n_chunks) or 1.0
-    best: dict[str, tuple[float, int]] = {}
+    by_record: dict[str, list[tuple[int, list[str]]]] = {}
     for record_id, chunk_id, chunk_text in _chunks(rows, cid, record_ids):
-        tokens = tokenizer.terms(chunk_text)
-        tf = Counter(tokens)
-        norm = K1 * (1 - B + B * len(tokens) / avgdl)
-        score = 0.0
-        for c in clauses:
-            terms = phrases[c]
-            f = tf[terms[0]] if len(terms) == 1 else _occurrences(tokens, terms) if terms else 0
-            score += idf[c] * (f * (K1 + 1)) / (f + norm)
-        if score > 0 and (record_id not in best or score > best[record_id][0]):
-            best[record_id] = (score, chunk_id)
-    return {r: chunk for r, (_, chunk) in best.items()}
+        by_record.setdefault(record_id, []).append((chunk_id, tokenizer.terms(chunk_text)))
+    avgdl = (sum(totals) / n_chunks) or 1.0
+    terms, n = [phrases[c] for c in clauses], [hits[c] for c in clauses]
+    chosen = {r: best_chunk(pairs, terms, n, n_chunks, avgdl) for r, pairs in by_record.items()}
+    return {r: chunk for r, chunk in chosen.items() if chunk is not None}
 
 
 def _chunks(rows: Rows, cid: int, record_ids: Sequence[str]) -> list[tuple[str, int, str]]:

@@ -54,9 +54,11 @@ class SQLiteConnections:
         self._closed = False
         self._written = 0  # records written by this store object, and when it last analyzed
         self._analyzed_at = 0
-        #: collections by name, and sentence windows by (collection, chunk id), between commits
+        #: collections by name, sentence windows by (collection, chunk id) and record ids by
+        #: rowid, kept between commits
         self._infos: ReadCache[str, CollectionInfo | None] = ReadCache(64)
         self._windows: ReadCache[tuple[str, int], WindowSet] = ReadCache(WINDOWS_CACHED)
+        self._names: ReadCache[int, str] = ReadCache(8192)  # record ids by rowid
         if path == ":memory:":  # one database per connection: reads share the writer's
             self._conn = self._reader = self._connect(path)
             self._read_lock = self._lock

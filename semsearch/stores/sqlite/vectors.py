@@ -24,7 +24,7 @@ from semsearch.stores.base import ScoredChunk
 from semsearch.stores.query_rules import best_first, check_query_dim
 from semsearch.stores.sqlite.allowed import filter_key
 from semsearch.stores.sqlite.connection import SQLiteConnections
-from semsearch.stores.sqlite.sql import Rows, batches, marks
+from semsearch.stores.sqlite.sql import batches, marks
 from semsearch.stores.sqlite.vector_reads import resolve, slot_column
 
 __all__ = [
@@ -40,13 +40,21 @@ __all__ = [
 VectorCaches = dict[int, AnnIndex]
 
 
-def record_names(rows: Rows, rowids: Sequence[int]) -> dict[int, str]:
-    """``{record rowid: record id}`` for the rowids that still exist."""
-    out: dict[int, str] = {}
-    for batch in batches(sorted({int(r) for r in rowids})):
-        found = rows(f"SELECT rowid, id FROM records WHERE rowid IN ({marks(batch)})", batch)
-        out.update({int(r[0]): r[1] for r in found})
-    return out
+def record_names(db: SQLiteConnections, rowids: Sequence[int]) -> dict[int, str]:
+    """``{record rowid: record id}`` for the rowids that still exist (kept between commits:
+    a search names the same records again and again)."""
+
+    def read(wanted: list[int]) -> dict[int, str]:
+        out: dict[int, str] = {}
+        for batch in batches(sorted(wanted)):
+            found = db._rows(
+                f"SELECT rowid, id FROM records WHERE rowid IN ({marks(batch)})", batch
+            )
+            out.update({int(r[0]): r[1] for r in found})
+        return out
+
+    with db._read_lock:
+        return db._names.get_many(db._file_version(), [int(r) for r in rowids], read)
 
 
 def stored_vectors(
@@ -233,7 +241,7 @@ def _ranked(
         kept = pick(state.record_rowids[rows])
         rows, scores = rows[kept], scores[kept]
         rowids = state.record_rowids[rows].tolist()
-        names = record_names(db._rows, rowids)
+        names = record_names(db, rowids)
         if attempt == 3 or all(r in names for r in rowids):
             break
         found = matrix(
