@@ -213,7 +213,8 @@ class HitOut(BaseModel):
 
     ``score``: semantic: cosine similarity in [-1, 1] (half the chunk's, half its best sentence
     window's: :mod:`semsearch.windows`); keyword: BM25 (>= 0, higher is better);
-    hybrid: reciprocal-rank-fusion score (comparable within one query only); reranked
+    hybrid: the calibrated score in [0, 1] (0.5 or more: a confident hit; the same meaning in
+    every query, docs/retrieval.md); reranked
     (``reranked_by`` set): the reranker's score in [0, 1], the mode's own in ``components``.
     """
 
