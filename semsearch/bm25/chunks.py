@@ -41,8 +41,9 @@ def best_chunks_from_text(
 ) -> dict[str, int]:
     """``{record id: chunk id}``: each record's chunk with the highest chunk-level FTS5 BM25
     for the quoted FTS5 ``clauses`` (``porter`` collections: the query's scoring clauses),
-    ties to the first chunk; records with no chunk matching on its own are left out. Same
-    answer as ``semsearch.stores.sqlite.keyword.best_chunks``."""
+    ties to the first chunk; records with no chunk matching on its own are left out, except
+    that a record of one chunk always gets it (the chunk it shows either way). Same answer as
+    ``semsearch.stores.sqlite.keyword.best_chunks`` where it has one."""
     clauses = list(clauses)
     if not clauses or not record_ids:
         return {}
@@ -55,12 +56,18 @@ def best_chunks_from_text(
     for c, t in phrases.items():
         found = postings.chunk_hits(t[0]) if len(t) == 1 else None
         hits[c] = found if found is not None else counts.hits(rows, cid, "chunk", c)
-    by_record: dict[str, list[tuple[int, list[str]]]] = {}
+    by_record: dict[str, list[tuple[int, str]]] = {}
     for record_id, chunk_id, chunk_text in _chunks(rows, cid, record_ids):
-        by_record.setdefault(record_id, []).append((chunk_id, tokenizer.terms(chunk_text)))
+        by_record.setdefault(record_id, []).append((chunk_id, chunk_text))
     avgdl = (sum(totals) / n_chunks) or 1.0
     terms, n = [phrases[c] for c in clauses], [hits[c] for c in clauses]
-    chosen = {r: best_chunk(pairs, terms, n, n_chunks, avgdl) for r, pairs in by_record.items()}
+    chosen: dict[str, int | None] = {}
+    for record_id, pairs in by_record.items():
+        if len(pairs) == 1:  # its only chunk is the one it shows either way: nothing to score
+            chosen[record_id] = pairs[0][0]
+            continue
+        tokens = [(chunk_id, tokenizer.terms(text)) for chunk_id, text in pairs]
+        chosen[record_id] = best_chunk(tokens, terms, n, n_chunks, avgdl)
     return {r: chunk for r, chunk in chosen.items() if chunk is not None}
 
 

@@ -250,8 +250,14 @@ def test_best_chunk_from_text_is_the_fts5_best_chunk(db: semsearch.Database) -> 
     for text in [*queries(80), "COVID-19 T-cell responses"]:
         ids = [h.record_id for h in store.keyword_search(c.name, text, 20, None)]
         ours, theirs = store._in_read_txn(lambda _, t=text, i=ids: both(t, i))
-        assert ours == theirs
-        several += sum(1 for i in ids if len(store._rows(CHUNKS, (i,))) > 1)
+        chunks = {i: [r[0] for r in store._rows(CHUNKS, (i,))] for i in ids}
+        single = {i for i in ids if len(chunks[i]) == 1}
+        assert {i: k for i, k in ours.items() if i not in single} == {
+            i: k for i, k in theirs.items() if i not in single
+        }
+        # a record of one chunk shows it, whether or not that chunk matches on its own
+        assert {i: ours[i] for i in single} == {i: chunks[i][0] for i in single}
+        several += len(ids) - len(single)
     assert several > 100  # the choice was made among several chunks often
 
 
