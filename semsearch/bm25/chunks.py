@@ -66,7 +66,7 @@ def best_chunks_from_text(
         if len(pairs) == 1:  # its only chunk is the one it shows either way: nothing to score
             chosen[record_id] = pairs[0][0]
             continue
-        tokens = [(chunk_id, tokenizer.terms(text)) for chunk_id, text in pairs]
+        tokens = [(chunk_id, tokenizer.shown_terms(text)) for chunk_id, text in pairs]
         chosen[record_id] = best_chunk(tokens, terms, n, n_chunks, avgdl)
     return {r: chunk for r, chunk in chosen.items() if chunk is not None}
 

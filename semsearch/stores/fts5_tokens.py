@@ -13,6 +13,7 @@ or none (``--``).
 from __future__ import annotations
 
 import sqlite3
+from collections import OrderedDict
 from collections.abc import Iterable
 
 __all__ = ["PORTER", "PieceTokenizer"]
@@ -24,6 +25,8 @@ PORTER = "porter unicode61 remove_diacritics 2"
 #: Pieces cached at most; past this the cache starts over (bounded memory in long processes).
 MAX_CACHED = 2_000_000
 _BATCH = 5000
+#: Texts whose terms :meth:`PieceTokenizer.shown_terms` keeps.
+SHOWN_CACHED = 4096
 
 
 class PieceTokenizer:
@@ -45,6 +48,7 @@ class PieceTokenizer:
         self._conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='{quoted}')")
         self._conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
         self._cache: dict[str, tuple[str, ...]] = {}
+        self._shown: OrderedDict[str, list[str]] = OrderedDict()
 
     def close(self) -> None:
         """Close the in-memory database."""
@@ -70,6 +74,20 @@ class PieceTokenizer:
         except KeyError:
             found = self.pieces(split)
             return [term for piece in split for term in found[piece]]
+
+    def shown_terms(self, text: str) -> list[str]:
+        """:meth:`terms` of a chunk a search shows, kept for the last :data:`SHOWN_CACHED`
+        texts: the best chunk of a hit is chosen from its record's chunks' terms, and a server
+        shows the same records again and again (a note of 50 chunks cost 50 tokenizations
+        per search). The list must not be changed."""
+        found = self._shown.get(text)
+        if found is None:
+            found = self._shown[text] = self.terms(text)
+            if len(self._shown) > SHOWN_CACHED:
+                self._shown.popitem(last=False)
+        else:
+            self._shown.move_to_end(text)
+        return found
 
     def _tokenize(self, batch: list[str]) -> None:
         conn = self._conn

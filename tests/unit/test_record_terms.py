@@ -57,3 +57,17 @@ def test_a_phrase_counts_inside_one_column_only() -> None:
     assert phrase_frequency(terms.positions, ("t", "cell"), terms.title_length) == TITLE_WEIGHT + 2
     assert phrase_frequency(terms.positions, ("cell", "t"), terms.title_length) == 1.0
     assert phrase_frequency(terms.positions, ("t", "absent"), terms.title_length) == 0.0
+
+
+def test_shown_terms_are_the_terms_and_the_cache_stays_bounded(monkeypatch) -> None:
+    from semsearch.stores import fts5_tokens
+
+    monkeypatch.setattr(fts5_tokens, "SHOWN_CACHED", 2)
+    tokenizer = fts5_tokens.PieceTokenizer(fts5_tokens.PORTER)
+    texts = ["Running dogs, running!", "Café au lait", "ADR-0042 says so", "Running dogs, running!"]
+    expected = [
+        ["run", "dog", "run"], ["cafe", "au", "lait"], ["adr", "0042", "sai", "so"],
+        ["run", "dog", "run"],
+    ]  # fmt: skip
+    assert [tokenizer.shown_terms(t) for t in texts] == expected
+    assert len(tokenizer._shown) == 2  # the oldest text was dropped past the bound
