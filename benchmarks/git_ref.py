@@ -12,6 +12,7 @@ that it really does. An index must be built by the code that reads it (schema ve
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -23,7 +24,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Ref", "RefError", "checkout", "compare_rows", "ratio", "verdict"]
+__all__ = [
+    "Ref",
+    "RefError",
+    "add_compare_arguments",
+    "check_indexes",
+    "checkout",
+    "compare_rows",
+    "ratio",
+    "verdict",
+]
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -207,3 +217,25 @@ def compare_rows(
         said = verdict([(ratios[name], higher) for name, higher in weigh(key)], tolerance)
         rows.append([*key, *ratios.values(), said])
     return rows
+
+
+def add_compare_arguments(
+    parser: argparse.ArgumentParser, data: str, compared: str, judged: str
+) -> None:
+    """The options every comparing benchmark takes: ``--no-write``, ``--compare REF``,
+    ``--ref-index`` (REF's own index of ``data``), ``--tolerance``. ``compared`` says what
+    REF runs, ``judged`` which ratio the verdict reads."""
+    parser.add_argument("--no-write", action="store_true",
+                        help="print only; leave docs/benchmarks.md alone (smoke runs)")  # fmt: skip
+    parser.add_argument("--compare", metavar="REF",
+                        help=f"also run git commit REF's {compared}; print ratios")  # fmt: skip
+    parser.add_argument("--ref-index", type=Path,
+                        help=f"REF's {data} index, built by REF's code (built there if missing)")  # fmt: skip
+    parser.add_argument("--tolerance", type=float, default=0.1,
+                        help=f"{judged} beyond which a verdict reads slower or faster (0.1 = 10%%)")  # fmt: skip
+
+
+def check_indexes(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse ``--ref-index`` equal to ``--index``: each code reads the index it built."""
+    if args.index and args.ref_index and Path(args.index).resolve() == args.ref_index.resolve():
+        parser.error("--ref-index must differ from --index: each code reads the index it built")

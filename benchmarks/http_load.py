@@ -377,19 +377,11 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--ramp", type=float, default=2.0,
                         help="seconds over which the clients start, not measured (0: burst)")  # fmt: skip
     parser.add_argument("--index", help="the products index (built there if missing)")
-    parser.add_argument("--no-write", action="store_true",
-                        help="print only; leave docs/benchmarks.md alone (smoke runs)")  # fmt: skip
-    parser.add_argument("--compare", metavar="REF",
-                        help="also serve from git commit REF in the same run; print ratios")  # fmt: skip
-    parser.add_argument("--ref-index", type=Path,
-                        help="REF's products index, built by REF's code (built there if missing)")  # fmt: skip
-    parser.add_argument("--tolerance", type=float, default=0.1,
-                        help="ratio beyond which a verdict reads slower or faster (0.1 = 10%%)")  # fmt: skip
+    git_ref.add_compare_arguments(parser, "products", "server in the same run", "a ratio")
     parser.add_argument("--serve", help=argparse.SUPPRESS)  # internal: the server process
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.index and args.ref_index and Path(args.index).resolve() == args.ref_index.resolve():
-        parser.error("--ref-index must differ from --index: each code reads the index it built")
+    git_ref.check_indexes(parser, args)
     return args
 
 

@@ -172,17 +172,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--index", type=Path, help="the foam-docs index (built there if missing)")
     parser.add_argument("--repeats", type=int, default=10, help="rounds over the 6 queries")
-    parser.add_argument("--no-write", action="store_true",
-                        help="print only; leave docs/benchmarks.md alone (smoke runs)")  # fmt: skip
-    parser.add_argument("--compare", metavar="REF",
-                        help="also run git commit REF's own measurement; print ratios")  # fmt: skip
-    parser.add_argument("--ref-index", type=Path,
-                        help="REF's foam-docs index, built by REF's code (built there if missing)")  # fmt: skip
-    parser.add_argument("--tolerance", type=float, default=0.1,
-                        help="p50 ratio beyond which a verdict reads slower or faster")  # fmt: skip
+    git_ref.add_compare_arguments(parser, "foam-docs", "own measurement", "the p50 ratio")
     args = parser.parse_args()
-    if args.index and args.ref_index and Path(args.index).resolve() == args.ref_index.resolve():
-        parser.error("--ref-index must differ from --index: each code reads the index it built")
+    git_ref.check_indexes(parser, args)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     with ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory()))
