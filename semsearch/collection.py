@@ -71,7 +71,7 @@ class Collection(CollectionReads):
             embed: False stores new chunks as pending without calling the embedder (a
                 background worker or :meth:`reindex` embeds them); they are keyword-searchable
                 at once.
-            progress: called with the number of chunks embedded after each embedding group.
+            progress: called with counts of chunks embedded, per embedder batch (they add up).
         Returns:
             UpsertReport with record counts (added/updated/unchanged), chunk counts
             (embedded/reused/pending/failed), ``failed`` ({record id: why}) and ``errors``.

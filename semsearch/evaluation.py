@@ -197,7 +197,7 @@ def open_index(
     both stores, :mod:`semsearch.embedders.cached`); sentence windows go to the model.
 
     Args:
-        progress: called with the number of chunks embedded after each embedding group.
+        progress: called with counts of chunks embedded, per embedder batch (they add up).
     Returns:
         The ``beir`` collection; close it with ``coll.store.close()``.
     """

@@ -25,6 +25,7 @@ from semsearch.embedders.base import check_rows
 from semsearch.errors import BadVectors, DimensionMismatch, EmbedderUnavailable
 from semsearch.filters import Filter, IdMatch, Or
 from semsearch.memory_marks import reuse_scope
+from semsearch.progress import note, on_batches
 from semsearch.results import PAGE_STARTS, Chunk, UpsertReport, with_pages
 from semsearch.stores.base import ChunkWrite, PendingChunk, RecordWrite
 from semsearch.windows import embed_windows, windows_enabled
@@ -36,11 +37,13 @@ __all__ = ["EMBED_GROUP", "WRITE_BATCH", "Progress", "chunk_text_for", "embed_ch
 
 log = logging.getLogger(__name__)
 
-#: Records written per transaction, and texts per embedding call (progress granularity).
+#: Records written per transaction, and texts per embedding call.
 WRITE_BATCH = 256
 EMBED_GROUP = 256
 
-#: Called with the number of chunks embedded after each embedding group.
+#: Called with the number of chunks embedded, after each batch the embedder reports
+#: (:func:`semsearch.progress.batch_done`), else after each embedding group; the calls of one
+#: group add up to its size.
 Progress = Callable[[int], None]
 
 
@@ -57,7 +60,7 @@ def write(
         coll: the collection written to.
         prepared: validated records (``validation.prepare_record``), ids unique.
         embed: False leaves new chunks pending for a background worker or ``reindex``.
-        progress: called after each embedding group.
+        progress: called with counts of chunks embedded as they are (see :data:`Progress`).
     Returns:
         Record counts (added/updated/unchanged) and chunk counts (embedded/reused/pending/
         failed, as ``stats()`` counts them); ``failed`` names each record a text of which the
@@ -207,16 +210,21 @@ def embed_chunks(
         keyword-searchable, embedded by ``reindex``), counted in ``report.chunks_failed`` as
         ``stats().failed`` counts them, and the failure is appended to ``report.errors``.
     """
+    note("queued", len(pending))
     for start in range(0, len(pending), EMBED_GROUP):
         group = pending[start : start + EMBED_GROUP]
+        told = _Told(progress, len(group))
         try:
-            vectors, bad = _embed_group(coll, group)
+            with on_batches(told.chunks):
+                vectors, bad = _embed_group(coll, group)
             good = [i for i in range(len(group)) if i not in bad]
             coll.store.set_vectors(coll.name, [group[i].chunk_id for i in good], vectors[good])
             if windows_enabled(coll.info.options):
-                embed_windows(
-                    coll.store, coll.name, coll.embedder, [group[i].chunk_id for i in good]
-                )
+                with on_batches(told.windows):
+                    stored = embed_windows(
+                        coll.store, coll.name, coll.embedder, [group[i].chunk_id for i in good]
+                    )
+                note("windows", stored - told.windows_told)  # an embedder that never told
         except (EmbedderUnavailable, DimensionMismatch) as exc:
             left = len(pending) - start
             coll.store.mark_failed(coll.name, [p.chunk_id for p in pending[start:]], exc.message)
@@ -227,9 +235,31 @@ def embed_chunks(
         if bad:
             _fail_alone(coll, [(group[i], why) for i, why in sorted(bad.items())], report)
         report.chunks_embedded += len(good)
-        if progress is not None:
-            progress(len(group))
+        told.chunks(len(group) - told.chunks_told)  # the group's rest: its count adds up
     return True
+
+
+class _Told:
+    """What the embedder told of one group of ``size`` chunks, batch by batch
+    (:func:`semsearch.progress.batch_done`): chunk batches go to ``progress`` and the
+    ``embedded`` event (never more than ``size`` in all), window batches to ``windows``."""
+
+    def __init__(self, progress: Progress | None, size: int) -> None:
+        self.progress, self.size = progress, size
+        self.chunks_told = self.windows_told = 0
+
+    def chunks(self, n: int) -> None:
+        n = min(n, self.size - self.chunks_told)
+        if n <= 0:
+            return
+        self.chunks_told += n
+        note("embedded", n)
+        if self.progress is not None:
+            self.progress(n)
+
+    def windows(self, n: int) -> None:
+        self.windows_told += n
+        note("windows", n)
 
 
 def _embed_group(

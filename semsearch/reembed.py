@@ -84,7 +84,7 @@ def reembed(
         db: the database holding the collection.
         name: the collection.
         embedder: the new model: a spec string (``openai:text-embedding-3-small``) or an Embedder.
-        progress: called with the number of chunks embedded after each embedding group.
+        progress: called with counts of chunks embedded, per embedder batch (they add up).
     Returns:
         ReembedReport; ``swapped`` is False when the collection already uses that model.
     Raises:

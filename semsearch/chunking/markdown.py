@@ -26,6 +26,7 @@ from semsearch.chunking.cutting import (
     fit,
 )
 from semsearch.chunking.spans import ChunkSpan, Tokenizer, embedding_text
+from semsearch.progress import note
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -232,6 +233,7 @@ def chunk_markdown(
     starts = [0, *(found.end() for found in _NEWLINE.finditer(text))]
     doc = Doc(text, tokenizer, max_tokens, LEAD_LINES, starts)
     chunks: list[ChunkSpan] = []
+    told = 0
     for full_path, blocks in _sections(_blocks(doc)):
         path, n_prefix = _fit_path(doc, full_path)
         prefix = embedding_text("", path)
@@ -240,4 +242,6 @@ def chunk_markdown(
             start, end = group[0].start, group[-1].end
             lines = (doc.line_of(start) + 1 + line_offset, doc.line_of(end - 1) + 1 + line_offset)
             chunks.append(ChunkSpan(_join(text, group), len(chunks), start, end, path, *lines))
+        note("cut", len(chunks) - told)  # per section: a huge note's chunking shows progress
+        told = len(chunks)
     return chunks

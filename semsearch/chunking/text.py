@@ -14,6 +14,7 @@ from semsearch.chunking.cutting import (
     strip_span,
 )
 from semsearch.chunking.spans import ChunkSpan, Tokenizer
+from semsearch.progress import note
 
 __all__ = ["chunk_text"]
 
@@ -43,4 +44,5 @@ def chunk_text(text: str, tokenizer: Tokenizer, max_tokens: int) -> list[ChunkSp
     doc = Doc(text, tokenizer, max_tokens, LEAD_ANY)
     spans = tokenizer.token_spans(text[start:end])
     pieces = fit(doc, start, end, ("", ""), _PLAIN, spans)
+    note("cut", len(pieces))
     return [ChunkSpan(text[a:b], i, a, b) for i, (a, b, _) in enumerate(pieces)]

@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 
 from semsearch.errors import BadVectors, DimensionMismatch, EmbedderUnavailable
 from semsearch.moved import forward
+from semsearch.progress import batch_done
 
 __all__ = [
     "BaseEmbedder",
@@ -124,7 +125,8 @@ class BaseEmbedder(ABC):
     def token_spans(self, text: str) -> list[tuple[int, int]]: ...
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
-        """Embed documents in batches of ``batch_size``.
+        """Embed documents in batches of ``batch_size``, telling :func:`semsearch.progress.batch_done`
+        after each (so a progress display moves within one long call).
 
         Returns:
             float32[len(texts), dim], every row unit-normalised (L2 norm 1).
@@ -144,6 +146,7 @@ class BaseEmbedder(ABC):
                 out[start : start + len(batch)] = exc.vectors
                 bad |= {start + i: why for i, why in exc.bad.items()}
                 poison = exc
+            batch_done(len(batch))
         if poison is not None:
             first = min(bad)
             raise BadVectors(

@@ -266,6 +266,8 @@ def import_records(
 ) -> UpsertReport:
     """Upsert records prepared by :func:`load_for_import` in batches, reporting progress."""
     report = UpsertReport()
+    if progress is not None:
+        progress(0, len(records))  # the total, before the first batch's chunking and embedding
     for start in range(0, len(records), BATCH):
         report.merge(collection.upsert(records[start : start + BATCH]))
         if progress is not None:

@@ -288,7 +288,7 @@ def index_folder(
     ``root`` (resolved) as the collection's folder (see :mod:`semsearch.sources.folder_guard`).
 
     Args:
-        progress: called with (files done, files total) after each batch.
+        progress: called with (files done, files total) before the first batch and after each.
         new_folder: re-point a collection that holds another folder's notes at ``root``
             (e.g. the folder moved; notes with unchanged text are not re-embedded). Without
             it such a sync is refused.
@@ -309,6 +309,8 @@ def index_folder(
     check_folder(collection, base, lambda: paths, new_folder=new_folder)
     if paths:  # before the first write: an interrupted sync leaves the folder known
         remember_folder(collection, base)
+    if progress is not None:
+        progress(0, len(paths))  # the total, before the first batch's chunking and embedding
     for offset in range(0, len(paths), FILES_PER_BATCH):
         batch = paths[offset : offset + FILES_PER_BATCH]
         records = [r for r in (_try_read(base, rel, report) for rel in batch) if r is not None]

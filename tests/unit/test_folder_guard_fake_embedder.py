@@ -190,7 +190,8 @@ def test_plumbing_fake_embedder_interrupted_first_sync_still_guards_its_folder(
     coll = db.collection("notes", schema=VAULT_SCHEMA, embedder="fake:32")
 
     def interrupt(done: int, total: int) -> None:
-        raise KeyboardInterrupt
+        if done:  # not the first call (0 done: the total, before anything is written)
+            raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
         index_folder(coll, vault_a, progress=interrupt)  # after the first batch is written

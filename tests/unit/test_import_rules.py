@@ -25,6 +25,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "errors", "processes", "settings", "globs", "atomic_file", "keyword_text", "keyword_query", "fusion",
             "results", "chunking", "worker", "schema", "validation", "filters", "location", "moved",
+            "progress",
         ),
     ),
     ("models", ("embedders", "rerank")),

@@ -28,6 +28,7 @@ from numpy.typing import NDArray
 from semsearch.embedders.model_folder import ModelFolder
 from semsearch.embedders.onnx.cache import GraphSpec, build_graph
 from semsearch.errors import EmbedderUnavailable
+from semsearch.progress import batch_done
 
 if TYPE_CHECKING:
     from tokenizers import Encoding, Tokenizer
@@ -152,10 +153,11 @@ class OnnxRunner:
             return post(out, mask)
 
         if len(batches) == 1 or self.threads == 1:
-            results = [run(batch) for batch in batches]
+            results = [_ticked(batch, run(batch)) for batch in batches]
         else:
             with ThreadPoolExecutor(max_workers=self.threads) as pool_:
-                results = list(pool_.map(run, batches))
+                done = zip(batches, pool_.map(run, batches), strict=True)
+                results = [_ticked(batch, rows) for batch, rows in done]
         out = np.zeros((len(encodings), results[0].shape[1] if results else width), np.float32)
         for batch, rows in zip(batches, results, strict=True):
             out[batch] = rows
@@ -232,6 +234,13 @@ class OnnxRunner:
             return None
         found = dict(session.get_modelmeta().custom_metadata_map)
         return session if self.spec.matches(found) else None
+
+
+def _ticked(batch: list[int], rows: NDArray[np.float32]) -> NDArray[np.float32]:
+    """``rows``, after telling a progress display that ``batch`` is embedded (in the caller's
+    thread, batch by batch: :func:`semsearch.progress.batch_done`)."""
+    batch_done(len(batch))
+    return rows
 
 
 def _padded(
