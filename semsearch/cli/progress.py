@@ -61,7 +61,7 @@ class ProgressLine:
     Inside it, the library's chunk events (:mod:`semsearch.progress`: chunks cut, queued,
     embedded, sentence windows embedded) are counted too and shown after the main count, so a
     single large file moves the display batch by batch. When ``unit`` is "chunks" the main
-    count already says how many are embedded, and only the windows (and chunks cut) are added.
+    count already says how many are embedded, and only the sentence windows are added.
     Off a terminal a heartbeat thread prints the line every ``interval`` seconds even when
     nothing was updated (a long chunking or store write), so a log never goes quiet longer.
 
