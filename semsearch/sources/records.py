@@ -202,7 +202,7 @@ def import_file(
     """Import a file into ``collection``; the record id is read from ``id_field``.
 
     Args:
-        progress: called with (records done, total) after each batch.
+        progress: called with (records done, total) before the first batch and after each.
         constants: fields set to the same value in every record (over the file's own), e.g.
             ``{"document": "srd-5e"}``, the source book of a whole file.
     Returns:
