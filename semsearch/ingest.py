@@ -26,7 +26,15 @@ from semsearch.errors import BadVectors, DimensionMismatch, EmbedderUnavailable
 from semsearch.filters import Filter, IdMatch, Or
 from semsearch.memory_marks import reuse_scope
 from semsearch.progress import note, on_batches
-from semsearch.results import PAGE_STARTS, Chunk, UpsertReport, with_pages
+from semsearch.results import (
+    DERIVED_TEXT_FORMATS,
+    PAGE_STARTS,
+    PLAIN_TEXT_FORMATS,
+    SOURCE_FORMAT,
+    Chunk,
+    UpsertReport,
+    with_pages,
+)
 from semsearch.stores.base import ChunkWrite, PendingChunk, RecordWrite
 from semsearch.windows import embed_windows, windows_enabled
 
@@ -137,16 +145,23 @@ def chunk_text_for(
     For markdown, ``fields["body_line"]`` (1-based line where the body starts in its file)
     makes the chunks' line numbers file lines. A paged document (a PDF: ``fields`` has
     ``page_starts``) is cut as plain text page by page, whatever the chunker; its chunks carry
-    page numbers and never span two pages.
+    page numbers and never span two pages. A folder's note with ``source_format`` (see
+    :data:`~semsearch.results.SOURCE_FORMAT`) ``"txt"`` is cut as plain text with file lines
+    from ``body_line``; ``"html"`` or ``"docx"`` as markdown, without line numbers.
     """
     window = coll.embedder.max_tokens
     fields = fields or {}
     starts = _page_offsets(fields.get(PAGE_STARTS), len(text))
+    kind = fields.get(SOURCE_FORMAT)
+    first_line = int(fields.get("body_line", 1))
     if starts is not None:
         spans = _chunk_pages(text, starts, coll.embedder, window)
+    elif kind in PLAIN_TEXT_FORMATS:
+        spans = _with_lines(text, chunk_text(text, coll.embedder, window), first_line)
     elif coll.schema.chunker == "markdown":
-        offset = int(fields.get("body_line", 1)) - 1
-        spans = chunk_markdown(text, coll.embedder, window, line_offset=offset)
+        spans = chunk_markdown(text, coll.embedder, window, line_offset=first_line - 1)
+        if kind in DERIVED_TEXT_FORMATS:  # lines of the markdown made, not of the file
+            spans = [replace(s, line_start=None, line_end=None) for s in spans]
     else:
         spans = chunk_text(text, coll.embedder, window)
     return [
@@ -161,6 +176,18 @@ def chunk_text_for(
                 s.line_end,
             ),
             fields,
+        )
+        for s in spans
+    ]
+
+
+def _with_lines(text: str, spans: list[ChunkSpan], first_line: int) -> list[ChunkSpan]:
+    """``spans`` with 1-based file lines: ``text`` starts at line ``first_line``."""
+    return [
+        replace(
+            s,
+            line_start=first_line + text.count("\n", 0, s.char_start),
+            line_end=first_line + text.count("\n", 0, max(s.char_end - 1, s.char_start)),
         )
         for s in spans
     ]

@@ -10,6 +10,7 @@ from typing import Any, Literal
 __all__ = [
     "NO_CONFIDENT_MATCH",
     "PAGE_STARTS",
+    "SOURCE_FORMAT",
     "Chunk",
     "CollectionStats",
     "Hit",
@@ -60,6 +61,17 @@ class Chunk:
 #: The record field of a paged document (a PDF): for page n (1-based), ``page_starts[n - 1]``
 #: is the char offset in the record's text where that page's text begins (non-decreasing).
 PAGE_STARTS = "page_starts"
+
+#: The record field naming the file format of a folder's note that is neither markdown nor
+#: PDF (see :mod:`semsearch.sources.formats`): ``"txt"`` is cut as plain text, its chunks
+#: carrying file lines from ``body_line``; ``"org"`` is markdown written line for line from the
+#: file (file lines); ``"html"`` and ``"docx"`` are markdown made from the document, whose
+#: lines are not the file's, so their chunks carry a heading path and no line numbers.
+SOURCE_FORMAT = "source_format"
+#: :data:`SOURCE_FORMAT` values whose text is plain text, not markdown.
+PLAIN_TEXT_FORMATS = frozenset({"txt"})
+#: :data:`SOURCE_FORMAT` values whose text's lines are not the file's.
+DERIVED_TEXT_FORMATS = frozenset({"html", "docx"})
 
 
 def with_pages(chunk: Chunk, fields: Mapping[str, Any]) -> Chunk:

@@ -241,6 +241,7 @@ OPTIONAL_PACKAGES = {
     "fastapi": "server", "uvicorn": "server", "mcp": "server",
     "psycopg": "postgres", "psycopg_pool": "postgres", "pgvector": "postgres",
     "pymilvus": "milvus", "milvus_lite": "milvus", "pypdf": "pdf", "pytrec_eval": "eval",
+    "docx": "formats",
 }  # fmt: skip
 
 

@@ -1,4 +1,4 @@
-"""`semsearch index PATH`: index a folder of markdown notes and PDFs, incrementally."""
+"""`semsearch index PATH`: index a folder of notes (markdown, PDF, text, org, HTML, .docx), incrementally."""
 
 from __future__ import annotations
 
@@ -31,7 +31,9 @@ from semsearch.errors import SemsearchError
 
 @cli_errors
 def index(
-    path: Annotated[str, typer.Argument(help="Folder of markdown notes and PDFs.")],
+    path: Annotated[
+        str, typer.Argument(help="Folder of notes: markdown, PDF, .txt, .org, .html, .docx.")
+    ],
     index: IndexOpt = settings.DEFAULT_INDEX,
     collection: CollectionOpt = settings.DEFAULT_COLLECTION,
     include: FileIncludeOpt = None,
@@ -40,7 +42,7 @@ def index(
     sentence_windows: SentenceWindowsOpt = None,
     new_folder: NewFolderOpt = False,
 ) -> None:
-    """Index (or re-index) a folder of markdown notes and PDFs. Unchanged files are not re-embedded."""
+    """Index (or re-index) a folder of notes (markdown, PDF, .txt, .org, .html, .docx). Unchanged files are not re-embedded."""
     import semsearch
     from semsearch.cli.progress import ProgressLine
     from semsearch.sources.folder_guard import check_folder

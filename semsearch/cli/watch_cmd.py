@@ -1,4 +1,4 @@
-"""`semsearch watch PATH`: keep the index in step with a folder (markdown, PDF) while it changes."""
+"""`semsearch watch PATH`: keep the index in step with a folder of notes while it changes."""
 
 from __future__ import annotations
 
@@ -23,7 +23,9 @@ from semsearch.cli.common import (
 
 @cli_errors
 def watch(
-    path: Annotated[str, typer.Argument(help="Folder of markdown notes and PDFs.")],
+    path: Annotated[
+        str, typer.Argument(help="Folder of notes: markdown, PDF, .txt, .org, .html, .docx.")
+    ],
     index: IndexOpt = settings.DEFAULT_INDEX,
     collection: CollectionOpt = settings.DEFAULT_COLLECTION,
     include: FileIncludeOpt = None,

@@ -1,8 +1,11 @@
 """Sources: what turns folders and files into records of a collection, and keeps them in step.
 
-What lives here, by job: ``vault.py`` (folders of markdown notes and PDFs as records, one file
-one record; :func:`~semsearch.sources.vault.index_folder`), ``pdf.py`` (a PDF's text per page
-with page offsets), ``records.py`` (JSON, JSON Lines and CSV files imported as records),
+What lives here, by job: ``vault.py`` (folders of notes as records, one file one record;
+:func:`~semsearch.sources.vault.index_folder`), ``formats.py`` (which reader takes which file
+suffix), ``pdf.py`` (a PDF's text per page with page offsets), ``html_file.py``,
+``docx_file.py``, ``org_file.py`` (those formats as markdown, for heading paths),
+``blocks.py`` (a document's blocks written as markdown), ``skipped.py`` (why a file gives no
+record), ``records.py`` (JSON, JSON Lines and CSV files imported as records),
 ``srd.py`` (the D&D 5e SRD import specs), ``sync.py`` (a full sync of a folder that records the
 index health) and ``watch.py`` (:class:`~semsearch.sources.watch.FolderWatcher`: a live folder
 followed by file-system events; ``sync_folder`` is importable from it too).

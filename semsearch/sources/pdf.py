@@ -27,21 +27,18 @@ from pathlib import Path
 from typing import Any
 
 from semsearch.results import PAGE_STARTS
+from semsearch.sources.skipped import FileSkipped, extra_hint
 
 __all__ = ["INSTALL_HINT", "PdfSkipped", "is_pdf", "pdf_record"]
 
 log = logging.getLogger(__name__)
 
-INSTALL_HINT = "PDF support is not installed; install it with: pip install 'semsearch[pdf]'"
+INSTALL_HINT = extra_hint("PDF", "pdf")
 PAGE_SEPARATOR = "\n\n"
 
 
-class PdfSkipped(Exception):
+class PdfSkipped(FileSkipped):
     """A PDF that gives no record: ``reason`` says why (shown in the index summary)."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 def is_pdf(rel: str) -> bool:

@@ -1,5 +1,8 @@
-"""Folders of markdown notes and PDFs ("vaults") as records: one file, one record; incremental
-and idempotent.
+"""Folders of notes ("vaults") as records: one file, one record; incremental and idempotent.
+
+Markdown is read here; PDFs, plain text, org, HTML and .docx files by the readers of
+:mod:`semsearch.sources.formats` (which says what each gives: page numbers, line numbers,
+heading paths). All of them are indexed by default (:data:`DEFAULT_INCLUDE`).
 
 A record's id is the file's path relative to the folder (POSIX). Its fields are ``path``,
 ``title`` (front matter ``title``, else the first H1, else the file name), ``folder``,
@@ -7,7 +10,10 @@ A record's id is the file's path relative to the folder (POSIX). Its fields are 
 keys of the YAML front matter. The front matter never goes into a chunk. A PDF's fields are
 ``path``, ``title`` (its Title, else the file name), ``folder``, ``modified``, ``pages`` and
 ``page_starts`` (see :mod:`semsearch.sources.pdf`); one that has no text, is encrypted or
-broken is skipped with the reason.
+broken is skipped with the reason. Other formats' fields: ``path``, ``title``, ``folder``,
+``modified``, ``source_format`` and what the format holds (org property drawers, a .docx's
+author); a file that gives no record (:class:`~semsearch.sources.skipped.FileSkipped`) is
+skipped with the reason.
 """
 
 from __future__ import annotations
@@ -27,11 +33,12 @@ import yaml
 
 from semsearch.collection import Collection
 from semsearch.errors import SemsearchError
-from semsearch.results import UpsertReport
+from semsearch.results import SOURCE_FORMAT, UpsertReport
 from semsearch.schema import Field, Schema
 from semsearch.search import path_matches
 from semsearch.sources.folder_guard import check_folder, remember_folder
-from semsearch.sources.pdf import PdfSkipped, is_pdf, pdf_record
+from semsearch.sources.formats import document_record, reader_for
+from semsearch.sources.skipped import FileSkipped
 from semsearch.validation import surrogate_at
 
 __all__ = [
@@ -56,7 +63,7 @@ VAULT_SCHEMA = Schema(
     text=("text",),
     chunker="markdown",
 )
-DEFAULT_INCLUDE = ("*.md", "*.markdown", "*.pdf")
+DEFAULT_INCLUDE = ("*.md", "*.markdown", "*.pdf", "*.txt", "*.org", "*.html", "*.htm", "*.docx")
 SKIPPED_DIRS = frozenset({".git", "node_modules"})
 _OPENING = re.compile(r"\A---[ \t]*\r?\n")
 #: The warning for a file whose first line opens front matter that no ``---``/``...`` closes.
@@ -93,7 +100,8 @@ class SyncReport:
     """What one folder sync did. ``skipped`` lists (relative path, reason); ``links`` holds the
     relative paths of symbolic links not followed by policy (also in ``skipped``, not failures);
     ``by_policy`` holds every path skipped by policy, not failure: those links and the PDFs that
-    give no record (no text layer, encrypted, not a readable PDF, pypdf not installed). Files
+    give no record (no text layer, encrypted, not a readable PDF, pypdf not installed), and
+    other files that give none (a broken .docx, a format whose parser is not installed). Files
     that could not be read (an I/O error, not UTF-8) are in ``skipped`` only: failures.
     ``warnings`` lists (relative path, reason) of files indexed but probably not as meant, e.g.
     front matter opened with ``---`` and never closed (the whole file is indexed as body).
@@ -184,7 +192,8 @@ def _skip_folder_link(root: Path, link: Path, links: list[tuple[str, str]] | Non
 def read_note(
     root: Path, rel: str, warnings: list[tuple[str, str]] | None = None
 ) -> dict[str, Any]:
-    """Read one markdown file (or PDF) into a record (``id``, ``text`` and fields).
+    """Read one markdown file (or PDF, text, org, HTML or .docx file; see
+    :mod:`semsearch.sources.formats`) into a record (``id``, ``text`` and fields).
 
     Args:
         warnings: appended (and logged) when the file is indexed but probably not as meant:
@@ -195,7 +204,9 @@ def read_note(
         UnicodeDecodeError: the file is not valid UTF-8. OSError: it cannot be read.
         UnreadableName: (an OSError) its name is not valid UTF-8.
         LinkOutsideFolder: (an OSError) a symbolic link takes the path outside ``root``.
-        PdfSkipped: a PDF with no text, encrypted, broken, or pypdf is not installed.
+        FileSkipped: a file that gives no record: a PDF with no text, encrypted or broken, a
+            .docx that is not readable, or a format whose optional parser is not installed
+            (see :mod:`semsearch.sources.formats`).
     """
     if surrogate_at(rel) is not None:  # os.fsdecode kept the bytes of a non-UTF-8 name
         raise UnreadableName(0, "its name is not valid UTF-8; rename the file", rel)
@@ -206,8 +217,8 @@ def read_note(
             0, "a symbolic link to a path outside the indexed folder; not followed", rel
         )
     folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
-    if is_pdf(rel):
-        document = pdf_record(path.read_bytes(), rel)
+    if reader_for(rel) is not None:
+        document = document_record(path.read_bytes(), rel) or {}
         stat = {"path": rel, "folder": folder, "modified": path.stat().st_mtime}
         return {"id": rel, **document, **stat}
     raw = path.read_bytes().decode("utf-8-sig")  # a BOM must not hide the front matter
@@ -223,7 +234,7 @@ def read_note(
     body_line += body[: len(body) - len(body.lstrip())].count("\n")
     h1 = _H1.search(body)
     title = front.get("title") or (h1.group(1).strip() if h1 else Path(rel).stem)
-    fields = {k: _jsonable(v) for k, v in front.items() if k not in ("id", "text")}
+    fields = {k: _jsonable(v) for k, v in front.items() if k not in ("id", "text", SOURCE_FORMAT)}
     fields.update(
         path=rel,
         title=str(title),
@@ -278,13 +289,15 @@ def index_folder(
     progress: Callable[[int, int], None] | None = None,
     new_folder: bool = False,
 ) -> SyncReport:
-    """Bring ``collection`` in step with the markdown files and PDFs under ``root``.
+    """Bring ``collection`` in step with the notes (markdown, PDF, text, org, HTML, .docx)
+    under ``root``.
 
     New files are added, changed ones replaced (unchanged chunks keep their vectors), files no
     longer present (or now excluded) are removed from every search path, as are files that
     vanish while the sync runs (renamed or deleted after the scan: ``vanished``, not a
-    failure). A file that is not valid UTF-8 or cannot be read, and a PDF with no text layer,
-    encrypted or broken, is reported in ``skipped`` (and not stored) and the run goes on. A run that completes stores
+    failure). A file that is not valid UTF-8 or cannot be read, a PDF with no text layer,
+    encrypted or broken, and a .docx that is not readable, is reported in ``skipped`` (and not
+    stored) and the run goes on. A run that completes stores
     ``root`` (resolved) as the collection's folder (see :mod:`semsearch.sources.folder_guard`).
 
     Args:
@@ -346,7 +359,7 @@ def _try_read(root: Path, rel: str, report: SyncReport) -> dict[str, Any] | None
     except LinkOutsideFolder as exc:
         report.skip(rel, str(exc.strerror), by_policy=True)
         report.links.append(rel)
-    except PdfSkipped as exc:
+    except FileSkipped as exc:
         report.skip(rel, exc.reason, by_policy=True)
     except UnicodeDecodeError:
         report.skipped.append((rel, "not valid UTF-8"))

@@ -1,4 +1,4 @@
-"""Live folders: keep a collection in step with a folder (markdown, PDFs) while it changes.
+"""Live folders: keep a collection in step with a folder of notes while it changes.
 
 :class:`FolderWatcher` first runs a full incremental sync (:func:`~semsearch.sources.sync.sync_folder`,
 also importable from here, so changes made while nothing watched are picked up), then follows file-system events from
@@ -37,7 +37,7 @@ from semsearch.errors import InvalidQuery, InvalidRecord, SemsearchError
 from semsearch.health import begin_sync, end_sync, quarantine, read_health
 from semsearch.search import path_matches
 from semsearch.sources.folder_guard import check_folder
-from semsearch.sources.pdf import PdfSkipped
+from semsearch.sources.skipped import FileSkipped
 from semsearch.sources.sync import embed_pending, failure_message, sync_folder
 from semsearch.sources.vault import (
     DEFAULT_INCLUDE,
@@ -207,8 +207,8 @@ class FolderWatcher:
             if self._stored(rel):
                 report.removed += self.collection.delete([rel])
             return []
-        except (LinkOutsideFolder, PdfSkipped) as exc:  # not a failure: health stays ok
-            reason = exc.reason if isinstance(exc, PdfSkipped) else str(exc.strerror)
+        except (LinkOutsideFolder, FileSkipped) as exc:  # not a failure: health stays ok
+            reason = exc.reason if isinstance(exc, FileSkipped) else str(exc.strerror)
             report.skip(rel, reason, by_policy=True)
             if self._stored(rel):  # its old text is no longer the file's
                 report.removed += self.collection.delete([rel])

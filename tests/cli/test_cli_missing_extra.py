@@ -32,7 +32,7 @@ def test_serve_without_uvicorn_names_the_server_extra(monkeypatch: pytest.Monkey
 @pytest.mark.parametrize(
     ("name", "extra"),
     [("psycopg.errors", "postgres"), ("pymilvus", "milvus"), ("mcp.server", "server"),
-     ("pypdf", "pdf")],
+     ("pypdf", "pdf"), ("docx", "formats")],
 )  # fmt: skip
 def test_each_optional_package_maps_to_its_extra(name: str, extra: str) -> None:
     error = missing_extra(ModuleNotFoundError(f"No module named {name!r}", name=name))

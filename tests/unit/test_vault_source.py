@@ -33,17 +33,17 @@ def vault(tmp_path: Path) -> Path:
         "# Tomatoes\n\nWater tomatoes deeply twice a week.\n",
     )
     write(root, "work/plan.md", "# Plan\n\nShip the quarterly roadmap.\n")
-    write(root, "README.txt", "not markdown")
+    write(root, "data.csv", "not a note,x")
     write(root, ".obsidian/config.md", "# hidden config")
     write(root, "node_modules/pkg/readme.md", "# vendored")
     write(root, ".git/notes.md", "# git internals")
     return root
 
 
-def test_scan_skips_hidden_node_modules_and_non_markdown(vault: Path) -> None:
+def test_scan_skips_hidden_node_modules_and_files_that_are_not_notes(vault: Path) -> None:
     assert list(scan_folder(vault)) == ["garden/tomatoes.md", "work/plan.md"]
     assert list(scan_folder(vault, exclude=["work/*"])) == ["garden/tomatoes.md"]
-    assert list(scan_folder(vault, include=["*.txt"])) == ["README.txt"]
+    assert list(scan_folder(vault, include=["*.csv"])) == ["data.csv"]
 
 
 def test_front_matter_goes_to_fields_never_into_chunks(db: semsearch.Database, vault: Path) -> None:
