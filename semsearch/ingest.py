@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 
 from semsearch.chunking import ChunkSpan, Tokenizer, chunk_markdown, chunk_text, embedding_text
 from semsearch.collection_parts import CollectionParts
-from semsearch.embedders.base import check_rows
+from semsearch.embedders.base import check_rows, late_chunking
 from semsearch.errors import BadVectors, DimensionMismatch, EmbedderUnavailable
 from semsearch.filters import Filter, IdMatch, Or
 from semsearch.memory_marks import reuse_scope
@@ -36,7 +36,7 @@ from semsearch.results import (
     with_pages,
 )
 from semsearch.stores.base import ChunkWrite, PendingChunk, RecordWrite
-from semsearch.windows import embed_windows, windows_enabled
+from semsearch.windows import embed_late, embed_windows, late_windows, windows_enabled
 
 if TYPE_CHECKING:
     from semsearch.validation import PreparedRecord
@@ -243,13 +243,16 @@ def embed_chunks(
         told = _Told(progress, len(group))
         try:
             with on_batches(told.chunks):
-                vectors, bad = _embed_group(coll, group)
+                vectors, bad, separate = _embed_group(coll, group)
             good = [i for i in range(len(group)) if i not in bad]
             coll.store.set_vectors(coll.name, [group[i].chunk_id for i in good], vectors[good])
-            if windows_enabled(coll.info.options):
+            if separate:
                 with on_batches(told.windows):
                     stored = embed_windows(
-                        coll.store, coll.name, coll.embedder, [group[i].chunk_id for i in good]
+                        coll.store,
+                        coll.name,
+                        coll.embedder,
+                        [group[i].chunk_id for i in good if group[i].chunk_id in separate],
                     )
                 note("windows", stored - told.windows_told)  # an embedder that never told
         except (EmbedderUnavailable, DimensionMismatch) as exc:
@@ -291,16 +294,28 @@ class _Told:
 
 def _embed_group(
     coll: CollectionParts, group: list[PendingChunk]
-) -> tuple[NDArray[np.float32], dict[int, str]]:
-    """The group's unit vectors and ``{row: why}`` for texts the model gave no usable vector."""
+) -> tuple[NDArray[np.float32], dict[int, str], set[int]]:
+    """Embed a group: its unit vectors, ``{row: why}`` for texts the model gave no usable
+    vector, and the chunks whose sentence windows are still to embed the separate way.
+
+    With late windows (:func:`semsearch.windows.late_windows`) the windows come from the
+    chunks' own forward passes and are stored here; the chunks' vectors are not stored yet.
+    """
+    texts = [p.embed_text for p in group]
+    ids = [p.chunk_id for p in group]
+    options, embedder = coll.info.options, coll.embedder
+    separate = set(ids) if windows_enabled(options) else set()
     try:
-        raw = np.asarray(coll.embedder.embed_documents([p.embed_text for p in group]))
+        if late_windows(options) and late_chunking(embedder):
+            raw, separate = embed_late(coll.store, coll.name, embedder, ids, texts)
+        else:
+            raw = np.asarray(embedder.embed_documents(texts))
         bad: dict[int, str] = {}
-    except BadVectors as exc:
+    except BadVectors as exc:  # windows then go the separate way, for the good rows
         raw, bad = np.asarray(exc.vectors), dict(exc.bad)
     dim = int(raw.shape[1]) if raw.ndim == 2 else 0
-    vectors, unusable = check_rows(raw, len(group), dim, coll.embedder.model_id)
-    return vectors, {**unusable, **bad}
+    vectors, unusable = check_rows(raw, len(group), dim, embedder.model_id)
+    return vectors, {**unusable, **bad}, separate
 
 
 def _fail_alone(

@@ -1,5 +1,8 @@
 """Switch a collection to another embedding model, keeping the old vectors until the new set is done.
 
+With ``window_vectors`` (``semsearch reembed --window-vectors late``), the same steps rebuild a
+collection's sentence windows the other way (:mod:`semsearch.windows`), with the same model.
+
 How (``semsearch reembed --model SPEC``, or :func:`reembed`):
 
 1. Records are copied, page by page, into a *shadow* collection ``<name>.reembed`` that uses the
@@ -34,6 +37,7 @@ from semsearch.errors import (
 )
 from semsearch.schema import Schema
 from semsearch.stores.base import CollectionInfo, CollectionSwap
+from semsearch.windows import VECTORS_OPTION, window_kind
 
 __all__ = ["SHADOW_SUFFIX", "ReembedReport", "reembed", "shadow_name"]
 
@@ -74,8 +78,9 @@ def shadow_name(name: str) -> str:
 def reembed(
     db: Database,
     name: str,
-    embedder: str | Embedder,
+    embedder: str | Embedder | None = None,
     *,
+    window_vectors: str | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> ReembedReport:
     """Re-embed every record of collection ``name`` with ``embedder`` and switch to it.
@@ -83,10 +88,15 @@ def reembed(
     Args:
         db: the database holding the collection.
         name: the collection.
-        embedder: the new model: a spec string (``openai:text-embedding-3-small``) or an Embedder.
+        embedder: the new model: a spec string (``openai:text-embedding-3-small``) or an
+            Embedder; None keeps the collection's model.
+        window_vectors: ``"late"`` or ``"separate"``: how the sentence windows are embedded
+            from now on (:mod:`semsearch.windows`); with the same model, a collection that keeps
+            the other kind is rebuilt for it. None keeps the collection's kind.
         progress: called with counts of chunks embedded, per embedder batch (they add up).
     Returns:
-        ReembedReport; ``swapped`` is False when the collection already uses that model.
+        ReembedReport; ``swapped`` is False when the collection already uses that model and
+        that kind of window vectors.
     Raises:
         IndexNotFound: no such collection.
         BackendUnavailable: the store cannot swap collections atomically.
@@ -98,9 +108,10 @@ def reembed(
     info = store.get_collection(name)
     if info is None:
         raise IndexNotFound(f"no collection {name!r}", hint="see `semsearch stats`")
-    new = resolve_embedder(embedder)
+    new = resolve_embedder(info.model_id if embedder is None else embedder)
     report = ReembedReport(name, info.model_id, new.model_id)
-    if new.model_id == info.model_id:
+    kind = window_vectors or window_kind(info.options)
+    if new.model_id == info.model_id and kind == window_kind(info.options):
         report.records = store.count(name)
         return report
     if not isinstance(store, CollectionSwap):
@@ -108,7 +119,7 @@ def reembed(
             f"this backend ({type(store).__name__}) cannot swap collections atomically",
             hint="re-embed into a new collection with `semsearch index` instead",
         )
-    shadow = _open_shadow(db, info, new)
+    shadow = _open_shadow(db, info, new, kind)
     for _ in range(MAX_PASSES):
         version = store.collection_version(name)
         _sync(db, name, shadow, report, progress)
@@ -143,8 +154,11 @@ def _swap(
     done = db.store.get_collection(shadow.name)
     if current is None or done is None:
         raise IndexNotFound(f"collection {name!r} vanished during the re-embed")
+    options = {**current.options}  # the shadow's windows are of its own kind
+    if VECTORS_OPTION in done.options:
+        options[VECTORS_OPTION] = done.options[VECTORS_OPTION]
     db.store.update_collection(
-        CollectionInfo(shadow.name, current.schema_json, done.model_id, done.dim, current.options)
+        CollectionInfo(shadow.name, current.schema_json, done.model_id, done.dim, options)
     )
     if swap.replace_collection(name, shadow.name, expected_version=version):
         return True
@@ -152,7 +166,7 @@ def _swap(
     return False
 
 
-def _open_shadow(db: Database, info: CollectionInfo, new: Embedder) -> Collection:
+def _open_shadow(db: Database, info: CollectionInfo, new: Embedder, kind: str) -> Collection:
     """Create the shadow collection, or resume one left by an earlier run with the same model.
 
     The shadow's text template is ``text``: records are copied with their derived text, which
@@ -168,11 +182,13 @@ def _open_shadow(db: Database, info: CollectionInfo, new: Embedder) -> Collectio
             hint="reembed never replaces a collection it did not create: rename or drop that one",
         )
     if existing is not None and (
-        existing.model_id != new.model_id or existing.schema_json != copy.to_json()
+        existing.model_id != new.model_id
+        or existing.schema_json != copy.to_json()
+        or window_kind(existing.options) != kind
     ):
         db.store.drop_collection(name)
         existing = None
-    shadow = db.collection(name, schema=copy, embedder=new)
+    shadow = db.collection(name, schema=copy, embedder=new, window_vectors=kind)
     if existing is None:  # mark it, so a later run knows it may resume or replace it
         made = db.store.get_collection(name) or shadow.info
         options = {**made.options, SHADOW_MARK: info.name}

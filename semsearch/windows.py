@@ -10,6 +10,15 @@ collection's model, under the chunk's heading breadcrumb as the chunk itself is
 belongs to: on the foam-docs vault it took semantic MRR@10 with windows from 0.646 (bare
 sentences) to 0.753, against 0.682 with no windows (docs/retrieval.md).
 
+How window vectors are made is the collection option :data:`VECTORS_OPTION`. ``"late"`` (new
+collections): where the model can (:class:`~semsearch.embedders.base.LateChunking`: the ONNX
+engine with mean pooling), a window's vector is the mean of the chunk's own token states over
+the window's tokens ("late chunking", Günther et al. 2024, arXiv:2409.04701), from the chunk's
+forward pass, so the model reads each word once. Otherwise, and in collections made before
+this option (``"separate"``, or no option), each window is embedded as a text of its own
+under the breadcrumb. One collection keeps one kind, since the two give cosines of different
+spread; ``semsearch reembed`` rebuilds a collection's windows the late way.
+
 The vector index keeps one vector per chunk. A semantic search ranks chunks by it, then rescores
 the best :data:`RESCORE_DEPTH` records (or ``limit``, if more):
 
@@ -26,28 +35,39 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
 from semsearch.chunking import SENTENCE_CUTS, embedding_text
-from semsearch.embedders.base import check_rows
+from semsearch.embedders.base import LateChunking, check_rows
 from semsearch.errors import BadVectors, DimensionMismatch, EmbedderUnavailable
+from semsearch.progress import note
 from semsearch.stores.base import ScoredChunk, SentenceWindows, Store, WindowSet, supports
 
 if TYPE_CHECKING:
     from semsearch.embedders.base import Embedder
+    from semsearch.results import Chunk
 
 __all__ = [
+    "KINDS",
+    "LATE",
     "MIN_WINDOW_CHARS",
     "MIN_WINDOW_WORDS",
     "OPTION",
     "RESCORE_DEPTH",
+    "SEPARATE",
+    "VECTORS_OPTION",
     "WINDOW_WEIGHT",
+    "LatePlan",
     "Span",
+    "embed_late",
     "embed_windows",
+    "late_windows",
     "rescore",
+    "window_kind",
     "window_spans",
     "windows_enabled",
 ]
@@ -69,11 +89,29 @@ WINDOW_WEIGHT = 0.5
 RESCORE_DEPTH = 50
 #: The collection option (``CollectionInfo.options``) that turns windows off when False.
 OPTION = "sentence_windows"
+#: The collection option that says how window vectors are made: ``"late"`` or ``"separate"``
+#: (the module docstring); a collection without it was made before late chunking: separate.
+VECTORS_OPTION = "window_vectors"
+LATE = "late"
+SEPARATE = "separate"
+KINDS = (SEPARATE, LATE)
 
 
 def windows_enabled(options: Mapping[str, object]) -> bool:
     """True unless the collection's options say ``sentence_windows: false`` (default on)."""
     return options.get(OPTION, True) is not False
+
+
+def window_kind(options: Mapping[str, object]) -> str:
+    """How this collection's window vectors are made: :data:`LATE` or :data:`SEPARATE`."""
+    return LATE if options.get(VECTORS_OPTION) == LATE else SEPARATE
+
+
+def late_windows(options: Mapping[str, object]) -> bool:
+    """True when this collection's windows come from their chunk's forward pass (where its
+    model can, :func:`~semsearch.embedders.base.late_chunking`): windows on and option
+    :data:`VECTORS_OPTION` ``"late"``."""
+    return windows_enabled(options) and options.get(VECTORS_OPTION) == LATE
 
 
 def _short(text: str) -> bool:
@@ -114,6 +152,92 @@ def window_spans(text: str) -> list[Span]:
         else:
             merged.append((start, end))
     return merged if len(merged) >= 2 else []
+
+
+@dataclass(frozen=True)
+class LatePlan:
+    """The windows of a group of chunks about to be embedded late.
+
+    Attributes:
+        chunk_ids: one per embedding text.
+        spans: per chunk, its window spans in the chunk's text (``Chunk.text``); [] for a
+            chunk without windows.
+        shifts: per chunk, where its text starts in its embedding text (the breadcrumb's
+            length, :func:`~semsearch.chunking.embedding_text`).
+    """
+
+    chunk_ids: Sequence[int]
+    spans: list[list[Span]]
+    shifts: list[int]
+
+    @classmethod
+    def of(
+        cls, chunks: Mapping[int, Chunk], chunk_ids: Sequence[int], texts: Sequence[str]
+    ) -> LatePlan:
+        """The plan for chunks (``Store.get_chunks``) embedded as ``texts`` (one per id; each
+        ends with its chunk's text, else that chunk gets no windows here)."""
+        spans: list[list[Span]] = []
+        shifts: list[int] = []
+        for cid, text in zip(chunk_ids, texts, strict=True):
+            chunk = chunks.get(cid)
+            ok = chunk is not None and text.endswith(chunk.text)
+            spans.append(window_spans(chunk.text) if chunk is not None and ok else [])
+            shifts.append(len(text) - len(chunk.text) if chunk is not None and ok else 0)
+        return cls(chunk_ids, spans, shifts)
+
+    def text_spans(self) -> list[list[Span]]:
+        """Per chunk, its window spans as offsets into its embedding text."""
+        return [
+            [(a + k, b + k) for a, b in s] for s, k in zip(self.spans, self.shifts, strict=True)
+        ]
+
+    def store(
+        self, store: Store, collection: str, vectors: Sequence[NDArray[np.float32] | None]
+    ) -> list[int]:
+        """Store the windows whose vectors were pooled (per chunk, float32[len(spans), dim]
+        unit-normalised, or None).
+
+        Returns:
+            The chunks with windows but no pooled vectors: the caller embeds those the
+            separate way (:func:`embed_windows`).
+        """
+        out: dict[int, WindowSet] = {}
+        missing: list[int] = []
+        for cid, spans, rows in zip(self.chunk_ids, self.spans, vectors, strict=True):
+            if not spans:
+                continue
+            if rows is None:
+                missing.append(cid)
+            else:
+                out[cid] = WindowSet(np.asarray(spans, dtype=np.int32), rows.astype(np.float16))
+        if out and supports(store, SentenceWindows):
+            store.set_windows(collection, out)
+        return missing
+
+
+def embed_late(
+    store: Store,
+    collection: str,
+    embedder: LateChunking,
+    chunk_ids: Sequence[int],
+    texts: Sequence[str],
+) -> tuple[NDArray[np.float32], set[int]]:
+    """Embed chunks and store their windows from the same forward passes.
+
+    Args:
+        chunk_ids: the chunks, stored (their windows are cut from ``Store.get_chunks``).
+        texts: what each chunk is embedded as (:func:`~semsearch.chunking.embedding_text`).
+    Returns:
+        (the chunks' vectors, float32[n, dim] unit-normalised, not stored here; the chunks
+        with windows that could not be pooled, for :func:`embed_windows`).
+    Raises:
+        what ``embed_documents`` raises (BadVectors: no window was stored).
+    """
+    plan = LatePlan.of(store.get_chunks(collection, chunk_ids), chunk_ids, texts)
+    vectors, pooled = embedder.embed_documents_late(texts, plan.text_spans(), plan.shifts)
+    missing = plan.store(store, collection, pooled)
+    note("windows", sum(len(s) for s, p in zip(plan.spans, pooled, strict=True) if p is not None))
+    return vectors, set(missing)
 
 
 def embed_windows(

@@ -43,6 +43,7 @@ __all__ = [
     "NewFolderOpt",
     "SentenceWindowsOpt",
     "WatchNewFolderOpt",
+    "WindowVectorsOpt",
     "cli_errors",
     "err_console",
     "failed_note",
@@ -90,6 +91,17 @@ KeywordTokenizerOpt = Annotated[
         "--keyword-tokenizer",
         help="New collections only: porter (English stemming, default) or trigram (substrings: "
         "Chinese, Japanese, Korean, prefixes); fixed at creation.",
+    ),
+]
+
+WindowVectorsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--window-vectors",
+        show_default=False,
+        help="How sentence windows are embedded: 'separate' (default for new collections: "
+        "each window a text of its own) or 'late' (from its chunk's own forward pass, where "
+        "the model can: about 2x faster indexing, see docs/retrieval.md). Fixed at creation.",
     ),
 ]
 

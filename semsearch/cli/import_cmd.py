@@ -13,6 +13,7 @@ from semsearch.cli.common import (
     IndexOpt,
     KeywordTokenizerOpt,
     SentenceWindowsOpt,
+    WindowVectorsOpt,
     cli_errors,
     err_console,
     failed_note,
@@ -83,6 +84,7 @@ def import_records(
     index: IndexOpt = settings.DEFAULT_INDEX,
     keyword_tokenizer: KeywordTokenizerOpt = None,
     sentence_windows: SentenceWindowsOpt = None,
+    window_vectors: WindowVectorsOpt = None,
 ) -> None:
     """Import records; the same file imported twice changes nothing and embeds nothing.
 
@@ -105,6 +107,7 @@ def import_records(
         embedder=os.environ.get(settings.ENV_MODEL),
         keyword_tokenizer=keyword_tokenizer,
         sentence_windows=sentence_windows,
+        window_vectors=window_vectors,
     )
     with ProgressLine("importing records", "records") as bar:
         report = import_records(coll, records, progress=bar.update)

@@ -21,6 +21,7 @@ from semsearch.cli.common import (
     KeywordTokenizerOpt,
     NewFolderOpt,
     SentenceWindowsOpt,
+    WindowVectorsOpt,
     cli_errors,
     err_console,
     failed_note,
@@ -40,6 +41,7 @@ def index(
     exclude: FileExcludeOpt = None,
     keyword_tokenizer: KeywordTokenizerOpt = None,
     sentence_windows: SentenceWindowsOpt = None,
+    window_vectors: WindowVectorsOpt = None,
     new_folder: NewFolderOpt = False,
 ) -> None:
     """Index (or re-index) a folder of notes (markdown, PDF, .txt, .org, .html, .docx). Unchanged files are not re-embedded."""
@@ -63,6 +65,7 @@ def index(
         embedder=os.environ.get(settings.ENV_MODEL),
         keyword_tokenizer=keyword_tokenizer,
         sentence_windows=sentence_windows,
+        window_vectors=window_vectors,
     )
     with ProgressLine("indexing files", "files") as bar, reported_below():
         report, health = sync_folder(

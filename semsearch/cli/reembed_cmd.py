@@ -7,24 +7,27 @@ from typing import Annotated
 import typer
 
 from semsearch import settings
-from semsearch.cli.common import CollectionOpt, IndexOpt, cli_errors, out
+from semsearch.cli.common import CollectionOpt, IndexOpt, WindowVectorsOpt, cli_errors, out
 
 
 @cli_errors
 def reembed(
     model: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--model",
             "-m",
             help="The new model spec, e.g. openai:text-embedding-3-small, "
-            "gemini:gemini-embedding-001?dimensions=768, ollama:nomic-embed-text, local:<path>.",
+            "gemini:gemini-embedding-001?dimensions=768, ollama:nomic-embed-text, local:<path>. "
+            "Default: the collection's own model.",
         ),
-    ],
+    ] = None,
+    window_vectors: WindowVectorsOpt = None,
     index: IndexOpt = settings.DEFAULT_INDEX,
     collection: CollectionOpt = settings.DEFAULT_COLLECTION,
 ) -> None:
-    """Re-embed every record with another model; the old vectors serve until the new set is done."""
+    """Re-embed every record with another model, or rebuild its sentence windows
+    (--window-vectors); the old vectors serve until the new set is done."""
     import semsearch
     from semsearch.cli.common import require_index
     from semsearch.cli.progress import ProgressLine
@@ -32,10 +35,13 @@ def reembed(
 
     require_index(index)
     with semsearch.connect(index) as db, ProgressLine("re-embedding", "chunks") as bar:
-        report = run_reembed(db, collection, model, progress=bar.advance)
+        report = run_reembed(
+            db, collection, model, window_vectors=window_vectors, progress=bar.advance
+        )
     if not report.swapped:
         out.print(
-            f"collection {collection!r} already uses {report.new_model}; nothing to do",
+            f"collection {collection!r} already uses {report.new_model} and those sentence "
+            "windows; nothing to do",
             markup=False,
         )
         return

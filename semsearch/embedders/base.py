@@ -16,6 +16,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
+from typing_extensions import TypeIs
 
 from semsearch.errors import BadVectors, DimensionMismatch, EmbedderUnavailable
 from semsearch.moved import forward
@@ -70,6 +71,37 @@ class Embedder(Protocol):
     def token_spans(self, text: str) -> list[tuple[int, int]]:
         """Char offsets of each token of ``text`` under the model's tokenizer, specials excluded."""
         ...
+
+
+@runtime_checkable
+class LateChunking(Protocol):
+    """An optional embedder capability: vectors of spans of a text from that text's own
+    forward pass ("late chunking", Günther et al. 2024, arXiv:2409.04701).
+
+    Sentence windows use it (:mod:`semsearch.windows`) to skip a second pass through the
+    model. ``late_chunking`` is False when this model cannot (not mean pooling, torch engine,
+    an API model), and then callers embed spans as texts of their own.
+    """
+
+    @property
+    def late_chunking(self) -> bool: ...
+
+    def embed_documents_late(
+        self,
+        texts: Sequence[str],
+        spans: Sequence[Sequence[tuple[int, int]]],
+        shared: Sequence[int] | None = None,
+    ) -> tuple[Vectors, list[Vectors | None]]:
+        """(float32[n, dim] as :meth:`Embedder.embed_documents` gives them, unit-normalised;
+        per text float32[len(spans[i]), dim] unit-normalised, or None where that text's spans
+        could not be pooled). ``spans[i]`` are char offsets into ``texts[i]``, end exclusive.
+        Raises what ``embed_documents`` raises."""
+        ...
+
+
+def late_chunking(embedder: object) -> TypeIs[LateChunking]:
+    """True when ``embedder`` can embed spans from their text's forward pass (:class:`LateChunking`)."""
+    return isinstance(embedder, LateChunking) and bool(embedder.late_chunking)
 
 
 class BaseEmbedder(ABC):

@@ -40,7 +40,13 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from semsearch.embedders.base import BaseEmbedder, EmbedKind, Vectors, validate_vectors
+from semsearch.embedders.base import (
+    BaseEmbedder,
+    EmbedKind,
+    Vectors,
+    check_rows,
+    validate_vectors,
+)
 from semsearch.embedders.model_folder import ModelFolder, read_json
 from semsearch.embedders.prompts import Prompts, prompts_for
 from semsearch.embedders.remote import int_option, parse_options
@@ -48,6 +54,8 @@ from semsearch.errors import EmbedderUnavailable
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
+
+    from semsearch.embedders.onnx.runtime import OnnxRunner
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -146,6 +154,7 @@ class LocalEmbedder(BaseEmbedder):
             self._base_id = f"local:{Path(name).expanduser().resolve()}"
         self._path: Path | None = None
         self._runner: _Runner | None = None
+        self._window_runner: OnnxRunner | None = None
         self._tokenizer: Tokenizer | None = None
         self._dim: int | None = None
         self._prompts: Prompts | None = None
@@ -288,6 +297,71 @@ class LocalEmbedder(BaseEmbedder):
     def _embed_batch(self, texts: list[str], kind: EmbedKind) -> NDArray[np.floating]:
         return self._encode(self.prompts.apply(texts, kind))
 
+    @property
+    def late_chunking(self) -> bool:
+        """True on the ONNX engine with mean pooling, whose token states pool over any span
+        (:class:`~semsearch.embedders.base.LateChunking`)."""
+        try:
+            return self.engine == "onnx" and self.folder.pooling.mode == "mean"
+        except EmbedderUnavailable:
+            return False
+
+    def embed_documents_late(
+        self,
+        texts: Sequence[str],
+        spans: Sequence[Sequence[tuple[int, int]]],
+        shared: Sequence[int] | None = None,
+    ) -> tuple[Vectors, list[Vectors | None]]:
+        """Text vectors and span vectors from one forward pass per text.
+
+        Args:
+            texts: documents (the model's document prefix is added here, as
+                :meth:`embed_documents` adds it).
+            spans: per text, ``(start, end)`` char offsets into ``texts[i]``, end exclusive.
+            shared: per text, how many of its first chars every span sees too (its heading
+                breadcrumb); default none.
+        Returns:
+            (float32[n, dim] unit-normalised, equal to :meth:`embed_documents`'s; per text
+            float32[len(spans[i]), dim] unit-normalised mean token states of each span, or None
+            when a span holds no token or a vector is unusable.)
+        Raises:
+            EmbedderUnavailable: not :attr:`late_chunking`, or the engine failed.
+            BadVectors: as :meth:`embed_documents`.
+        """
+        if not self.late_chunking:
+            raise EmbedderUnavailable(
+                f"model {self.model_id} cannot pool spans of a text (late chunking)",
+                hint="embed each span as a text of its own",
+            )
+        if not texts:
+            return np.empty((0, self.dim), dtype=np.float32), []
+        prefixed = self.prompts.apply(texts, "document")
+        moved = [
+            [(a + len(p) - len(t), b + len(p) - len(t)) for a, b in s]
+            for p, t, s in zip(prefixed, texts, spans, strict=True)
+        ]
+        seen = [
+            len(p) - len(t) + (shared[i] if shared else 0)
+            for i, (p, t) in enumerate(zip(prefixed, texts, strict=True))
+        ]
+        runner = self.window_runner()
+        try:
+            raw, pooled = runner.encode_late(prefixed, moved, seen)
+        except EmbedderUnavailable:
+            raise
+        except Exception as exc:  # the engine's own errors never leak raw
+            raise EmbedderUnavailable(
+                f"model {self.model_id} failed to embed: {exc}", hint=_INSTALL_HINT
+            ) from exc
+        windows: list[Vectors | None] = []
+        for rows in pooled:
+            if rows is None:
+                windows.append(None)
+                continue
+            unit, bad = check_rows(rows, len(rows), self.dim, self.model_id)
+            windows.append(None if bad else unit)
+        return validate_vectors(np.asarray(raw), len(texts), self.dim, self.model_id), windows
+
     def _encode(self, texts: list[str]) -> NDArray[np.floating]:
         runner = self.runner()
         try:
@@ -306,18 +380,30 @@ class LocalEmbedder(BaseEmbedder):
                 self._runner = self._make_runner()
         return self._runner
 
+    def window_runner(self) -> OnnxRunner:
+        """The ONNX graph with a sentence-window branch (:meth:`embed_documents_late`), loaded
+        (and built into the cache) on first use; only for :attr:`late_chunking` models."""
+        with self._lock:
+            if self._window_runner is None:
+                self._window_runner = self._onnx_runner("windows")
+        return self._window_runner
+
+    def _onnx_runner(self, head: str) -> OnnxRunner:
+        from semsearch.embedders.onnx.runtime import OnnxRunner
+
+        return OnnxRunner(
+            self.folder,
+            self.path / "tokenizer.json",
+            self.precision,
+            threads=self.threads,
+            batch_size=self.batch_size,
+            label=self.label,
+            head=head,
+        )
+
     def _make_runner(self) -> _Runner:
         if self.engine == "onnx":
-            from semsearch.embedders.onnx.runtime import OnnxRunner
-
-            return OnnxRunner(
-                self.folder,
-                self.path / "tokenizer.json",
-                self.precision,
-                threads=self.threads,
-                batch_size=self.batch_size,
-                label=self.label,
-            )
+            return self._onnx_runner("encoder")
         from semsearch.embedders.torch_engine import SentenceTransformerRunner
 
         return SentenceTransformerRunner(self.path, self.model_id, self.batch_size, _TORCH_HINT)

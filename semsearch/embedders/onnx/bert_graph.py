@@ -10,6 +10,10 @@ pooling is left to the caller, which reads the model folder's pooling config. Wi
 ``head="classifier"`` (a cross-encoder, Hugging Face ``BertForSequenceClassification``) the
 output is ``logits`` float32[batch, num_labels] instead: the [CLS] vector through the pooler
 (dense + tanh) and the classifier (dense), as in ``BertPooler`` and the classification head.
+With ``head="windows"`` the graph also takes ``window_bias`` float32[batch, 1, seq, seq] (an
+additive attention mask per query token) and outputs ``window_hidden_state`` as well: the last
+``local_layers`` layers run a second time from the same input, under that mask (sentence
+windows from a chunk's own forward pass: :mod:`semsearch.windows`).
 
 Weights are read with ``safetensors.numpy``; tensor names with or without the ``bert.`` prefix
 are accepted. The graph uses opset 17 (``LayerNormalization``) and the erf form of GELU, which
@@ -33,7 +37,7 @@ __all__ = ["HEADS", "BertConfig", "build_bert_graph", "load_bert_weights"]
 
 OPSET = 17
 #: What a graph outputs: token vectors (an embedder) or classifier logits (a cross-encoder).
-HEADS = ("encoder", "classifier")
+HEADS = ("encoder", "classifier", "windows")
 _Weights = Mapping[str, NDArray[Any]]
 
 
@@ -101,6 +105,7 @@ class _GraphBuilder:
         self.nodes: list[Any] = []
         self.initializers: list[Any] = []
         self._count = 0
+        self._named: set[str] = set()
 
     def tensor(self, name: str) -> NDArray[Any]:
         if name not in self.weights:
@@ -113,8 +118,12 @@ class _GraphBuilder:
     def const(self, value: NDArray[Any], name: str | None = None) -> str:
         from onnx import numpy_helper
 
+        if name is not None and name in self._named:  # a weight a second branch reuses
+            return name
         self._count += 1
         label = name or f"const_{self._count}"
+        if name is not None:
+            self._named.add(name)
         self.initializers.append(numpy_helper.from_array(np.ascontiguousarray(value), label))
         return label
 
@@ -147,14 +156,21 @@ class _GraphBuilder:
 
 
 def build_bert_graph(
-    weights: _Weights, config: BertConfig, name: str = "bert", head: str = "encoder"
+    weights: _Weights,
+    config: BertConfig,
+    name: str = "bert",
+    head: str = "encoder",
+    local_layers: int = 1,
 ) -> Any:
     """An ``onnx.ModelProto`` of the encoder described by ``config`` with ``weights``.
 
     Args:
-        head: ``"encoder"`` (output ``last_hidden_state``) or ``"classifier"`` (output
+        head: ``"encoder"`` (output ``last_hidden_state``), ``"classifier"`` (output
             ``logits`` float32[batch, num_labels], from the ``pooler.dense`` and ``classifier``
-            tensors of a sequence-classification checkpoint).
+            tensors of a sequence-classification checkpoint) or ``"windows"``
+            (``last_hidden_state`` and ``window_hidden_state``, see the module docstring).
+        local_layers: for ``"windows"``, how many last layers run again under
+            ``window_bias`` (1 to ``num_layers``).
     Raises:
         EmbedderUnavailable: a tensor the architecture needs is missing.
     """
@@ -163,9 +179,29 @@ def build_bert_graph(
     g = _GraphBuilder(weights)
     hidden = _embeddings(g, config)
     mask_bias = _attention_bias(g)
+    split = config.num_layers - max(1, min(local_layers, config.num_layers))
+    branch = hidden
     for layer in range(config.num_layers):
+        if layer == split:
+            branch = hidden
         hidden = _encoder_layer(g, hidden, mask_bias, config, f"encoder.layer.{layer}")
     dims = ["batch", "sequence"]
+    extra_inputs: list[Any] = []
+    extra_outputs: list[Any] = []
+    if head == "windows":
+        for layer in range(split, config.num_layers):
+            branch = _encoder_layer(g, branch, "window_bias", config, f"encoder.layer.{layer}")
+        g.nodes.append(helper.make_node("Identity", [branch], ["window_hidden_state"]))
+        extra_inputs.append(
+            helper.make_tensor_value_info(
+                "window_bias", TensorProto.FLOAT, ["batch", 1, "sequence", "sequence"]
+            )
+        )
+        extra_outputs.append(
+            helper.make_tensor_value_info(
+                "window_hidden_state", TensorProto.FLOAT, [*dims, config.hidden_size]
+            )
+        )
     if head == "classifier":
         labels = int(g.tensor("classifier.weight").shape[0])
         g.nodes.append(helper.make_node("Identity", [_classifier(g, hidden)], ["logits"]))
@@ -179,7 +215,13 @@ def build_bert_graph(
         helper.make_tensor_value_info(label, TensorProto.INT64, dims)
         for label in ("input_ids", "attention_mask", "token_type_ids")
     ]
-    graph = helper.make_graph(g.nodes, name, inputs, [output], initializer=g.initializers)
+    graph = helper.make_graph(
+        g.nodes,
+        name,
+        [*inputs, *extra_inputs],
+        [output, *extra_outputs],
+        initializer=g.initializers,
+    )
     model = helper.make_model(
         graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="semsearch"
     )

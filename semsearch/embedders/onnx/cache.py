@@ -48,6 +48,9 @@ __all__ = [
 ENGINE_VERSION = 1
 PRECISIONS = ("fp32", "int8")
 _META_KEYS = ("semsearch_engine", "weights_sha256", "precision")
+#: Layers a ``"windows"`` graph runs again under each sentence window's own attention mask
+#: (:mod:`semsearch.windows`); chosen by measurement (docs/retrieval.md).
+LOCAL_LAYERS = 1
 _STALE_TEMP_SECONDS = 3600.0
 
 
@@ -127,7 +130,8 @@ class GraphSpec:
     def path(self) -> Path:
         """Where the graph is cached."""
         slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", self.label).strip("-.") or "model"
-        suffix = "-ce" if self.head == "classifier" else ""  # encoder names stay as before
+        # encoder names stay as before
+        suffix = {"classifier": "-ce", "windows": f"-win{LOCAL_LAYERS}"}.get(self.head, "")
         name = f"{slug}-{self.digest[:16]}-{self.precision}-e{ENGINE_VERSION}{suffix}.onnx"
         return cache_root() / "onnx" / name
 
@@ -138,6 +142,8 @@ class GraphSpec:
         )
         if self.head != "encoder":  # encoder graphs cached before heads existed stay valid
             values["head"] = self.head
+        if self.head == "windows":
+            values["local_layers"] = str(LOCAL_LAYERS)
         return values
 
     def matches(self, found: dict[str, str]) -> bool:
@@ -168,7 +174,12 @@ def build_graph(spec: GraphSpec, announce: Callable[[str], None] | None = None) 
     say(f"preparing the model {spec.label} for ONNX Runtime ({spec.precision}), once")
     started = time.perf_counter()
     config = BertConfig.from_json(spec.folder.hf_config)
-    model = build_bert_graph(load_bert_weights(spec.folder.weights_file), config, head=spec.head)
+    model = build_bert_graph(
+        load_bert_weights(spec.folder.weights_file),
+        config,
+        head=spec.head,
+        local_layers=LOCAL_LAYERS,
+    )
     if spec.precision == "int8":
         model = _quantized(model, target.parent)
     _set_metadata(model, spec.metadata())

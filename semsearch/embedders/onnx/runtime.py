@@ -33,7 +33,9 @@ from semsearch.progress import batch_done
 if TYPE_CHECKING:
     from tokenizers import Encoding, Tokenizer
 
-__all__ = ["OnnxRunner", "default_threads"]
+__all__ = ["OnnxRunner", "default_threads", "span_tokens", "window_bias"]
+
+Span = tuple[int, int]
 
 #: Token budget of one forward pass: batches of short texts grow, long ones shrink.
 _TOKENS_PER_BATCH = 8192
@@ -106,7 +108,72 @@ class OnnxRunner:
         encodings = self._tokenize(texts)
         width = self.folder.pooling.dim or 0
         mode = self.folder.pooling.mode
-        return self._run(encodings, "last_hidden_state", width, lambda out, m: pool(out, m, mode))
+        return self._run(
+            encodings, ["last_hidden_state"], width, lambda outs, m, _: pool(outs[0], m, mode)
+        )
+
+    def encode_late(
+        self,
+        texts: Sequence[str],
+        spans: Sequence[Sequence[Span]],
+        shared: Sequence[int] | None = None,
+    ) -> tuple[NDArray[np.float32], list[NDArray[np.float32] | None]]:
+        """Pooled text vectors and, from the same forward pass, a vector per char span.
+
+        Needs a ``head="windows"`` runner
+        (:func:`~semsearch.embedders.onnx.bert_graph.build_bert_graph`). The text vector is
+        :meth:`encode`'s (mean pooling), bit for bit. For the spans, the graph runs its last
+        ``local_layers`` layers a second time on the same input, with each span's tokens
+        attending only to themselves, the special tokens and the shared prefix; a span's
+        vector is the mean of those tokens' states, as a span embedded alone under its
+        breadcrumb is pooled. So the spans cost one layer more, not a pass of their own.
+
+        Why not plain late chunking (Günther et al. 2024, arXiv:2409.04701, every layer
+        global): a sentence about another topic than its chunk's then takes the chunk's
+        meaning, and the buried facts of benchmarks/buried_facts.py fell from 11 to 7 of 11
+        at top 1; with the last layer local, 11 of 11 (docs/retrieval.md).
+
+        Args:
+            texts: rows come back in this order.
+            spans: per text, ``(start, end)`` char offsets into that text, end exclusive.
+            shared: per text, how many of its first chars every span sees as well (a heading
+                breadcrumb before the text); default none.
+        Returns:
+            (float32[len(texts), hidden], as :meth:`encode` gives them; per text
+            float32[len(spans[i]), hidden], not normalised, or None when a span holds no token
+            (cut off by truncation) or cleaning changed the text's length.)
+        Raises:
+            EmbedderUnavailable: the graph cannot be built or run.
+        """
+        encodings = self._tokenize(texts)
+        shifts = [_clean_shift(t, self.folder.do_lower_case) for t in texts]
+        groups = [
+            None if k is None else span_tokens(e, [(a - k, b - k) for a, b in s])
+            for e, s, k in zip(encodings, spans, shifts, strict=True)
+        ]
+        pooled: list[NDArray[np.float32] | None] = [None] * len(texts)
+        seen = [
+            _seen_by_all(e, (shared[i] if shared else 0) - (k or 0))
+            for i, (e, k) in enumerate(zip(encodings, shifts, strict=True))
+        ]
+
+        def feed(batch: list[int], mask: NDArray[np.int64]) -> dict[str, NDArray[np.float32]]:
+            found = [groups[i] for i in batch]
+            return {"window_bias": window_bias(found, [seen[i] for i in batch], mask)}
+
+        def post(
+            outs: list[NDArray[np.float32]], mask: NDArray[np.int64], batch: list[int]
+        ) -> NDArray[np.float32]:
+            for row, i in enumerate(batch):
+                found = groups[i]
+                if found:
+                    states = outs[1][row]
+                    pooled[i] = np.stack([states[np.union1d(t, seen[i])].mean(0) for t in found])
+            return pool(outs[0], mask, "mean")
+
+        outputs = ["last_hidden_state", "window_hidden_state"]
+        vectors = self._run(encodings, outputs, self.folder.pooling.dim or 0, post, feed)
+        return vectors, pooled
 
     def score_pairs(self, query: str, texts: Sequence[str]) -> NDArray[np.float32]:
         """A cross-encoder's first logit per (query, text) pair: float32[len(texts)].
@@ -122,17 +189,22 @@ class OnnxRunner:
         lower = self.folder.do_lower_case
         pairs = [(query.lower(), t.lower()) if lower else (query, t) for t in texts]
         encodings: list[Encoding] = tokenizer.encode_batch(pairs)
-        logits = self._run(encodings, "logits", 1, lambda out, _: out[:, :1])
+        logits = self._run(encodings, ["logits"], 1, lambda outs, _m, _b: outs[0][:, :1])
         return logits[:, 0]
 
     def _run(
         self,
         encodings: list[Encoding],
-        output: str,
+        outputs: list[str],
         width: int,
-        post: Callable[[NDArray[np.float32], NDArray[np.int64]], NDArray[np.float32]],
+        post: Callable[
+            [list[NDArray[np.float32]], NDArray[np.int64], list[int]], NDArray[np.float32]
+        ],
+        feed_more: Callable[[list[int], NDArray[np.int64]], dict[str, NDArray[np.float32]]]
+        | None = None,
     ) -> NDArray[np.float32]:
-        """``post(graph output, mask)`` per batch, rows back in input order: float32[n, w].
+        """``post(graph outputs, mask, the batch's indices into encodings)`` per batch, rows
+        back in input order: float32[n, w]. ``feed_more(batch, mask)`` adds graph inputs.
 
         Batches run on up to ``threads`` worker threads at once, each single-threaded inside
         ONNX Runtime (one session; its ``run`` is thread-safe and releases the GIL).
@@ -142,15 +214,21 @@ class OnnxRunner:
 
         def run(batch: list[int]) -> NDArray[np.float32]:
             ids, mask, types = _padded([encodings[i] for i in batch])
-            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+            feed: dict[str, Any] = {
+                "input_ids": ids,
+                "attention_mask": mask,
+                "token_type_ids": types,
+            }
+            if feed_more is not None:
+                feed.update(feed_more(batch, mask))
             try:
-                out = session.run([output], feed)[0]
+                outs = session.run(outputs, feed)
             except Exception as exc:  # onnxruntime raises its own error types
                 raise EmbedderUnavailable(
                     f"ONNX Runtime failed on {self.spec.label}: {exc}",
                     hint="rebuild the model cache with `semsearch models prepare --force`",
                 ) from exc
-            return post(out, mask)
+            return post(outs, mask, batch)
 
         if len(batches) == 1 or self.threads == 1:
             results = [_ticked(batch, run(batch)) for batch in batches]
@@ -282,3 +360,59 @@ def pool(hidden: NDArray[np.float32], mask: NDArray[np.int64], mode: str) -> NDA
                 f"unknown pooling mode {part!r}", hint="use '?engine=torch' for this model"
             )
     return np.concatenate(parts, axis=1).astype(np.float32, copy=False)
+
+
+def _clean_shift(text: str, lower: bool) -> int | None:
+    """How far :meth:`OnnxRunner._tokenize`'s cleaning moves offsets to the left (the leading
+    whitespace it strips), or None when lower-casing changes the length (e.g. "İ")."""
+    if lower and len(text.lower()) != len(text):
+        return None
+    return len(text) - len(text.lstrip())
+
+
+def span_tokens(encoding: Encoding, spans: Sequence[Span]) -> list[NDArray[np.int64]] | None:
+    """Per char span, the indices of the non-special tokens that overlap it; None when some
+    span overlaps no token (truncated away, or only whitespace).
+
+    Args:
+        encoding: a text's tokenizer output (offsets into the cleaned text).
+        spans: ``(start, end)`` char offsets into the cleaned text, end exclusive.
+    """
+    offsets = np.asarray(encoding.offsets, dtype=np.int64).reshape(-1, 2)
+    normal = np.asarray(encoding.special_tokens_mask, dtype=bool) == 0
+    found = [
+        np.flatnonzero(normal & (offsets[:, 0] < end) & (offsets[:, 1] > start))
+        for start, end in spans
+    ]
+    return found if all(len(f) for f in found) else None
+
+
+def _seen_by_all(encoding: Encoding, prefix: int) -> NDArray[np.int64]:
+    """The tokens every span attends to and is pooled with: the special tokens, and those
+    that start within the first ``prefix`` chars of the cleaned text (a heading breadcrumb)."""
+    special = np.asarray(encoding.special_tokens_mask, dtype=bool)
+    starts = np.asarray(encoding.offsets, dtype=np.int64).reshape(-1, 2)[:, 0]
+    return np.flatnonzero(special | (starts < prefix))
+
+
+def window_bias(
+    groups: Sequence[Sequence[NDArray[np.int64]] | None],
+    seen: Sequence[NDArray[np.int64]],
+    mask: NDArray[np.int64],
+) -> NDArray[np.float32]:
+    """The ``window_bias`` input of a windows graph: float32[b, 1, seq, seq], 0 where a query
+    token may attend to a key token, float32's lowest value elsewhere.
+
+    Row ``r`` of the batch: a token of one of ``groups[r]``'s spans attends to that span's
+    tokens and to ``seen[r]`` (special tokens, a breadcrumb); every other token attends to
+    every real token (as the attention mask says). A token in two spans keeps the first's row.
+    """
+    lowest = np.finfo(np.float32).min
+    allowed = np.repeat(mask[:, None, None, :].astype(bool), mask.shape[1], axis=2)
+    for row, found in enumerate(groups):
+        for tokens in reversed(found or ()):  # the first span's row wins
+            keys = np.zeros(mask.shape[1], dtype=bool)
+            keys[tokens] = True
+            keys[seen[row]] = True
+            allowed[row, 0, tokens] = keys
+    return np.where(allowed, np.float32(0.0), lowest).astype(np.float32)
