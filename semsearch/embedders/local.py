@@ -30,9 +30,10 @@ The tokenizer (for chunking) loads from ``tokenizer.json`` alone.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -345,14 +346,8 @@ class LocalEmbedder(BaseEmbedder):
             for i, (p, t) in enumerate(zip(prefixed, texts, strict=True))
         ]
         runner = self.window_runner()
-        try:
+        with self._engine_errors():
             raw, pooled = runner.encode_late(prefixed, moved, seen)
-        except EmbedderUnavailable:
-            raise
-        except Exception as exc:  # the engine's own errors never leak raw
-            raise EmbedderUnavailable(
-                f"model {self.model_id} failed to embed: {exc}", hint=_INSTALL_HINT
-            ) from exc
         windows: list[Vectors | None] = []
         for rows in pooled:
             if rows is None:
@@ -364,11 +359,17 @@ class LocalEmbedder(BaseEmbedder):
 
     def _encode(self, texts: list[str]) -> NDArray[np.floating]:
         runner = self.runner()
-        try:
+        with self._engine_errors():
             return np.asarray(runner.encode(texts))
+
+    @contextlib.contextmanager
+    def _engine_errors(self) -> Iterator[None]:
+        """The engine's own errors, raised as EmbedderUnavailable (they never leak raw)."""
+        try:
+            yield
         except EmbedderUnavailable:
             raise
-        except Exception as exc:  # the engine's own errors never leak raw
+        except Exception as exc:
             raise EmbedderUnavailable(
                 f"model {self.model_id} failed to embed: {exc}", hint=_INSTALL_HINT
             ) from exc

@@ -20,6 +20,7 @@ import pytest
 import semsearch
 from semsearch.cli.progress import ProgressLine
 from semsearch.ingest import EMBED_GROUP
+from tests.cli.test_progress_off_terminal import run
 from tests.e2e.mcp_client import server_env
 
 REPO = Path(__file__).resolve().parents[2]
@@ -44,17 +45,7 @@ def write_big_note(folder: Path) -> Path:
 
 
 def run_cli(args: list[str], tmp_path: Path) -> tuple[str, str]:
-    err = tmp_path / "stderr.log"
-    with err.open("w") as fh:
-        done = subprocess.run(
-            [sys.executable, "-m", "semsearch.cli.app", *args],
-            cwd=REPO,
-            env=server_env(SEMSEARCH_MODEL="fake:32", SEMSEARCH_PROGRESS_SECONDS="0",
-                           PYTHONPATH=str(REPO)),
-            stdout=subprocess.PIPE, stderr=fh, text=True, timeout=300,
-        )  # fmt: skip
-    assert done.returncode == 0, err.read_text()[-3000:]
-    return done.stdout, err.read_text()
+    return run(args, tmp_path, timeout=300)
 
 
 def counts(pattern: re.Pattern[str], err: str) -> list[tuple[int, ...]]:

@@ -85,7 +85,9 @@ def test_interval_zero_prints_every_update_once(capsys: pytest.CaptureFixture[st
     ]
 
 
-def run(args: list[str], tmp_path: Path) -> tuple[str, str]:
+def run(args: list[str], tmp_path: Path, timeout: float = 120) -> tuple[str, str]:
+    """The CLI as a subprocess with the fake embedder and progress lines as often as they come:
+    (stdout, stderr); the exit code must be 0."""
     err = tmp_path / "stderr.log"
     with err.open("w") as fh:
         done = subprocess.run(
@@ -93,9 +95,9 @@ def run(args: list[str], tmp_path: Path) -> tuple[str, str]:
             cwd=REPO,
             env=server_env(SEMSEARCH_MODEL="fake:32", SEMSEARCH_PROGRESS_SECONDS="0",
                            PYTHONPATH=str(REPO)),
-            stdout=subprocess.PIPE, stderr=fh, text=True, timeout=120,
+            stdout=subprocess.PIPE, stderr=fh, text=True, timeout=timeout,
         )  # fmt: skip
-    assert done.returncode == 0, err.read_text()
+    assert done.returncode == 0, err.read_text()[-3000:]
     return done.stdout, err.read_text()
 
 
