@@ -283,7 +283,9 @@ def test_mcp_watch_takes_new_folder_fake_embedder(tmp_path: Path) -> None:
         def notes() -> dict | None:  # type: ignore[type-arg]
             rows = server.ok("stats")["collections"]
             row = next((r for r in rows if r["name"] == "notes"), None)
-            return row if row and row["records"] == 1 else None
+            # the record is written before the sync ends: wait for the sync, not the record
+            done = row and row["records"] == 1 and row["index_health"]["state"] != "syncing"
+            return row if done else None
 
         assert (
             eventually(notes, "the watcher to re-point the collection")["index_health"]["state"]
