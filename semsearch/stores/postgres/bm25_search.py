@@ -25,10 +25,19 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from semsearch.filters import Filter
 from semsearch.keyword_query import evidence_clauses, idf
 from semsearch.stores.base import ScoredChunk
-from semsearch.stores.postgres.bm25_sql import score_sql, statistics_sql
+from semsearch.stores.postgres.bm25_memory import score_postings
+from semsearch.stores.postgres.bm25_sql import phrase_sql, ranked_sql, score_sql, statistics_sql
+from semsearch.stores.postgres.postings_cache import (
+    PostingsCache,
+    TermPostings,
+    fetch_postings,
+    term_postings,
+)
 from semsearch.stores.postgres.sql import Tables, where_sql
 from semsearch.stores.record_terms import best_chunk
 
@@ -68,6 +77,8 @@ class Statistics:
         chunks, chunk_len: their chunks and the chunks' tokens (0 when scoped).
         dfs: n(q) of each part (a phrase: records holding it; 0 when scoped).
         chunk_dfs: chunks holding each part (a phrase: records holding it); empty when scoped.
+        generation: the postings' generation (stores/postgres/postings_cache.py); None when
+            scoped.
     """
 
     records: int
@@ -76,6 +87,7 @@ class Statistics:
     chunk_len: int
     dfs: list[int]
     chunk_dfs: list[int]
+    generation: str | None = None
 
     @property
     def avgdl(self) -> float:
@@ -143,12 +155,16 @@ def read_statistics(
     phrases = [p.terms for p in parts if len(p.terms) > 1]
     if where is None:
         sql = statistics_sql(t, [len(p) for p in phrases], None)
-        params: list[Any] = [terms, terms, *(v for p in phrases for v in (*p[1:], p[0]))]
+        params: list[Any] = [terms, terms]
+        for p in phrases:
+            params += [sorted(set(p)), len(set(p)), *p[1:], p[0]]
     else:
         (r_sql, r_params), (s_sql, s_params) = where_sql(where, "r"), where_sql(where, "s")
         sql = statistics_sql(t, [], (r_sql, s_sql))
         params = [*s_params, terms, *r_params]
-    records, length, chunks, chunk_len, term_dfs, chunk_dfs, phrase_dfs = run(sql, params)[0]
+    records, length, chunks, chunk_len, term_dfs, chunk_dfs, phrase_dfs, generation = run(
+        sql, params
+    )[0]
 
     def per_part(single: Sequence[int], several: Sequence[int]) -> list[int]:
         a, b = iter(single), iter(several)
@@ -157,6 +173,7 @@ def read_statistics(
     return Statistics(
         int(records), int(length), int(chunks), int(chunk_len),
         per_part(term_dfs, phrase_dfs), per_part(chunk_dfs, phrase_dfs) if where is None else [],
+        generation,
     )  # fmt: skip
 
 
@@ -195,13 +212,18 @@ def rank(
     where: Filter | None,
     scoped: bool,
     terms_of: Terms | None = None,
+    cache: PostingsCache | None = None,
 ) -> list[ScoredChunk]:
     """The top ``k`` records for ``parts``, best first, ties by record id: BM25 (> 0) with
     keyword evidence and coverage. Statistics over the whole collection, or over the records
     ``where`` allows when ``scoped``; the ranking keeps only records ``where`` allows either
     way. With ``terms_of`` (not scoped) each hit shows its best chunk (:func:`choose_chunks`;
     its first when none matches alone), else its first chunk, ``provisional``. [] when no
-    record holds any part."""
+    record holds any part.
+
+    Without ``where``, with ``cache``, the records are scored in numpy from the parts'
+    postings (bm25_memory.py; single terms' postings kept in ``cache``, phrases' counted in
+    SQL), else by the one SQL statement of bm25_sql.py: the same ranking, to float rounding."""
     stats = read_statistics(snap.first, t, parts, where if scoped else None)
     if k <= 0 or not any(stats.dfs):
         return []
@@ -211,8 +233,14 @@ def rank(
     reference = sum(wi[i] for i in chosen)
     ev = [wi[i] if i in chosen and reference > 0 else 0.0 for i in range(len(parts))]
     choose = terms_of is not None and not scoped
-    sql, params = _score_statement(t, parts, wi, ev, stats, where, k, choose)
-    rows = snap.last(sql, params)
+    if where is None and cache is not None and stats.generation is not None:
+        lists = _postings(snap, t, parts, stats, cache)
+        rids, scores, evidence, coverage = score_postings(lists, wi, ev, k)
+        params = [rids.tolist(), scores.tolist(), evidence.tolist(), coverage.tolist(), k]
+        rows = snap.last(ranked_sql(t, choose), params)
+    else:
+        sql, params = _score_statement(t, parts, wi, ev, stats, where, k, choose)
+        rows = snap.last(sql, params)
     rows = [r for r in rows if r[4]]  # a record without chunks has nothing to show
     shown = {}
     if choose and terms_of is not None:  # a record of one chunk shows it: no choice to make
@@ -226,6 +254,38 @@ def rank(
         )
         for rid, score, evidence, coverage, ids, _ in rows
     ]  # fmt: skip
+
+
+def _postings(
+    snap: Snapshot, t: Tables, parts: Sequence[Part], stats: Statistics, cache: PostingsCache
+) -> list[TermPostings]:
+    """Each part's postings in ``snap``: single terms from ``cache`` or read (and then kept),
+    phrases counted by :func:`~semsearch.stores.postgres.bm25_sql.phrase_sql`."""
+    assert stats.generation is not None
+    empty = TermPostings(np.zeros(0, np.int64), np.zeros(0, np.float64))
+    held = [p.terms[0] for p, n in zip(parts, stats.dfs, strict=True) if n and len(p.terms) == 1]
+    found = cache.get(t.kw_terms, stats.generation, held)
+    missing = sorted(set(held) - set(found))
+    if missing:
+        read = fetch_postings(snap.first, t, missing, stats.avgdl)
+        cache.put(t.kw_terms, stats.generation, read)
+        found.update(read)
+    lists = []
+    for part, n in zip(parts, stats.dfs, strict=True):
+        if not n:
+            lists.append(empty)
+        elif len(part.terms) == 1:
+            lists.append(found.get(part.terms[0], empty))
+        else:
+            sql = phrase_sql(t, len(part.terms)) + " ORDER BY rid"
+            rows = snap.first(sql, [*part.terms[1:], part.terms[0]])
+            columns = np.asarray(rows, np.float64).reshape(-1, 3)  # rid, len, f
+            lists.append(
+                term_postings(
+                    columns[:, 0].astype(np.int64), columns[:, 2], columns[:, 1], stats.avgdl
+                )
+            )
+    return lists
 
 
 def choose_chunks(

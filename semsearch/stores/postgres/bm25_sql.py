@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from semsearch.keyword_query import K1, LENGTH_KNEE, TITLE_WEIGHT, B
 from semsearch.stores.postgres.sql import Tables
 
-__all__ = ["phrase_sql", "score_sql", "statistics_sql"]
+__all__ = ["phrase_sql", "ranked_sql", "score_sql", "statistics_sql"]
 
 
 def _f8(value: float) -> str:
@@ -56,7 +56,9 @@ def phrase_sql(t: Tables, m: int) -> str:
 def statistics_sql(t: Tables, phrases: Sequence[int], scope: tuple[str, str] | None) -> str:
     """The statement that reads BM25's statistics for a query: one row ``(N, total length,
     chunks, chunks' total length, n(q) of each single term in order, chunks holding each
-    single term, n(q) of each phrase)``.
+    single term, n(q) of each phrase, generation)``; the generation, the ``kw_stats`` row's
+    ``xmin`` and ``ctid``, changes with every write to the collection's postings
+    (stores/postgres/postings_cache.py), NULL when scoped.
 
     Args:
         t: the collection's tables.
@@ -65,14 +67,18 @@ def statistics_sql(t: Tables, phrases: Sequence[int], scope: tuple[str, str] | N
             ``records r`` and for ``records s`` (``where_sql(where, "r")``, ``(..., "s")``):
             N, the lengths and the n(q) of terms are then counted over the records it allows
             (chunk counts 0, phrases not counted: scoped searches score terms only).
-    Params, in order: unscoped, the single terms (text[]) twice, then each phrase's
-    :func:`phrase_sql` params; scoped, the ``s`` filter's params, the single terms, then the
+    Params, in order: unscoped, the single terms (text[]) twice, then for each phrase its
+    distinct terms (text[]), their number and its :func:`phrase_sql` params; scoped, the ``s`` filter's params, the single terms, then the
     ``r`` filter's params.
     """
     terms = "unnest(%s::text[]) WITH ORDINALITY AS u(term, i)"
     if scope is None:
+        # a phrase one of whose words no record holds is held by none: skip reading the
+        # postings of its other words (a phrase such as "4-PBA" read all 18,592 of "4")
         counted = [
-            f"(SELECT count(*) FROM ({phrase_sql(t, m)}) AS p{i})" for i, m in enumerate(phrases)
+            f"(CASE WHEN (SELECT count(*) FROM {t.kw_df} WHERE term = ANY(%s::text[])) = %s "
+            f"THEN (SELECT count(*) FROM ({phrase_sql(t, m)}) AS p{i}) ELSE 0 END)"
+            for i, m in enumerate(phrases)
         ]
         per_term = [
             f"ARRAY(SELECT coalesce((SELECT d.{column} FROM {t.kw_df} d WHERE d.term = u.term), 0) "
@@ -81,14 +87,15 @@ def statistics_sql(t: Tables, phrases: Sequence[int], scope: tuple[str, str] | N
         ]
         return (
             f"SELECT st.records, st.len, st.chunks, st.chunk_len, {', '.join(per_term)}, "
-            f"ARRAY[{', '.join(counted)}]::bigint[] FROM {t.kw_stats} st"
+            f"ARRAY[{', '.join(counted)}]::bigint[], st.xmin::text || '/' || st.ctid::text "
+            f"FROM {t.kw_stats} st"
         )
     r_filter, s_filter = scope
     return (
         "SELECT count(*), coalesce(sum(d.len), 0), 0, 0, "
         f"ARRAY(SELECT (SELECT count(*) FROM {t.kw_terms} k JOIN {t.records} s "
         f"ON s.rid = k.record_rid WHERE k.term = u.term AND ({s_filter})) FROM {terms} "
-        "ORDER BY u.i), ARRAY[]::bigint[], ARRAY[]::bigint[] "
+        "ORDER BY u.i), ARRAY[]::bigint[], ARRAY[]::bigint[], NULL "
         f"FROM {t.records} r LEFT JOIN {t.kw_docs} d ON d.record_rid = r.rid WHERE ({r_filter})"
     )
 
@@ -134,11 +141,33 @@ def score_sql(t: Tables, phrases: Sequence[int], filtered: str | None, texts: bo
     )
     if filtered is None:
         scored += " ORDER BY score DESC FETCH FIRST %s ROWS WITH TIES"
+    return (
+        "WITH q (term, wi, ev) AS (SELECT * FROM unnest(%s::text[], %s::float8[], %s::float8[])), "
+        f"a (avgdl) AS (SELECT %s::float8) {_hits_sql(t, scored, filtered, texts)}"
+    )
+
+
+def ranked_sql(t: Tables, texts: bool) -> str:
+    """The statement that names records scored elsewhere (in numpy: bm25_memory.py): rows as
+    :func:`score_sql`'s, the k best by score, ties by record id.
+
+    Params: rids (bigint[]), their scores, evidence sums and coverage sums (float8[] each),
+    then k.
+    """
+    scored = (
+        "SELECT * FROM unnest(%s::bigint[], %s::float8[], %s::float8[], %s::float8[]) "
+        "AS u(rid, score, evidence, coverage)"
+    )
+    return _hits_sql(t, scored, None, texts)
+
+
+def _hits_sql(t: Tables, scored: str, filtered: str | None, texts: bool) -> str:
+    """The tail both statements share: rows ``(rid, score, evidence, coverage)`` of
+    ``scored`` joined to their records, ``filtered``, the best first, ties by record id, each
+    with its chunk ids (and with ``texts`` their texts); its last param is k."""
     of_record = f"FROM {t.chunks} c WHERE c.record_rid = s.rid ORDER BY c.id"
     texts_sql = f"ARRAY(SELECT c.text {of_record})" if texts else "NULL"
     return (
-        "WITH q (term, wi, ev) AS (SELECT * FROM unnest(%s::text[], %s::float8[], %s::float8[])), "
-        "a (avgdl) AS (SELECT %s::float8) "
         f"SELECT r.id, s.score, s.evidence, s.coverage, ARRAY(SELECT c.id {of_record}), "
         f"{texts_sql} FROM ({scored}) AS s JOIN {t.records} r ON r.rid = s.rid "
         f"WHERE ({filtered or 'true'}) ORDER BY s.score DESC, r.id LIMIT %s"

@@ -31,6 +31,7 @@ from semsearch.stores.fts5_tokens import PORTER, PieceTokenizer
 from semsearch.stores.postgres import bm25_search
 from semsearch.stores.postgres.bm25_index import IndexRow, RecordCounts, count_rows
 from semsearch.stores.postgres.bm25_search import Part, Run, Snapshot, runner
+from semsearch.stores.postgres.postings_cache import PostingsCache
 from semsearch.stores.postgres.reads import PostgresReads
 from semsearch.stores.postgres.search import keyword_scan, substring_scan
 from semsearch.stores.postgres.sql import Tables, websearch_text
@@ -57,6 +58,8 @@ class PostgresKeyword(PostgresReads):
         #: names of collections seen with their BM25 tables (a collection never loses them;
         #: only an older semsearch could make another of that name without)
         self._bm25_names: set[str] = set()
+        #: term postings of unfiltered searches, scored in numpy (postings_cache.py)
+        self._postings = PostingsCache()
 
     @contextmanager
     def _tokens(self) -> Iterator[PieceTokenizer]:
@@ -131,7 +134,9 @@ class PostgresKeyword(PostgresReads):
                 def words(asked: str, n: int, scope: Filter | None) -> list[ScoredChunk]:
                     parts = self._parts(asked, options, scoped)
                     chunks = None if scoped else self._terms
-                    return bm25_search.rank(snap, t, parts, n, scope, scoped, chunks)
+                    return bm25_search.rank(
+                        snap, t, parts, n, scope, scoped, chunks, self._postings
+                    )
 
                 if scoped:
                     return words(text, k, where)
