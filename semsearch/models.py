@@ -230,6 +230,7 @@ def _only_pull(hub_id: str, folder: Path) -> Iterator[None]:
 @contextlib.contextmanager
 def _hub_errors(hub_id: str, revision: str | None, old: PulledModel | None) -> Iterator[None]:
     """huggingface_hub's and the network's errors, as ModelPullFailed with a fix."""
+    import httpx2
     from huggingface_hub.errors import (
         GatedRepoError,
         HfHubHTTPError,
@@ -257,12 +258,10 @@ def _hub_errors(hub_id: str, revision: str | None, old: PulledModel | None) -> I
         raise _failed(f"{hub_id} has no revision {revision!r}", exc) from exc
     except HfHubHTTPError as exc:
         raise _failed(f"the Hub refused the pull of {hub_id}: {_first_line(exc)}", exc) from exc
-    except OSError as exc:  # the network (httpx2 errors are OSErrors) or the disk
-        raise _failed(f"the pull of {hub_id} stopped: {_first_line(exc)}", exc) from exc
-    except Exception as exc:
-        if type(exc).__module__.split(".")[0] not in {"httpx2", "httpcore2", "httpx", "httpcore"}:
-            raise
+    except httpx2.HTTPError as exc:  # huggingface_hub's HTTP client: the network
         raise _failed(f"cannot reach the Hub for {hub_id}: {_first_line(exc)}", exc) from exc
+    except OSError as exc:  # the disk, or metadata the Hub did not give (FileMetadataError)
+        raise _failed(f"the pull of {hub_id} stopped: {_first_line(exc)}", exc) from exc
 
 
 def _failed(message: str, exc: BaseException) -> ModelPullFailed:

@@ -114,8 +114,8 @@ def pull_model(
     from semsearch.cli.progress import ProgressLine
     from semsearch.models import pull
 
-    with ProgressLine(f"pulling {hub_id}", "bytes") as line:
-        done = pull(hub_id, revision, progress=lambda have, total: line.update(have, total))
+    with ProgressLine(f"pulling {hub_id}", "kB") as line:
+        done = pull(hub_id, revision, progress=lambda b, t: line.update(b // 1000, t // 1000))
     if as_json:
         doc = {
             "hub_id": done.hub_id,

@@ -140,6 +140,9 @@ def test_pull_resumes_a_download_killed_mid_file(
     with pytest.raises(EmbedderUnavailable, match="did not finish") as refused:
         _ = LocalEmbedder(REPO).path  # a partial folder is never used
     assert f"semsearch models pull {REPO}" in (refused.value.hint or "")
+    listed = json.loads(CliRunner().invoke(app, ["models", "--json"]).output)
+    unfinished = next(m for m in listed if m["spec"] == f"local:{REPO}")
+    assert unfinished["folder"] is None and "did not finish" in unfinished["problem"]
 
     hub.stall_after.clear()
     second = run([*CLI, "models", "pull", REPO], hub)
