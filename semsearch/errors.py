@@ -13,7 +13,8 @@ HTTP and MCP faces print both and map the class to an exit or status code in one
     ├── InvalidQuery           a query (or its arguments) cannot be run as given
     ├── InvalidRecord          a record is malformed (no id, wrong field type, ...)
     ├── EmbedderUnavailable    the embedding model cannot be loaded or fails
-    │   └── BadVectors         the model gave NaN, Inf or zero vectors for some texts
+    │   ├── BadVectors         the model gave NaN, Inf or zero vectors for some texts
+    │   └── ModelPullFailed    `models pull` could not fetch or verify a model from the Hub
     ├── RerankerUnavailable    a reranker spec is malformed, or the reranker cannot run
     ├── BackendUnavailable     the storage backend cannot be reached, is unsupported or closed
     ├── StoreCorrupted         the store's contents are inconsistent or unreadable
@@ -36,6 +37,7 @@ __all__ = [
     "InvalidQuery",
     "InvalidRecord",
     "ModelMismatch",
+    "ModelPullFailed",
     "NotAnIndex",
     "RerankerUnavailable",
     "SemsearchError",
@@ -120,6 +122,13 @@ class BadVectors(EmbedderUnavailable):
         super().__init__(message, hint)
         self.vectors = vectors
         self.bad = bad
+
+
+class ModelPullFailed(EmbedderUnavailable):
+    """Raised by ``semsearch models pull`` (:func:`semsearch.models.pull`) when a model cannot
+    be fetched from the Hugging Face Hub (unknown id or revision, no access, offline, the Hub
+    unreachable) or a file fails its size or checksum; the folder is then left unfinished,
+    never used, and the next pull resumes it."""
 
 
 class RerankerUnavailable(SemsearchError):

@@ -1,4 +1,5 @@
-"""`semsearch models`: the local models, their engines and ONNX cache; build the cache ahead."""
+"""`semsearch models`: the local models, their engines and ONNX cache; build the cache ahead;
+pull a model from the Hugging Face Hub into the model cache."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from semsearch import settings
 from semsearch.cli.common import cli_errors, out
 
 models_app = typer.Typer(
-    help="Local embedding models: engines, ONNX cache state and sizes.",
+    help="Local embedding models: engines, ONNX cache state and sizes; pull from the Hub.",
     no_args_is_help=False,
     invoke_without_command=True,
 )
@@ -32,7 +33,7 @@ def list_models(
     ctx: typer.Context,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
 ) -> None:
-    """List local models (the packaged default and SEMSEARCH_MODEL) and their cache."""
+    """List local models (the packaged default, SEMSEARCH_MODEL, pulled ones) and their cache."""
     if ctx.invoked_subcommand is not None:
         return
     from semsearch.embedders.catalog import local_models
@@ -47,6 +48,7 @@ def list_models(
                 "engine": m.engine,
                 "problem": m.problem,
                 "default_precision": m.default_precision,
+                "revision": m.revision,
                 "cache": [
                     {
                         "precision": g.precision,
@@ -66,6 +68,8 @@ def list_models(
         out.print(f"[bold]{escape(m.model_id)}[/]  engine {escape(engine)}")
         if m.folder:
             out.print(f"  folder: {escape(str(m.folder))}")
+        if m.revision:
+            out.print(f"  revision: {m.revision} (pulled from the Hub)")
         for g in m.graphs:
             mark = " (default)" if g.precision == m.default_precision else ""
             state = f"built, {g.bytes / 1e6:.1f} MB" if g.built else "not built"
@@ -91,3 +95,41 @@ def prepare_models(
     target = spec or (_extra_specs() or [default_model_spec()])[0]
     for path in prepare(target, precision, force=force):
         out.print(f"ready: {escape(str(path))}")
+
+
+@models_app.command("pull")
+@cli_errors
+def pull_model(
+    hub_id: Annotated[
+        str, typer.Argument(help="A Hugging Face Hub model id, <org>/<name>.", show_default=False)
+    ],
+    revision: Annotated[
+        str | None,
+        typer.Option("--revision", help="Branch, tag or commit (default: main); pinned."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+) -> None:
+    """Download a model once into the model cache (checked, resumable); then local:<hub-id>
+    works offline. Honours HF_ENDPOINT, HF_HUB_OFFLINE and HF_TOKEN. Nothing else downloads."""
+    from semsearch.cli.progress import ProgressLine
+    from semsearch.models import pull
+
+    with ProgressLine(f"pulling {hub_id}", "kB") as line:
+        done = pull(hub_id, revision, progress=lambda b, t: line.update(b // 1000, t // 1000))
+    if as_json:
+        doc = {
+            "hub_id": done.hub_id,
+            "spec": done.spec,
+            "revision": done.revision,
+            "requested": done.requested,
+            "folder": str(done.folder),
+            "files": len(done.files),
+            "bytes": done.bytes,
+        }
+        typer.echo(json.dumps(doc, indent=2))
+        return
+    out.print(
+        f"pulled {escape(done.hub_id)} at {done.revision} "
+        f"({len(done.files)} files, {done.bytes / 1e6:.1f} MB) into {escape(str(done.folder))}"
+    )
+    out.print(f"use it as {escape(done.spec)} (e.g. SEMSEARCH_MODEL={escape(done.spec)})")

@@ -1,4 +1,5 @@
-"""What local models this machine has, which engine runs each, and what is in the ONNX cache.
+"""What local models this machine has (packaged, configured, pulled from the Hub), which engine
+runs each, and what is in the ONNX cache.
 
 Behind ``semsearch models``: it lists and prepares, it never embeds a text.
 """
@@ -10,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from semsearch.embedders.local import DEFAULT_MODEL, DEFAULT_PRECISION, LocalEmbedder
+from semsearch.embedders.model_cache import is_hub_id, pulled_models, read_marker
 from semsearch.errors import EmbedderUnavailable, InvalidQuery
 
 __all__ = ["CachedGraph", "LocalModel", "local_models", "prepare"]
@@ -27,7 +29,8 @@ class CachedGraph:
 
 @dataclass(frozen=True)
 class LocalModel:
-    """One local model: its id, folder, engine (or why it has none) and cached graphs."""
+    """One local model: its id, folder, engine (or why it has none) and cached graphs; for a
+    model pulled from the Hub, the 40-hex commit its files came from (``revision``)."""
 
     spec: str
     model_id: str
@@ -36,11 +39,14 @@ class LocalModel:
     problem: str | None
     default_precision: str
     graphs: list[CachedGraph] = field(default_factory=list)
+    revision: str | None = None
 
 
 def local_models(specs: list[str] | None = None) -> list[LocalModel]:
-    """The packaged default model (at its default precision) plus ``specs``, each described."""
-    wanted = [f"local:{DEFAULT_MODEL}?precision={DEFAULT_PRECISION}", *(specs or [])]
+    """The packaged default model (at its default precision), ``specs``, then every Hub model
+    in the model cache (finished pulls and unfinished ones, whose ``problem`` says so)."""
+    pulled = [f"local:{hub_id}" for hub_id, _ in pulled_models()]
+    wanted = [f"local:{DEFAULT_MODEL}?precision={DEFAULT_PRECISION}", *(specs or []), *pulled]
     seen: set[str] = set()
     models: list[LocalModel] = []
     for spec in wanted:
@@ -58,6 +64,7 @@ def _describe(spec: str) -> LocalModel:
         engine = embedder.engine
     except EmbedderUnavailable as exc:
         return LocalModel(spec, embedder.model_id, None, None, exc.message, embedder.precision)
+    record = read_marker(folder) if is_hub_id(embedder.name) else None
     graphs: list[CachedGraph] = []
     if engine == "onnx":
         from semsearch.embedders.onnx.cache import PRECISIONS, GraphSpec
@@ -66,7 +73,10 @@ def _describe(spec: str) -> LocalModel:
             path = GraphSpec(embedder.folder, precision, label=embedder.label).path
             size = path.stat().st_size if path.is_file() else 0
             graphs.append(CachedGraph(precision, path, path.is_file(), size))
-    return LocalModel(spec, embedder.model_id, folder, engine, None, embedder.precision, graphs)
+    revision = record.revision if record else None
+    return LocalModel(
+        spec, embedder.model_id, folder, engine, None, embedder.precision, graphs, revision
+    )
 
 
 def prepare(spec: str, precisions: list[str] | None = None, force: bool = False) -> list[Path]:

