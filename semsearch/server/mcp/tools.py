@@ -217,10 +217,15 @@ class ArgumentErrors:
 
     async def _input_schema(self, name: str) -> Mapping[str, Any] | None:
         """The tool's JSON input schema as ``tools/list`` gives it, or None for an unknown tool
-        (the SDK answers that one)."""
-        tools = await self.list_tools()  # type: ignore[attr-defined]
-        found = next((t for t in tools if t.name == name), None)
-        return None if found is None else cast(Mapping[str, Any], found.input_schema)
+        (the SDK answers that one). Kept after the first call: ``list_tools`` builds every
+        tool's description anew, on each call; a name not kept reads the list again (a tool
+        added since)."""
+        schemas: dict[str, Mapping[str, Any]] | None = getattr(self, "_schemas", None)
+        if schemas is None or name not in schemas:
+            tools = await self.list_tools()  # type: ignore[attr-defined]
+            schemas = {t.name: cast(Mapping[str, Any], t.input_schema) for t in tools}
+            self._schemas = schemas
+        return schemas.get(name)
 
 
 def register_tools(server: MCPServer, service: McpService) -> None:
