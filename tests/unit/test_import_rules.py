@@ -59,9 +59,17 @@ INDEPENDENT: tuple[tuple[str, ...], ...] = (
 ALLOWED_USERS: Mapping[str, tuple[str, ...]] = {
     "bm25": ("bm25", "stores.sqlite"),
     # memory scores one user's messages with postings of those alone (memory/keyword.py);
-    # the Milvus store ranks records with the same arrays (stores/milvus/keyword_index.py)
+    # the Milvus store ranks records with the same arrays (stores/milvus/keyword_index.py);
+    # the PostgreSQL store scores its cached postings with their length norms and top k
+    # (stores/postgres/bm25_memory.py, postings_cache.py)
     "bm25.delta": ("bm25", "stores.sqlite", "stores.milvus", "memory.keyword"),
-    "bm25.postings": ("bm25", "stores.sqlite", "stores.milvus", "memory.keyword"),
+    "bm25.postings": (
+        "bm25",
+        "stores.sqlite",
+        "stores.milvus",
+        "stores.postgres",
+        "memory.keyword",
+    ),
     "ann": ("ann", "stores.sqlite", "stores.ann"),
     "ann.exact": ("ann", "stores.sqlite", "stores.milvus"),
     "stores.sqlite.store": ("stores.sqlite", "database"),
