@@ -16,7 +16,7 @@ Contextual are Contextualized Word Representations?", EMNLP 2019); the floor is 
 measured per model, on the user's own texts, as a quantile of the unrelated-pair scores.
 
 Why the 85th percentile (measured with ``semsearch.embedders.calibration`` on the full BEIR
-SciFact index; the test is ``tests/integration/test_calibration.py``): all-MiniLM-L6-v2 (int8)
+SciFact index; the test is ``tests/integration/test_calibration_minilm.py``): all-MiniLM-L6-v2 (int8)
 on SciFact, whose threshold was measured against judged relevance (0.30 keeps 95% of the
 judged pairs; 0.34 rejects 95% of off-topic questions, :mod:`semsearch.embedders.thresholds`).
 Over all 5,183 records the random-pair distribution has mean 0.17, sd 0.125, 90th percentile
