@@ -28,6 +28,7 @@ from typing import Any
 __all__ = [
     "BackendUnavailable",
     "BadVectors",
+    "CalibrationFailed",
     "DimensionMismatch",
     "EmbedderUnavailable",
     "FolderMismatch",
@@ -152,3 +153,9 @@ class IndexUnhealthy(SemsearchError):
     """Raised by semantic and hybrid search while the index is quarantined: a sync failed
     part-way (the embedder failed mid-batch, the store raised, or the process died), so its
     vectors cannot be trusted. Keyword search still works. See :mod:`semsearch.health`."""
+
+
+class CalibrationFailed(InvalidQuery):
+    """Raised by ``semsearch models calibrate`` (:mod:`semsearch.embedders.calibration`) for
+    bad input: too few embedded records, a model other than the collection's, or ``--save`` for
+    a model the packaged table calibrates (CLI exit 4)."""

@@ -1,5 +1,5 @@
 """`semsearch models`: the local models, their engines and ONNX cache; build the cache ahead;
-pull a model from the Hugging Face Hub into the model cache."""
+pull a model from the Hugging Face Hub into the model cache; calibrate a model's threshold."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ import typer
 from rich.markup import escape
 
 from semsearch import settings
-from semsearch.cli.common import cli_errors, out
+from semsearch.cli.common import CollectionOpt, IndexOpt, cli_errors, out, require_index
 
 models_app = typer.Typer(
-    help="Local embedding models: engines, ONNX cache state and sizes; pull from the Hub.",
+    help="Local embedding models: engines, ONNX cache state and sizes; pull from the Hub; "
+    "calibrate a threshold.",
     no_args_is_help=False,
     invoke_without_command=True,
 )
@@ -133,3 +134,69 @@ def pull_model(
         f"({len(done.files)} files, {done.bytes / 1e6:.1f} MB) into {escape(str(done.folder))}"
     )
     out.print(f"use it as {escape(done.spec)} (e.g. SEMSEARCH_MODEL={escape(done.spec)})")
+
+
+@models_app.command("calibrate")
+@cli_errors
+def calibrate_model(
+    model: Annotated[
+        str,
+        typer.Argument(
+            help="The collection's model (e.g. local:<org>/<name>, or its id).", show_default=False
+        ),
+    ],
+    index: IndexOpt = settings.DEFAULT_INDEX,
+    collection: CollectionOpt = settings.DEFAULT_COLLECTION,
+    sample: Annotated[int, typer.Option("--sample", help="Records sampled (at least 50).")] = 1000,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed of the sample.")] = 0,
+    save: Annotated[
+        bool,
+        typer.Option("--save", help="Store it in the model cache as the model's default."),
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+) -> None:
+    """Estimate a model's min_score from a collection's stored vectors (no model load): the
+    85th percentile of the cosines of random record pairs. With --save, searches with this
+    model use it and stop calling their threshold a guess."""
+    import dataclasses
+
+    import semsearch
+    from semsearch.embedders.calibration import (
+        calibrate,
+        check_model,
+        check_savable,
+        save_calibration,
+    )
+
+    require_index(index)
+    # only stored vectors are read: a placeholder embedder (never called) leaves the stored
+    # model unresolved, so an index made elsewhere with a model absent here still calibrates
+    coll = semsearch.connect(index).collection(
+        collection, create=False, embedder="fake:1", strict_model=False
+    )
+    check_model(model, coll.stats().model_id)
+    if save:
+        check_savable(coll.stats().model_id)  # before the work, not after
+    result = calibrate(coll, sample=sample, seed=seed)
+    saved = save_calibration(result, collection, index) if save else None
+    if as_json:
+        doc = dataclasses.asdict(result) | {"saved": str(saved) if saved else None}
+        typer.echo(json.dumps(doc, indent=2))
+        return
+    pairs, near = result.random_pairs, result.nearest
+    out.print(
+        f"[bold]{escape(result.model_id)}[/]: threshold {result.threshold:.2f} "
+        f"({result.quantile:.0%} of random record pairs score below it; {result.records} records)"
+    )
+    out.print(
+        f"  random pairs: mean {pairs.mean:.3f}, sd {pairs.sd:.3f}, "
+        f"p50 {pairs.p50:.3f}, p90 {pairs.p90:.3f}, p99 {pairs.p99:.3f} ({pairs.count} pairs)"
+    )
+    out.print(
+        f"  nearest neighbours: p05 {near.p05:.3f}, p50 {near.p50:.3f}; "
+        f"{result.nearest_above:.1%} at or above the threshold"
+    )
+    if saved:
+        out.print(f"saved to {escape(str(saved))}; searches with this model now default to it")
+    else:
+        out.print("not saved: add --save to make it this model's default min_score")

@@ -10,7 +10,12 @@ Thresholds follow the model, not the provider that serves it: ``openai:text-embe
 an Azure deployment that states its model (``azure-openai:<deployment>?model=text-embedding-
 ada-002``) and one named after it (``azure-openai:text-embedding-ada-002``) all get ada-002's.
 A model that no table names gets :data:`UNMEASURED`, a guess: :func:`guess_note` says so on
-each result (``SearchResult.notes``) and logs one warning per model.
+each result (``SearchResult.notes``) and logs one warning per model, until the user measures it
+on their own collection with ``semsearch models calibrate <model> --index ... --save``
+(:mod:`semsearch.embedders.calibration`), which stores a threshold in the model cache
+(:mod:`semsearch.embedders.saved_thresholds`). Lookup order: the packaged :data:`CALIBRATED`
+table (measured against judged relevance, so it stays authoritative), then a saved
+calibration, then :data:`KNOWN`, then :data:`UNMEASURED`.
 
 Calibrated (``benchmarks/thresholds.py``): the highest threshold, in steps of 0.05, that keeps at
 least 95% of BEIR SciFact's judged relevant (query, document) pairs (a document's score is its
@@ -75,9 +80,10 @@ class Threshold:
 
     Attributes:
         value: a cosine similarity in [-1, 1].
-        basis: ``"calibrated"`` (measured, :data:`CALIBRATED`), ``"documented"`` (a known
-            model's conservative value, :data:`KNOWN`) or ``"guess"`` (:data:`UNMEASURED`: no
-            table names the model).
+        basis: ``"calibrated"`` (measured, :data:`CALIBRATED`), ``"saved"`` (estimated on the
+            user's collection by ``semsearch models calibrate --save``), ``"documented"`` (a
+            known model's conservative value, :data:`KNOWN`) or ``"guess"`` (:data:`UNMEASURED`:
+            nothing names the model).
     """
 
     value: float
@@ -100,12 +106,19 @@ def model_names(model_id: str) -> tuple[str, ...]:
 
 
 def model_threshold(model_id: str) -> Threshold:
-    """The default ``min_score`` of a model id and its basis: calibrated, documented, or a
-    guess (:data:`UNMEASURED`) when neither table names any of :func:`model_names`."""
+    """The default ``min_score`` of a model id and its basis: calibrated, saved (the user's
+    ``semsearch models calibrate --save``), documented, or a guess (:data:`UNMEASURED`) when
+    nothing names any of :func:`model_names`."""
+    from semsearch.embedders.saved_thresholds import saved_threshold
+
     names = model_names(model_id)
     for name in names:
         if name in CALIBRATED:
             return Threshold(CALIBRATED[name], "calibrated")
+    for name in names:
+        saved = saved_threshold(name)
+        if saved is not None:
+            return Threshold(saved, "saved")
     for prefix, value in KNOWN.items():
         if any(name.startswith(prefix) for name in names):
             return Threshold(value, "documented")
@@ -161,8 +174,9 @@ def guess_note(embedder: object) -> str | None:
         _warned.add(model_id)
     note = (
         f"min_score {default_min_score(embedder):g} is a guess: no threshold is known for the "
-        f"model {model_id}; state the model (e.g. azure-openai:<deployment>?model="
-        "text-embedding-ada-002) or pass min_score (docs/embedders.md, default thresholds)"
+        f"model {model_id}; measure it with `semsearch models calibrate <model> --index <file> "
+        "--save`, state the model (e.g. azure-openai:<deployment>?model=text-embedding-ada-002) "
+        "or pass min_score (docs/embedders.md, default thresholds)"
     )
     if first:
         log.warning("%s", note)
