@@ -34,12 +34,28 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
-from semsearch.collection import Collection
 from semsearch.errors import CalibrationFailed
+from semsearch.results import CollectionStats
+
+
+class StoredVectors(Protocol):
+    """What calibration reads of a collection (a :class:`semsearch.Collection` has it all;
+    the protocol keeps this module below the collection in the import layers)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def ids(self) -> list[str]: ...
+
+    def vectors(self, ids: str | Sequence[str]) -> dict[str, list[NDArray[np.float32] | None]]: ...
+
+    def stats(self) -> CollectionStats: ...
+
 
 __all__ = [
     "MAX_CHUNKS",
@@ -107,7 +123,7 @@ class Calibration:
 
 
 def calibrate(
-    collection: Collection, sample: int = 1000, seed: int = 0, quantile: float = QUANTILE
+    collection: StoredVectors, sample: int = 1000, seed: int = 0, quantile: float = QUANTILE
 ) -> Calibration:
     """Estimate ``collection``'s model threshold from its stored chunk vectors (module docstring).
 
@@ -221,7 +237,7 @@ def check_savable(model_id: str) -> None:
         )
 
 
-def _record_vectors(collection: Collection, ids: Sequence[str]) -> list[NDArray[np.float32]]:
+def _record_vectors(collection: StoredVectors, ids: Sequence[str]) -> list[NDArray[np.float32]]:
     """Per record with an embedded chunk: float32[chunks <= MAX_CHUNKS, dim], unit rows."""
     groups: list[NDArray[np.float32]] = []
     for start in range(0, len(ids), _ID_BATCH):
