@@ -46,7 +46,8 @@ def test_integration_page_example_prints_what_the_page_says(page: str, tmp_path:
 
 
 def test_async_api_example_runs(tmp_path: Path) -> None:
-    (code,) = python_blocks("python-api.md")
+    # the page's other examples (e.g. pulling a model from the Hub) cannot run offline
+    (code,) = [block for block in python_blocks("python-api.md") if "aconnect" in block]
     assert run_example(code, tmp_path).splitlines() == [
         "['tomatoes'] 2",
         "['I keep having sleepless nights']",
