@@ -5,15 +5,15 @@ sentence-transformers folder inside site-packages). Nothing is downloaded.
 
 Two engines run a folder (``local:<name>?engine=...``):
 
-- ``onnx`` (the default when it can): a BERT graph built once from the folder's
+- ``onnx`` (the default when it can): a BERT, (XLM-)RoBERTa or MPNet graph built once from the folder's
   ``model.safetensors`` with the ``onnx`` package and cached per user
   (:mod:`semsearch.embedders.onnx`). It needs only onnxruntime, tokenizers and numpy at run
   time: no torch, transformers or sentence-transformers is imported.
-- ``torch``: sentence-transformers, for any model the ONNX engine cannot build (a non-BERT
+- ``torch``: sentence-transformers, for any model the ONNX engine cannot build (another
   architecture, a Dense layer). It needs the ``torch`` extra.
 
-``engine=auto`` (the default) takes ``onnx`` when the folder is a plain BERT Transformer +
-Pooling (+ Normalize) pipeline, else ``torch``. ``precision=fp32|int8`` chooses the ONNX
+``engine=auto`` (the default) takes ``onnx`` when the folder is a plain Transformer +
+Pooling (+ Normalize) pipeline of one of those families, else ``torch``. ``precision=fp32|int8`` chooses the ONNX
 graph's weights: a spec without it means fp32 (the model as published), and the default model
 (``SEMSEARCH_MODEL`` unset) is the packaged all-MiniLM-L6-v2 at :data:`DEFAULT_PRECISION`,
 chosen by measurement (docs/benchmarks.md). ``threads=N`` sets the worker threads.
@@ -126,7 +126,7 @@ class LocalEmbedder(BaseEmbedder):
         name: a model folder path, a default-model alias (``all-MiniLM-L6-v2``), or a Hub id
             ``<org>/<name>`` pulled into the model cache (``semsearch models pull``).
         batch_size: most texts per forward pass (default 32).
-        engine: ``"auto"`` (ONNX when the folder is a plain BERT pipeline), ``"onnx"`` or
+        engine: ``"auto"`` (ONNX when the folder is a plain pipeline it builds), ``"onnx"`` or
             ``"torch"``.
         precision: ONNX weights, ``"fp32"`` (default: the model as published) or ``"int8"``.
         threads: ONNX Runtime intra-op threads (default: every core this process may use).

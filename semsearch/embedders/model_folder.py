@@ -17,30 +17,43 @@ from typing import Any
 __all__ = ["ModelFolder", "Pooling"]
 
 _PLAIN_MODULES = {"Transformer", "Pooling", "Normalize"}
+#: Pooling modes :func:`semsearch.embedders.onnx.runtime.pool` computes.
+_ONNX_POOLING = {"cls", "max", "mean", "mean_sqrt_len", "lasttoken"}
 
 
 @dataclass(frozen=True)
 class Pooling:
     """How token vectors become one text vector (sentence-transformers ``Pooling`` modes)."""
 
-    mode: str  # "mean", "cls", "max", "mean_sqrt_len", or several joined by "+"
+    mode: str  # "mean", "cls", "max", "mean_sqrt_len", "lasttoken", or several joined by "+"
     dim: int | None
     include_prompt: bool = True
 
     @classmethod
     def from_json(cls, config: dict[str, Any]) -> Pooling:
-        """Read ``1_Pooling/config.json``; the first enabled mode wins, mean when none is set."""
-        modes = [
-            ("cls", "pooling_mode_cls_token"),
-            ("max", "pooling_mode_max_tokens"),
-            ("mean", "pooling_mode_mean_tokens"),
-            ("mean_sqrt_len", "pooling_mode_mean_sqrt_len_tokens"),
-        ]
-        enabled = [mode for mode, key in modes if config.get(key)]
-        dim = config.get("word_embedding_dimension")
+        """Read ``1_Pooling/config.json`` in either layout sentence-transformers writes:
+        ``pooling_mode`` (a name or a list, v6) or one ``pooling_mode_*`` flag per mode (older);
+        several modes concatenate in ST's order, mean when none is set."""
+        named = config.get("pooling_mode")
+        if named:
+            names = [named] if isinstance(named, str) else list(named)
+            enabled = [str(n).removesuffix("_tokens") for n in names]  # mean_sqrt_len_tokens
+        else:
+            enabled = [mode for mode, key in _POOLING_FLAGS if config.get(key)]
+        dim = config.get("embedding_dimension") or config.get("word_embedding_dimension")
         include = bool(config.get("include_prompt", True))
-        mode = "+".join(enabled) or "mean"  # several modes concatenate (ST); none means mean
-        return cls(mode, int(dim) if dim else None, include)
+        return cls("+".join(enabled) or "mean", int(dim) if dim else None, include)
+
+
+#: The older per-mode flags of a pooling config, in ST's concatenation order.
+_POOLING_FLAGS = [
+    ("cls", "pooling_mode_cls_token"),
+    ("max", "pooling_mode_max_tokens"),
+    ("mean", "pooling_mode_mean_tokens"),
+    ("mean_sqrt_len", "pooling_mode_mean_sqrt_len_tokens"),
+    ("weightedmean", "pooling_mode_weightedmean_tokens"),
+    ("lasttoken", "pooling_mode_lasttoken"),
+]
 
 
 class ModelFolder:
@@ -116,13 +129,16 @@ class ModelFolder:
         if not self.is_plain:
             extra = sorted(set(self.module_kinds) - _PLAIN_MODULES)
             return f"its pipeline has {', '.join(extra)} modules"
-        if self.hf_config.get("model_type") != "bert":
-            return f"its architecture is {self.hf_config.get('model_type') or 'unknown'}, not BERT"
+        from semsearch.embedders.onnx.families import FAMILIES
+
+        kind = self.hf_config.get("model_type")
+        if kind not in FAMILIES:
+            return f"its architecture is {kind or 'unknown'}, not one of {', '.join(FAMILIES)}"
         if not self.weights_file.is_file():
             return "it has no model.safetensors"
         if not (self.path / "tokenizer.json").is_file():
             return "it has no tokenizer.json"
-        if self.pooling.mode not in {"mean", "cls", "max", "mean_sqrt_len"}:
+        if not set(self.pooling.mode.split("+")) <= _ONNX_POOLING:
             return f"its pooling mode is {self.pooling.mode}"
         if not self.pooling.include_prompt:
             return "its pooling leaves out the prompt tokens"

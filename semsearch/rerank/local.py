@@ -4,7 +4,7 @@ A folder is any sentence-transformers ``CrossEncoder`` or Hugging Face
 ``BertForSequenceClassification`` folder with one output label: ``config.json``,
 ``model.safetensors`` and ``tokenizer.json`` (e.g. ``cross-encoder/ms-marco-MiniLM-L6-v2``,
 downloaded by you; nothing is downloaded here). The graph is the engine's BERT encoder with
-the pooler and classifier head (:mod:`semsearch.embedders.onnx.bert_graph`), built once and
+the pooler and classifier head (:mod:`semsearch.embedders.onnx.encoder_graph`), built once and
 cached like an embedder's (:mod:`semsearch.embedders.onnx.cache`, file suffix ``-ce``).
 
 Pairs are tokenised ``[CLS] query [SEP] text [SEP]`` (token types 0 then 1) and truncated

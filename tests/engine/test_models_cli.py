@@ -37,7 +37,7 @@ def test_models_lists_the_cache_state_and_prepare_builds_it(
 
 
 def test_prepare_refuses_a_model_that_runs_on_torch(tiny_bert: Path, cache_dir: Path) -> None:
-    config = (tiny_bert / "config.json").read_text().replace('"bert"', '"roberta"')
+    config = (tiny_bert / "config.json").read_text().replace('"bert"', '"deberta-v2"')
     (tiny_bert / "config.json").write_text(config)
     result = CliRunner().invoke(app, ["models", "prepare", f"local:{tiny_bert}"])
     assert result.exit_code != 0

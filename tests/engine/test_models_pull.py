@@ -228,3 +228,45 @@ def test_index_and_search_with_a_model_not_pulled_name_the_pull_command(
     found = runner.invoke(app, ["search", "some text", "--index", db, "--mode", "semantic"])
     assert found.exit_code == 8, found.output
     assert f"semsearch models pull {REPO}" in found.output
+
+
+def test_a_pulled_tiny_xlm_roberta_indexes_and_searches_offline_on_onnx_without_torch(
+    tmp_path: Path, cache_dir: Path
+) -> None:
+    """A multilingual family end to end: pulled from the fake Hub, then `index` and a
+    semantic `search` offline in fresh processes, on the ONNX engine, with no torch."""
+    pytest.importorskip("transformers")
+    from tests.engine.tiny_families import make_tiny_family
+
+    repo = "semsearch-test/tiny-xlmr"
+    folder = make_tiny_family(tmp_path / "tiny-xlmr", "xlm-roberta", seed=7)
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "de.md").write_text("# Leuchtturm\n\nDer Schlüssel hängt hinter der Tür.\n")
+    (notes / "zh.md").write_text("# 灯塔\n\n钥匙挂在门后。\n")
+    db = str(tmp_path / "x.embed.db")
+    probe = (
+        "import json, sys\n"
+        "from semsearch.cli.app import app\n"
+        "try:\n"
+        "    app(sys.argv[1:])\n"
+        "except SystemExit as exit:\n"
+        "    assert not exit.code, exit.code\n"
+        "heavy = [m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules]\n"
+        "print(json.dumps({'heavy': heavy}), file=sys.stderr)\n"
+    )
+    with FakeHub(repo, folder) as hub:
+        assert run([*CLI, "models", "pull", repo], hub).returncode == 0
+        spec = f"local:{repo}"
+        made = run(
+            ["-c", probe, "index", str(notes), "--index", db], hub, True, SEMSEARCH_MODEL=spec
+        )
+        found = run(["-c", probe, "search", "Schlüssel", "--mode", "semantic", "--json",
+                     "--index", db], hub, offline=True)  # fmt: skip
+    assert made.returncode == 0 and found.returncode == 0, made.stderr + found.stderr
+    for proc in (made, found):
+        assert json.loads(proc.stderr.strip().splitlines()[-1]) == {"heavy": []}
+    hits = json.loads(found.stdout)["hits"]
+    assert {h["id"] for h in hits} == {"de.md", "zh.md"}
+    graphs = list((cache_dir / "onnx").glob("*.onnx"))
+    assert graphs and all(g.name.startswith("tiny-xlmr-") for g in graphs)  # built for it

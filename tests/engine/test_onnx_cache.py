@@ -134,9 +134,9 @@ def test_temp_files_of_a_killed_builder_are_removed(cache_dir: Path) -> None:
 def test_the_onnx_engine_refuses_a_model_it_cannot_build_with_the_extra_to_install(
     tiny_bert: Path,
 ) -> None:
-    config = (tiny_bert / "config.json").read_text().replace('"bert"', '"roberta"')
+    config = (tiny_bert / "config.json").read_text().replace('"bert"', '"deberta-v2"')
     (tiny_bert / "config.json").write_text(config)
     assert LocalEmbedder(str(tiny_bert)).engine == "torch"  # auto falls back
     with pytest.raises(EmbedderUnavailable) as caught:
         _ = LocalEmbedder(str(tiny_bert), engine="onnx").engine
-    assert "roberta" in caught.value.message and "semsearch[torch]" in (caught.value.hint or "")
+    assert "deberta-v2" in caught.value.message and "semsearch[torch]" in (caught.value.hint or "")

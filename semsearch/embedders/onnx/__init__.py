@@ -1,6 +1,7 @@
 """The ONNX Runtime engine for local models: no torch at run time.
 
-- :mod:`.bert_graph` builds a BERT encoder as an ONNX graph from ``model.safetensors``;
+- :mod:`.encoder_graph` builds a BERT, XLM-RoBERTa or MPNet encoder as an ONNX graph from
+  ``model.safetensors`` (:mod:`.families` says how the families differ);
 - :mod:`.cache` keeps built graphs per user, keyed by the weights' hash, the precision and the
   engine version, written atomically;
 - :mod:`.runtime` tokenises, batches by length, runs the graph and pools.

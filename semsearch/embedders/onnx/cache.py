@@ -100,7 +100,7 @@ class GraphSpec:
         precision: ``"fp32"`` or ``"int8"`` (dynamic quantisation, per-channel weights).
         label: the model's short name for the file name (default: the folder's name).
         head: ``"encoder"`` (token vectors, an embedder) or ``"classifier"`` (logits, a
-            cross-encoder); see :func:`~semsearch.embedders.onnx.bert_graph.build_bert_graph`.
+            cross-encoder); see :func:`~semsearch.embedders.onnx.encoder_graph.build_encoder_graph`.
     Raises:
         EmbedderUnavailable: an unknown precision.
     """
@@ -162,7 +162,11 @@ def build_graph(spec: GraphSpec, announce: Callable[[str], None] | None = None) 
         EmbedderUnavailable: the cache folder is not writable, the weights are unreadable, or
             the architecture is not one the engine builds.
     """
-    from semsearch.embedders.onnx.bert_graph import BertConfig, build_bert_graph, load_bert_weights
+    from semsearch.embedders.onnx.encoder_graph import (
+        EncoderConfig,
+        build_encoder_graph,
+        load_encoder_weights,
+    )
 
     say = announce or (lambda line: print(line, file=sys.stderr, flush=True))
     target = spec.path
@@ -173,9 +177,9 @@ def build_graph(spec: GraphSpec, announce: Callable[[str], None] | None = None) 
     remove_stale_temps(target.parent)
     say(f"preparing the model {spec.label} for ONNX Runtime ({spec.precision}), once")
     started = time.perf_counter()
-    config = BertConfig.from_json(spec.folder.hf_config)
-    model = build_bert_graph(
-        load_bert_weights(spec.folder.weights_file),
+    config = EncoderConfig.from_json(spec.folder.hf_config)
+    model = build_encoder_graph(
+        load_encoder_weights(spec.folder.weights_file),
         config,
         head=spec.head,
         local_layers=LOCAL_LAYERS,

@@ -121,7 +121,7 @@ class OnnxRunner:
         """Pooled text vectors and, from the same forward pass, a vector per char span.
 
         Needs a ``head="windows"`` runner
-        (:func:`~semsearch.embedders.onnx.bert_graph.build_bert_graph`). The text vector is
+        (:func:`~semsearch.embedders.onnx.encoder_graph.build_encoder_graph`). The text vector is
         :meth:`encode`'s (mean pooling), bit for bit. For the spans, the graph runs its last
         ``local_layers`` layers a second time on the same input, with each span's tokens
         attending only to themselves, the special tokens and the shared prefix; a span's
@@ -340,8 +340,9 @@ def pool(hidden: NDArray[np.float32], mask: NDArray[np.int64], mode: str) -> NDA
     """Token vectors float32[b, s, h] -> text vectors float32[b, h * modes] over the mask.
 
     Modes as in sentence-transformers' ``Pooling``: ``cls`` (first token), ``max`` (padding
-    excluded), ``mean`` and ``mean_sqrt_len`` (sum divided by sqrt of the token count);
-    several modes joined by ``+`` are concatenated in ST's order (cls, max, mean, mean_sqrt_len).
+    excluded), ``mean``, ``mean_sqrt_len`` (sum divided by sqrt of the token count) and
+    ``lasttoken`` (the last real token; rows are right-padded); several modes joined by ``+``
+    are concatenated in ST's order (cls, max, mean, mean_sqrt_len, lasttoken).
     """
     weights = mask[..., None].astype(np.float32)
     counts = np.clip(weights.sum(axis=1), 1e-9, None)
@@ -355,6 +356,9 @@ def pool(hidden: NDArray[np.float32], mask: NDArray[np.int64], mode: str) -> NDA
             parts.append((hidden * weights).sum(axis=1) / counts)
         elif part == "mean_sqrt_len":
             parts.append((hidden * weights).sum(axis=1) / np.sqrt(counts))
+        elif part == "lasttoken":
+            last = np.maximum(mask.sum(axis=1) - 1, 0)
+            parts.append(hidden[np.arange(hidden.shape[0]), last])
         else:
             raise EmbedderUnavailable(
                 f"unknown pooling mode {part!r}", hint="use '?engine=torch' for this model"
