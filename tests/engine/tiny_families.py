@@ -35,8 +35,9 @@ SPECIALS = ["<s>", "<pad>", "</s>", "<unk>"]  # ids 0-3, as in XLM-R and MPNet
 POSITIONS = 66  # max_position_embeddings: 64 tokens + padding_idx + 1
 
 
-def _tokenizer(kind: str) -> Any:
-    """A trained ``tokenizers.Tokenizer``: ``"unigram"`` (XLM-R) or ``"wordpiece"`` (MPNet)."""
+def _tokenizer(kind: str, corpus: list[str], vocab: int) -> Any:
+    """A ``tokenizers.Tokenizer`` trained on ``corpus`` with ``vocab`` pieces: ``"unigram"``
+    (XLM-R) or ``"wordpiece"`` (MPNet)."""
     from tokenizers import (
         Tokenizer,
         decoders,
@@ -53,15 +54,15 @@ def _tokenizer(kind: str) -> Any:
         tokenizer.pre_tokenizer = pre_tokenizers.Metaspace()
         tokenizer.decoder = decoders.Metaspace()
         trainer: Any = trainers.UnigramTrainer(
-            vocab_size=300, special_tokens=SPECIALS, unk_token="<unk>"
+            vocab_size=vocab, special_tokens=SPECIALS, unk_token="<unk>"
         )
     else:
         tokenizer = Tokenizer(models.WordPiece(unk_token="<unk>"))
         tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
         tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
         tokenizer.decoder = decoders.WordPiece()
-        trainer = trainers.WordPieceTrainer(vocab_size=300, special_tokens=SPECIALS)
-    tokenizer.train_from_iterator(CORPUS * 4, trainer)
+        trainer = trainers.WordPieceTrainer(vocab_size=vocab, special_tokens=SPECIALS)
+    tokenizer.train_from_iterator(corpus, trainer)
     tokenizer.post_processor = processors.TemplateProcessing(
         single="<s> $A </s>",
         pair="<s> $A </s> </s> $B </s>",
@@ -95,12 +96,18 @@ def make_tiny_family(
     seed: int = 0,
     max_seq_length: int = 48,
     prompts: dict[str, str] | None = None,
+    size: tuple[int, int, int, int] = (32, 2, 4, 64),
+    vocab_size: int | None = None,
+    corpus: list[str] | None = None,
+    pieces: int = 300,
 ) -> Path:
     """Write a random ``family`` (``"xlm-roberta"``, ``"mpnet"`` or ``"bert-unigram"``) ST
     folder; returns it.
 
-    Hidden 32, 2 layers, 4 heads, feed-forward 64; ``pooling`` is a sentence-transformers
-    pooling mode (``mean``, ``cls``, ``max``, ``mean_sqrt_len``, ``lasttoken``).
+    ``size`` is (hidden, layers, heads, feed-forward): (32, 2, 4, 64) by default,
+    (384, 6, 12, 1536) with ``vocab_size=30522`` for all-MiniLM-L6-v2's shape. The tokenizer
+    learns ``pieces`` pieces from ``corpus`` (default :data:`CORPUS`). ``pooling`` is a sentence-transformers pooling mode (``mean``, ``cls``,
+    ``max``, ``mean_sqrt_len``, ``lasttoken``).
     """
     from transformers import (
         BertConfig,
@@ -113,14 +120,16 @@ def make_tiny_family(
     )
 
     folder.mkdir(parents=True, exist_ok=True)
-    tokenizer = _tokenizer("wordpiece" if family == "mpnet" else "unigram")
+    kind = "wordpiece" if family == "mpnet" else "unigram"
+    tokenizer = _tokenizer(kind, corpus or CORPUS * 4, pieces)
+    hidden, layers, heads, feed_forward = size
     sizes: dict[str, Any] = dict(
-        vocab_size=tokenizer.get_vocab_size(),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        intermediate_size=64,
-        max_position_embeddings=POSITIONS,
+        vocab_size=vocab_size or tokenizer.get_vocab_size(),
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=feed_forward,
+        max_position_embeddings=max(POSITIONS, max_seq_length + 2),
         pad_token_id=1,
         bos_token_id=0,
         eos_token_id=2,
@@ -145,12 +154,12 @@ def make_tiny_family(
         model_max_length=max_seq_length,
     )
     wrapped.save_pretrained(str(folder))
-    _write_st_files(folder, pooling, max_seq_length, prompts)
+    _write_st_files(folder, pooling, max_seq_length, prompts, hidden)
     return folder
 
 
 def _write_st_files(
-    folder: Path, pooling: str, max_seq_length: int, prompts: dict[str, str] | None
+    folder: Path, pooling: str, max_seq_length: int, prompts: dict[str, str] | None, dim: int
 ) -> None:
     """modules.json, 1_Pooling/config.json (the older per-mode flags, as most Hub models),
     sentence_bert_config.json and, with ``prompts``, config_sentence_transformers.json."""
@@ -168,7 +177,7 @@ def _write_st_files(
         "mean_sqrt_len": "pooling_mode_mean_sqrt_len_tokens",
         "lasttoken": "pooling_mode_lasttoken",
     }
-    config: dict[str, Any] = {"word_embedding_dimension": 32}
+    config: dict[str, Any] = {"word_embedding_dimension": dim}
     config.update({key: mode == pooling for mode, key in flags.items()})
     (folder / "1_Pooling" / "config.json").write_text(json.dumps(config))
     sbert = {"max_seq_length": max_seq_length, "do_lower_case": False}
