@@ -340,7 +340,7 @@ def _best_windows(
     if not sets:
         return {}
     ids = list(sets)
-    windows = np.concatenate([sets[c].vectors for c in ids]).astype(np.float32)
+    windows = np.concatenate([sets[c].vectors for c in ids]).astype(np.float32, copy=False)
     spans = np.concatenate([sets[c].spans for c in ids])
     sims = (windows * query).sum(axis=1)
     counts = np.fromiter((len(sets[c].vectors) for c in ids), np.int64, len(ids))

@@ -359,12 +359,13 @@ class WindowSet:
     Attributes:
         spans: int32[m, 2], each window's ``(start, end)`` char offsets into the chunk's text
             (``Chunk.text``, end exclusive), in text order; m >= 2.
-        vectors: float16[m, dim], each window's unit vector from the collection's model
-            (float16 is enough for rescoring: cosines move by < 1e-3).
+        vectors: float[m, dim], each window's unit vector from the collection's model: float32
+            as read back from int8 codes (stores/window_blobs.py), float16 from blobs written
+            before, or as computed; either is enough for rescoring (cosines move by < 1e-3).
     """
 
     spans: NDArray[np.int32]
-    vectors: NDArray[np.float16]
+    vectors: NDArray[np.floating]
 
 
 @runtime_checkable

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 import semsearch
+from semsearch.stores.sqlite.schema import SCHEMA_VERSION
 from tests.ann import synthetic as syn
 from tests.file_formats import as_older_format
 
@@ -101,7 +102,7 @@ def test_fake_embedder_format_4_file_searches_unchanged_until_a_write_migrates_i
 
         coll.upsert([{"id": "new", "text": "new", "bucket": 1}], embed=False)
         # format 5 rounds them to float16, format 6 packs them into blocks
-        assert file_state(db_path) == (6, {"packed": N})
+        assert file_state(db_path) == (SCHEMA_VERSION, {"packed": N})
         half = vectors.astype(np.float16).astype(np.float32)
         for q in queries:  # the same process's cache reloads at the new precision
             assert found(coll, q) == top(half, q)
@@ -113,7 +114,7 @@ def test_fake_embedder_compact_migrates_a_format_4_file_and_halves_its_vectors(
     old_file(db_path)
     with semsearch.connect(db_path) as db:
         before, after = db.compact()
-    assert file_state(db_path) == (6, {"packed": N})
+    assert file_state(db_path) == (SCHEMA_VERSION, {"packed": N})
     assert after < before - N * DIM * 2 * 0.8  # about 2 bytes a value freed
 
 
@@ -166,7 +167,7 @@ def test_fake_embedder_a_kill_mid_migration_leaves_a_readable_correct_file(
         for q in queries:
             assert found(coll, q) == top(held, q)
         coll.upsert([{"id": "new", "text": "new", "bucket": 1}], embed=False)
-        assert file_state(db_path) == (6, {"packed": N})
+        assert file_state(db_path) == (SCHEMA_VERSION, {"packed": N})
         half = vectors.astype(np.float16).astype(np.float32)
         for q in queries:
             assert found(coll, q) == top(half, q)

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 import semsearch
+from semsearch.stores.sqlite.schema import SCHEMA_VERSION
 from tests.ann import synthetic as syn
 from tests.file_formats import BLOCK, as_older_format, stored_blobs
 
@@ -81,7 +82,7 @@ def test_fake_vectors_a_new_file_keeps_each_vector_once_in_a_block_as_float16(
     db_path: Path,
 ) -> None:
     vectors = fresh_file(db_path)
-    assert layout(db_path) == (6, 0, N)
+    assert layout(db_path) == (SCHEMA_VERSION, 0, N)
     held = by_record(db_path)
     assert {k: v for k, v in held.items()} == {
         syn.name(i): vectors[i].astype("<f2").tobytes() for i in range(N)
@@ -106,7 +107,7 @@ def test_fake_vectors_a_format_5_file_searches_unchanged_until_a_write_packs_it(
             assert found(coll, q) == top(vectors, q)
         assert digest(db_path) == before  # reads wrote nothing
         coll.upsert([{"id": "new", "text": "new", "bucket": 1}], embed=False)
-        assert layout(db_path) == (6, 0, N)
+        assert layout(db_path) == (SCHEMA_VERSION, 0, N)
         for q in queries:
             assert found(coll, q) == top(vectors, q)
     assert by_record(db_path) == {syn.name(i): vectors[i].astype("<f2").tobytes() for i in range(N)}
@@ -150,7 +151,7 @@ def test_fake_vectors_a_kill_mid_packing_leaves_a_readable_correct_file(db_path:
         for q in queries:
             assert found(coll, q) == top(vectors, q)
         coll.upsert([{"id": "new", "text": "new", "bucket": 1}], embed=False)
-        assert layout(db_path) == (6, 0, N)
+        assert layout(db_path) == (SCHEMA_VERSION, 0, N)
         for q in queries:
             assert found(coll, q) == top(vectors, q)
     assert by_record(db_path) == expected

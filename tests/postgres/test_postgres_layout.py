@@ -66,7 +66,10 @@ def test_hnsw_parameters_are_configurable(pg_location, raw) -> None:
 def test_migrations_are_numbered_and_recorded(pg_location, raw) -> None:
     with semsearch.connect(pg_location) as db:
         db.collection("a", embedder=FakeEmbedder(8))
-    assert [r[0] for r in raw("SELECT version FROM semsearch_migrations")] == [1]
+    assert [r[0] for r in raw("SELECT version FROM semsearch_migrations")] == [
+        1,
+        2,
+    ]  # 2: int8 window blobs (no statements)
     assert raw("SELECT value FROM semsearch_meta WHERE key = 'format'") == [("semsearch",)]
 
 

@@ -197,3 +197,38 @@ def test_format_2_file_searches_unchanged_until_a_write_migrates_it(db_path, fak
         hit.score, abs=1e-3
     )  # the same vector, now float16
     db.close()
+
+
+def window_blobs(path: Path) -> list[bytes]:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return [bytes(r[0]) for r in conn.execute("SELECT vectors FROM chunk_windows")]
+    finally:
+        conn.close()
+
+
+def test_format_6_float16_windows_search_as_before_and_new_windows_are_int8(
+    db_path, fake_embedder
+) -> None:
+    """Windows written before format 7 (float16 blobs) keep scoring and highlighting; the
+    next write stores its windows as int8 codes: 2 header bytes + 1 byte a value."""
+    db = semsearch.connect(db_path)
+    db.collection("notes", embedder=fake_embedder).upsert([{"id": "long", "text": NOTE}])
+    db.close()
+    as_older_format(db_path, 6, [])
+    dim = fake_embedder.dim
+    assert [len(b) for b in window_blobs(db_path)] == [2 * 2 * dim]  # two float16 windows
+
+    db = semsearch.connect(db_path)
+    coll = db.collection("notes", embedder=fake_embedder)
+    hit = coll.search("lighthouse key", limit=1, min_score=None)[0]
+    want = expected_mix(fake_embedder, "lighthouse key", NOTE, [FIRST, SECOND])
+    assert hit.score == pytest.approx(want, abs=2e-3) and hit.highlight == SECOND
+    other = "Bread wants a hot oven. Salt goes in at the start."
+    coll.upsert([{"id": "bread", "text": other}])
+    assert sorted(len(b) for b in window_blobs(db_path)) == [2 * dim + 2, 2 * 2 * dim]
+    again = {h.id: h for h in coll.search("lighthouse key", limit=2, min_score=None)}
+    assert again["long"].score == pytest.approx(hit.score, abs=1e-6)  # old blob, same read
+    bread = expected_mix(fake_embedder, "lighthouse key", other, window_spans(other))
+    assert again["bread"].score == pytest.approx(bread, abs=3e-3)  # int8 windows
+    db.close()

@@ -6,7 +6,7 @@ that reuse a vector by hash reuse its windows), ``spans`` and ``vectors`` (the b
 :mod:`semsearch.stores.window_blobs`, base64 text: Milvus has no binary scalar type) and the
 constant 2-d ``_v`` column Milvus requires. Milvus has no triggers, so writes and deletes of
 records call :func:`prune` with the content hashes their old chunks had. A chunk whose windows
-do not fit one VARCHAR (64 KiB; about 60 windows of 384 dimensions) keeps none and scores by its
+do not fit one VARCHAR (64 KiB; about 120 windows of 384 dimensions) keeps none and scores by its
 chunk vector.
 """
 

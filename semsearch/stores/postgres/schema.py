@@ -61,7 +61,9 @@ _V1 = [
     "INSERT INTO semsearch_meta (key, value) VALUES ('format', 'semsearch')",
 ]
 
-_MIGRATIONS: list[tuple[int, list[str]]] = [(1, _V1)]
+# 2: int8 sentence-window vectors (stores/window_blobs.py). Nothing is rewritten: blobs say
+# their layout. The version stops an older semsearch, which reads float16 windows only.
+_MIGRATIONS: list[tuple[int, list[str]]] = [(1, _V1), (2, [])]
 SCHEMA_VERSION = _MIGRATIONS[-1][0]
 
 _EXTENSION_HINT = (

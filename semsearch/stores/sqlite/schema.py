@@ -105,6 +105,9 @@ _MIGRATIONS: list[tuple[int, Callable[[sqlite3.Connection], None]]] = [
     (4, create_record_log),  # the keyword sidecar's change log: stores/sqlite/record_changes.py
     (5, migrate_to_float16),  # float16 chunk vectors: stores/sqlite/vector_blobs.py
     (6, migrate_to_blocks),  # chunk vectors packed in blocks: stores/sqlite/vector_blocks.py
+    # int8 sentence-window vectors (stores/window_blobs.py). Nothing is rewritten: blobs say
+    # their layout. The version stops an older semsearch, which reads float16 windows only.
+    (7, lambda conn: None),
 ]
 SCHEMA_VERSION = _MIGRATIONS[-1][0]
 
