@@ -4,7 +4,8 @@
   ``model.safetensors`` (:mod:`.families` says how the families differ);
 - :mod:`.cache` keeps built graphs per user, keyed by the weights' hash, the precision and the
   engine version, written atomically;
-- :mod:`.runtime` tokenises, batches by length, runs the graph and pools.
+- :mod:`.runtime` tokenises, batches by length, runs the graph and pools;
+- :mod:`.window_tokens` maps sentence windows to tokens and builds their attention mask.
 
 Imported only by :mod:`semsearch.embedders.local` (and the ``semsearch models`` command), and
 only when a text is embedded; it imports nothing above ``semsearch.embedders``.
