@@ -9,12 +9,13 @@ weights. Both engines read these once, here, so that they tokenise, truncate and
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ModelFolder", "Pooling"]
+__all__ = ["ONNX_WEIGHT_LIMIT", "ModelFolder", "Pooling", "float32_weight_bytes"]
 
 _PLAIN_MODULES = {"Transformer", "Pooling", "Normalize"}
 #: Pooling modes :func:`semsearch.embedders.onnx.runtime.pool` computes.
@@ -136,6 +137,12 @@ class ModelFolder:
             return f"its architecture is {kind or 'unknown'}, not one of {', '.join(FAMILIES)}"
         if not self.weights_file.is_file():
             return "it has no model.safetensors"
+        weight_bytes = float32_weight_bytes(self.weights_file)
+        if weight_bytes is not None and weight_bytes > ONNX_WEIGHT_LIMIT:
+            return (
+                f"its weights take {weight_bytes / 2**30:.1f} GiB as float32, more than one "
+                "ONNX file holds (2 GiB)"
+            )
         if not (self.path / "tokenizer.json").is_file():
             return "it has no tokenizer.json"
         if not set(self.pooling.mode.split("+")) <= _ONNX_POOLING:
@@ -151,6 +158,34 @@ class ModelFolder:
         for module in modules:
             if str(module.get("type", "")).endswith(f".{kind}") and module.get("path"):
                 return str(module["path"])
+        return None
+
+
+#: The most float32 weight bytes the ONNX engine puts in one graph file: protobuf's 2 GiB limit
+#: on a serialised message, less 16 MiB for the graph itself (multilingual-e5-large, 560M
+#: parameters, is over it; multilingual-e5-base, 278M, is under).
+ONNX_WEIGHT_LIMIT = 2**31 - 2**24
+
+
+def float32_weight_bytes(path: Path) -> int | None:
+    """Bytes a safetensors file's tensors take as float32 (4 per value, whatever their stored
+    dtype), read from its header alone; None when the header is unreadable.
+
+    The layout: an 8-byte little-endian header length, then a JSON object of
+    ``{name: {"dtype", "shape", "data_offsets"}}`` (huggingface/safetensors, format spec).
+    """
+    try:
+        with path.open("rb") as handle:
+            size = int.from_bytes(handle.read(8), "little")
+            if not 0 < size <= 100_000_000:
+                return None
+            header = json.loads(handle.read(size))
+        return sum(
+            4 * math.prod(int(d) for d in info.get("shape", []))
+            for name, info in header.items()
+            if name != "__metadata__" and isinstance(info, dict)
+        )
+    except (OSError, ValueError, TypeError, AttributeError):
         return None
 
 

@@ -143,3 +143,25 @@ def test_weighted_mean_pooling_falls_back_to_torch(tmp_path: Path) -> None:
     embedder = LocalEmbedder(str(folder))
     assert embedder.folder.onnx_obstacle() == "its pooling mode is weightedmean"
     assert embedder.engine == "torch"
+
+
+def test_a_model_too_large_for_one_onnx_file_falls_back_to_torch(tmp_path: Path) -> None:
+    """multilingual-e5-large's shape: 250,002 x 1,024 embeddings and 24 layers of about 12.6M
+    values are 560M float32 values, 2.1 GiB, over what one ONNX (protobuf) file holds."""
+    import json
+    import struct
+
+    from semsearch.embedders.model_folder import float32_weight_bytes
+
+    folder = make_tiny_family(tmp_path / "large", "xlm-roberta")
+    tensors = {"embeddings.word_embeddings.weight": [250002, 1024]}
+    tensors.update({f"encoder.layer.{i}.block": [12_600_000] for i in range(24)})
+    header = {name: {"dtype": "F16", "shape": shape, "data_offsets": [0, 0]}
+              for name, shape in tensors.items()}  # fmt: skip
+    raw = json.dumps(header).encode()
+    (folder / "model.safetensors").write_bytes(struct.pack("<Q", len(raw)) + raw)
+    want = 4 * (250002 * 1024 + 24 * 12_600_000)  # float32 bytes, though stored as float16
+    assert float32_weight_bytes(folder / "model.safetensors") == want
+    embedder = LocalEmbedder(str(folder))
+    assert "2.1 GiB as float32" in (embedder.folder.onnx_obstacle() or "")
+    assert embedder.engine == "torch"
