@@ -61,13 +61,18 @@ def best_chunks_from_text(
         by_record.setdefault(record_id, []).append((chunk_id, chunk_text))
     avgdl = (sum(totals) / n_chunks) or 1.0
     terms, n = [phrases[c] for c in clauses], [hits[c] for c in clauses]
+    # a record of one chunk shows it either way: nothing to score
+    scored = [text for pairs in by_record.values() if len(pairs) > 1 for _, text in pairs]
+    shown = iter(tokenizer.shown_counts_of(scored))
     chosen: dict[str, int | None] = {}
     for record_id, pairs in by_record.items():
-        if len(pairs) == 1:  # its only chunk is the one it shows either way: nothing to score
+        if len(pairs) == 1:
             chosen[record_id] = pairs[0][0]
             continue
-        tokens = [(chunk_id, tokenizer.shown_terms(text)) for chunk_id, text in pairs]
-        chosen[record_id] = best_chunk(tokens, terms, n, n_chunks, avgdl)
+        kept = [next(shown) for _ in pairs]
+        tokens = [(chunk_id, kept[i][0]) for i, (chunk_id, _) in enumerate(pairs)]
+        bags = [bag for _, bag in kept]
+        chosen[record_id] = best_chunk(tokens, terms, n, n_chunks, avgdl, bags)
     return {r: chunk for r, chunk in chosen.items() if chunk is not None}
 
 
