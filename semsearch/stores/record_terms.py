@@ -123,6 +123,7 @@ def best_chunk(
     hits: Sequence[int],
     n_chunks: int,
     avgdl: float,
+    counts: Sequence[Mapping[Token, int]] | None = None,
 ) -> int | None:
     """The chunk of one record that FTS5's ``bm25()`` over a chunk table ranks first for the
     ORed ``clauses`` (one weight-1 column, FTS5's IDF ``log((N - n + 0.5) / (n + 0.5))``
@@ -134,6 +135,8 @@ def best_chunk(
         hits: chunks of the collection holding each clause (its n).
     Tokens are terms, or any other hashable ids of them (the same ids in both).
         n_chunks: chunks in the collection (N); avgdl: their mean length in terms.
+        counts: each chunk's term frequencies, in the order of ``chunks``, when the caller
+            keeps them (:meth:`PieceTokenizer.shown_counts_of`); the same scores, sooner.
     Clauses in half of the chunks or more are left out (they add at most 2.2e-6 to a score),
     unless every clause is, as the SQLite store's ``best_chunks`` does.
     """
@@ -143,8 +146,8 @@ def best_chunk(
     phrases = [clauses[i] for i in kept]
     idfs = [fts5_idf(n_chunks, hits[i]) if n_chunks else FTS5_IDF_FLOOR for i in kept]
     best: tuple[float, int] | None = None
-    for chunk_id, tokens in chunks:
-        score = chunk_score(tokens, phrases, idfs, avgdl)
+    for i, (chunk_id, tokens) in enumerate(chunks):
+        score = chunk_score(tokens, phrases, idfs, avgdl, counts[i] if counts else None)
         if score > 0 and (best is None or score > best[0]):
             best = (score, chunk_id)
     return None if best is None else best[1]
@@ -187,18 +190,26 @@ def chunk_score(
     phrases: Sequence[Sequence[Token]],
     idfs: Sequence[float],
     avgdl: float,
+    counts: Mapping[Token, int] | None = None,
 ) -> float:
     """A chunk's BM25 for the query's clauses, as FTS5's ``bm25()`` scores the chunk-level
     table (one column, weight 1, no query weights, plain length normalisation ``|chunk| /
     avgdl``): ``sum idf(c) * f * (k1 + 1) / (f + k1 * (1 - b + b * |chunk| / avgdl))``, ``f``
     a term's occurrences or a phrase's consecutive ones in ``tokens`` (the chunk's terms, or
     ids of them, in order). ``idfs``: one per phrase (FTS5's IDF of its chunk frequency).
+    ``counts``: the chunk's term frequencies, if kept (a term is looked up, not counted).
     Returns a score >= 0; 0 when no phrase occurs."""
     norm = K1 * (1 - B + B * len(tokens) / (avgdl or 1.0))
     score = 0.0
     for phrase, weight in zip(phrases, idfs, strict=True):
-        # a query has a few clauses and a chunk ~100 terms: a count per clause (in C) beats
-        # counting every term of the chunk
-        f = tokens.count(phrase[0]) if len(phrase) == 1 else phrase_count(tokens, phrase)
-        score += weight * f * (K1 + 1) / (f + norm)
+        if len(phrase) != 1:
+            f = phrase_count(tokens, phrase)
+        elif counts is not None:
+            f = counts.get(phrase[0], 0)
+        else:
+            # a query has a few clauses and a chunk ~100 terms: a count per clause (in C)
+            # beats counting every term of the chunk
+            f = tokens.count(phrase[0])
+        if f:  # an absent clause adds 0.0: the same sum
+            score += weight * f * (K1 + 1) / (f + norm)
     return score

@@ -84,8 +84,20 @@ def test_tools_listed_with_described_bounded_schemas(server: McpProcess) -> None
     assert {"query", "mode", "hyde", "degraded", "degraded_reason", "hits"} <= set(
         out["properties"]
     )
-    hit = out["$defs"]["HitOut"]["properties"]
+    hit = out["properties"]["hits"]["items"]["properties"]  # definitions inlined (output.py)
     assert {"id", "title", "score", "text", "heading_path", "line_start", "components"} <= set(hit)
+    assert hit["line_start"]["type"] == ["integer", "null"]
+    assert "$defs" not in out and "anyOf" not in json.dumps(out)
+
+
+def test_a_search_answers_structured_content_and_its_compact_json_text(server: McpProcess) -> None:
+    result = server.call("search", {"query": LINK_QUESTION, "mode": "keyword"})
+    assert not result.is_error and len(result.content) == 1
+    view = result.structured_content
+    assert view is not None and view["count"] == len(view["hits"]) == 10
+    hit = view["hits"][0]
+    assert hit["id"] and hit["score"] > 0 and hit["text"] and isinstance(hit["fields"], dict)
+    assert text_of(result) == json.dumps(view, ensure_ascii=False, separators=(",", ":"))
 
 
 def test_limit_above_100_is_a_tool_error(server: McpProcess) -> None:

@@ -315,3 +315,49 @@ def test_index_and_import_commands_leave_a_current_sidecar_for_the_next_process_
         assert [h.id for h in coll.search("moths", mode="keyword")] == ["bats.md"]
         assert is_current(coll)  # loaded from the file and caught up: no fallback
         assert coll.store._keywords.sidecars[1]._building is None  # and no rebuild
+
+
+def test_kept_chunk_texts_give_the_fts5_best_chunk_and_follow_every_write(
+    db: semsearch.Database,
+) -> None:
+    from semsearch.bm25.chunks import ShownChunks
+
+    c = db.collection("kept", schema=SCHEMA, embedder=FakeEmbedder(dim=32, max_tokens=64))
+    c.upsert(scifact(120))
+    sidecar = sidecar_of(c)
+    store = c.store
+    shown = ShownChunks(capacity=15)  # fewer than a query's ids: records are dropped and read
+
+    def both(text: str, ids: list[str]) -> tuple[dict[str, int], dict[str, int]]:
+        cid, tokenizer, counts = store._keywords.setup(c.name)
+        snap = sidecar.current(store._rows)
+        assert snap is not None
+        clauses = scoring_clauses(text, ENGLISH_STOPWORDS)
+        ours = best_chunks_from_text(
+            store._rows, cid, sidecar.tokenizer, snap.live, [k.fts for k in clauses], ids,
+            counts, shown,
+        )  # fmt: skip
+        theirs = sqlite_keyword.best_chunks(store._rows, cid, tokenizer, text, ids, counts, clauses)
+        return ours, theirs
+
+    for text in [*queries(30), *queries(30)]:  # the second round reads kept texts
+        ids = [h.record_id for h in store.keyword_search(c.name, text, 20, None)]
+        ours, theirs = store._in_read_txn(lambda _, t=text, i=ids: both(t, i))
+        several = {i for i in ids if len(store._rows(CHUNKS, (i,))) > 1}
+        assert {i: ours[i] for i in several if i in ours} == {
+            i: theirs[i] for i in several if i in theirs
+        }
+    assert 0 < len(shown._records) <= 15
+
+    # a rewrite moves the matching words to another chunk: the hit shows the new one
+    words = " ".join(f"filler{i}" for i in range(200))
+    c.upsert([{"id": "moved", "title": "Moved", "text": f"{words} quokka marsupial", "bucket": 1}])
+    first = c.search("quokka", mode="keyword").hits[0]
+    assert first.id == "moved" and "quokka" in first.chunk.text and first.chunk.ordinal > 0
+    kept = store._keywords.shown_chunks[sidecar.cid]._records
+    assert "moved" in kept  # the search read (and kept) its chunks in Python, not by FTS5
+    c.upsert([{"id": "moved", "title": "Moved", "text": f"quokka marsupial {words}", "bucket": 1}])
+    again = c.search("quokka", mode="keyword").hits[0]
+    assert again.id == "moved" and again.chunk.ordinal == 0 and "quokka" in again.chunk.text
+    c.delete(["moved"])
+    assert [h.id for h in c.search("quokka", mode="keyword").hits] == []

@@ -71,3 +71,45 @@ def test_shown_terms_are_the_terms_and_the_cache_stays_bounded(monkeypatch) -> N
     ]  # fmt: skip
     assert [tokenizer.shown_terms(t) for t in texts] == expected
     assert len(tokenizer._shown) == 2  # the oldest text was dropped past the bound
+
+
+def test_shown_counts_tokenize_a_search_s_new_texts_in_one_round(monkeypatch) -> None:
+    from semsearch.stores import fts5_tokens
+
+    tokenizer = fts5_tokens.PieceTokenizer(fts5_tokens.PORTER)
+    rounds: list[int] = []
+    tokenize = tokenizer._tokenize
+    monkeypatch.setattr(tokenizer, "_tokenize", lambda batch: (rounds.append(1), tokenize(batch)))
+    texts = ["Running dogs, running!", "Café au lait", "Running dogs, running!", "dogs run"]
+    found = tokenizer.shown_counts_of(texts)
+    assert len(rounds) == 1  # one FTS5 round for the pieces of all three distinct texts
+    assert [terms for terms, _ in found] == [
+        ["run", "dog", "run"], ["cafe", "au", "lait"], ["run", "dog", "run"], ["dog", "run"],
+    ]  # fmt: skip
+    assert [bag for _, bag in found] == [
+        {"run": 2, "dog": 1}, {"cafe": 1, "au": 1, "lait": 1}, {"run": 2, "dog": 1},
+        {"dog": 1, "run": 1},
+    ]  # fmt: skip
+    assert tokenizer.shown_terms_of(texts[:2]) == [["run", "dog", "run"], ["cafe", "au", "lait"]]
+    assert len(rounds) == 1  # kept: nothing tokenized again
+
+
+def test_best_chunk_from_kept_counts_is_the_hand_worked_bm25_winner() -> None:
+    import math
+
+    from semsearch.stores.record_terms import best_chunk, chunk_score
+
+    # N = 10 chunks, "b" in 2 of them, avgdl 2.5; BM25 k1 = 1.2, b = 0.75 (FTS5's)
+    chunks = [(7, ["a", "b"]), (9, ["b", "b", "c"])]
+    bags = [{"a": 1, "b": 1}, {"b": 2, "c": 1}]
+    idf = math.log((10 - 2 + 0.5) / (2 + 0.5))
+    one = idf * 1 * 2.2 / (1 + 1.2 * (0.25 + 0.75 * 2 / 2.5))  # 1.0891 idf
+    two = idf * 2 * 2.2 / (2 + 1.2 * (0.25 + 0.75 * 3 / 2.5))  # 1.3018 idf: chunk 9 wins
+    for counts in (None, bags):
+        got = [chunk_score(t, [["b"]], [idf], 2.5, counts[i] if counts else None)
+               for i, (_, t) in enumerate(chunks)]  # fmt: skip
+        assert got == pytest.approx([one, two], rel=1e-12)
+        assert best_chunk(chunks, [["b"]], [2], 10, 2.5, counts) == 9
+    # a phrase is counted in the terms, not looked up: "a b" occurs in chunk 7 only
+    assert best_chunk(chunks, [["a", "b"]], [1], 10, 2.5, bags) == 7
+    assert best_chunk(chunks, [["z"]], [1], 10, 2.5, bags) is None

@@ -14,11 +14,12 @@ from typing import Annotated, Any, Literal, NotRequired, TypeVar, cast
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field, ValidationError
 from typing_extensions import TypedDict  # pydantic needs this one on Python < 3.12
 
 from semsearch.errors import SemsearchError
+from semsearch.server.mcp.output import lean_output_schemas, tool_result
 from semsearch.server.mcp.service import MAX_HITS, McpService
 from semsearch.server.mcp.stdio import LONE_SURROGATES
 from semsearch.server.mcp.views import SNIPPET_CHARS, safe_message
@@ -229,11 +230,16 @@ class ArgumentErrors:
 
 
 def register_tools(server: MCPServer, service: McpService) -> None:
-    """Add the read tools, and the write tools when the service allows writes."""
+    """Add the read tools, and the write tools when the service allows writes.
+
+    Each tool answers with :func:`~semsearch.server.mcp.output.tool_result` (structured
+    content and its compact JSON text) and publishes its output schema as
+    :func:`~semsearch.server.mcp.output.lean_schema` writes it."""
     _register_search(server, service)
     _register_reads(server, service)
     if service.config.allow_writes:
         _register_writes(server, service)
+    lean_output_schemas(server)
 
 
 def _register_search(server: MCPServer, service: McpService) -> None:
@@ -294,9 +300,8 @@ def _register_search(server: MCPServer, service: McpService) -> None:
                 "when the server has one, false skips it (faster), true requires it."
             ),
         ] = None,
-    ) -> SearchOut:
-        return cast(
-            SearchOut,
+    ) -> Annotated[CallToolResult, SearchOut]:
+        return tool_result(
             _run(
                 service.search,
                 query,
@@ -308,7 +313,7 @@ def _register_search(server: MCPServer, service: McpService) -> None:
                 where=where,
                 hypothetical_answer=hypothetical_answer,
                 rerank=rerank,
-            ),
+            )
         )
 
 
@@ -330,24 +335,23 @@ def _register_reads(server: MCPServer, service: McpService) -> None:
         max_chars: Annotated[
             int, Field(ge=100, le=200_000, description="Cut the text after this many characters.")
         ] = 20_000,
-    ) -> RecordOut:
+    ) -> Annotated[CallToolResult, RecordOut]:
         """The full text of one record (or of one of its chunks) and its fields, by id or path."""
-        return cast(
-            RecordOut,
-            _run(service.get, id, collection=collection, chunk=chunk, max_chars=max_chars),
+        return tool_result(
+            _run(service.get, id, collection=collection, chunk=chunk, max_chars=max_chars)
         )
 
     @server.tool(name="list_collections", title="List collections", annotations=READ_ONLY)
-    def list_collections() -> dict[str, Any]:
+    def list_collections() -> Annotated[CallToolResult, dict[str, Any]]:
         """The collections in the index: names, declared fields (usable in `where`), record and
         chunk counts, embedding model, pending embeddings and last index time."""
-        return _run(service.list_collections)
+        return tool_result(_run(service.list_collections))
 
     @server.tool(name="stats", title="Index health", annotations=READ_ONLY)
-    def stats() -> dict[str, Any]:
+    def stats() -> Annotated[CallToolResult, dict[str, Any]]:
         """Index health: counts per collection, models, last indexed time, and whether semantic
         search is usable (else only keyword search works)."""
-        return _run(service.stats)
+        return tool_result(_run(service.stats))
 
 
 def _register_writes(server: MCPServer, service: McpService) -> None:
@@ -363,9 +367,9 @@ def _register_writes(server: MCPServer, service: McpService) -> None:
             ),
         ],
         collection: Collection = None,
-    ) -> dict[str, Any]:
+    ) -> Annotated[CallToolResult, dict[str, Any]]:
         """Insert or update records by id and embed them (the collection is created if needed)."""
-        return _run(service.upsert, records, collection=collection)
+        return tool_result(_run(service.upsert, records, collection=collection))
 
     @server.tool(name="delete", title="Delete records", annotations=DESTRUCTIVE)
     def delete(
@@ -373,11 +377,11 @@ def _register_writes(server: MCPServer, service: McpService) -> None:
             list[str], Field(min_length=1, max_length=1000, description="Record ids to delete.")
         ],
         collection: Collection = None,
-    ) -> dict[str, Any]:
+    ) -> Annotated[CallToolResult, dict[str, Any]]:
         """Delete records by id, with their chunks and vectors. Returns how many existed."""
-        return _run(service.delete, ids, collection=collection)
+        return tool_result(_run(service.delete, ids, collection=collection))
 
     @server.tool(name="reindex", title="Embed pending chunks", annotations=WRITE)
-    def reindex(collection: Collection = None) -> dict[str, Any]:
+    def reindex(collection: Collection = None) -> Annotated[CallToolResult, dict[str, Any]]:
         """Embed every chunk still waiting for a vector (e.g. after the model was unavailable)."""
-        return _run(service.reindex, collection=collection)
+        return tool_result(_run(service.reindex, collection=collection))

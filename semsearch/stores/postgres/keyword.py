@@ -72,7 +72,7 @@ class PostgresKeyword(PostgresReads):
     def _terms(self, texts: Sequence[str]) -> list[list[str]]:
         """The terms of each text (chunks of hits, whose terms the tokenizer keeps awhile)."""
         with self._tokens() as tokenizer:
-            return [tokenizer.shown_terms(text) for text in texts]
+            return tokenizer.shown_terms_of(texts)
 
     def _count(self, rows: Sequence[IndexRow]) -> list[RecordCounts]:
         """The rows' counts for the BM25 tables (bm25_index.count_rows)."""

@@ -9,11 +9,12 @@ frequencies (stores/sqlite/keyword.py) and the keyword sidecar to pick a hit's b
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 
 from semsearch.stores.sqlite.sql import Rows, batches, marks
 
-__all__ = ["fts_lengths", "fts_totals"]
+__all__ = ["fts_lengths", "fts_state", "fts_totals"]
 
 
 def fts_totals(rows: Rows, table: str) -> tuple[int, list[int]]:
@@ -25,6 +26,27 @@ def fts_totals(rows: Rows, table: str) -> tuple[int, list[int]]:
         value, pos = _varint(blob, pos)
         values.append(value)
     return (values[0], values[1:]) if values else (0, [])
+
+
+def fts_state(rows: Rows, table: str) -> tuple[str, int, list[int]]:
+    """(stamp, rows, [tokens per column]) of an FTS5 table: :func:`fts_totals` and a digest of
+    its averages and *structure* records (``T_data`` rows 1 and 10). FTS5 rewrites the
+    structure record in every transaction that writes the table (its segments and write
+    counter change), so an equal stamp in a later read means the same indexed rows, as the
+    keyword sidecar's ``fts_stamp`` takes it for the record-level table."""
+    found = rows(f"SELECT id, block FROM {table}_data WHERE id IN (1, 10) ORDER BY id", ())
+    digest = hashlib.sha1(usedforsecurity=False)
+    values: list[int] = []
+    for row_id, block in found:
+        blob = bytes(block or b"")
+        digest.update(f"{int(row_id)}:".encode() + blob)
+        if int(row_id) == 1:
+            pos = 0
+            while pos < len(blob):
+                value, pos = _varint(blob, pos)
+                values.append(value)
+    totals = (values[0], values[1:]) if values else (0, [])
+    return digest.hexdigest(), *totals
 
 
 def _varint(blob: bytes, pos: int) -> tuple[int, int]:

@@ -14,7 +14,7 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
-from semsearch.bm25.chunks import best_chunks_from_text
+from semsearch.bm25.chunks import ShownChunks, best_chunks_from_text
 from semsearch.bm25.file import record_log_horizon
 from semsearch.bm25.sidecar import KeywordSidecar
 from semsearch.filters import Filter
@@ -47,6 +47,7 @@ class KeywordLeg:
         self.term_counts: dict[int, sqlite_keyword.TermCounts] = {}
         self.sidecars: dict[int, KeywordSidecar] = {}
         self.use_sidecar = True
+        self.shown_chunks: dict[int, ShownChunks] = {}  # chunk texts of records shown last
         self._caught_up: dict[int, int] = {}  # log position of each collection's last catch-up
 
     def setup(self, collection: str) -> tuple[int, str, sqlite_keyword.TermCounts] | None:
@@ -137,9 +138,10 @@ class KeywordLeg:
             sidecar = self.sidecars.get(cid) if self.use_sidecar else None
             snap = sidecar.current(rows) if sidecar is not None else None
             if sidecar is not None and snap is not None:  # no FTS5 scoring query
+                shown = self.shown_chunks.setdefault(cid, ShownChunks())
                 return best_chunks_from_text(
                     rows, cid, sidecar.tokenizer, snap.live, [c.fts for c in clauses],
-                    record_ids, counts,
+                    record_ids, counts, shown,
                 )  # fmt: skip
             return sqlite_keyword.best_chunks(
                 rows, cid, tokenizer, text, record_ids, counts, clauses
@@ -174,6 +176,7 @@ class KeywordLeg:
         """After a collection is dropped: let go of its sidecar (the store deletes its ``.kw``
         file: stores/sqlite/cache_files.py)."""
         self.sidecars.pop(cid, None)
+        self.shown_chunks.pop(cid, None)
 
     def _sidecar(self, collection: str) -> KeywordSidecar | None:
         """The collection's sidecar (made on first use), or None: no such collection, a
