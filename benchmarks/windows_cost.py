@@ -35,7 +35,8 @@ def vectors(path: Path) -> tuple[int, int]:
     """(chunk vectors, window vectors) in the file; windows counted from their spans' bytes."""
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
-        chunks = conn.execute("SELECT COUNT(*) FROM chunks WHERE vector IS NOT NULL").fetchone()
+        # "embedded", not "vector IS NOT NULL": format 6 keeps vectors in blocks
+        chunks = conn.execute("SELECT COUNT(*) FROM chunks WHERE status = 'embedded'").fetchone()
         windows = conn.execute("SELECT COALESCE(SUM(length(spans)), 0) / 8 FROM chunk_windows")
         return int(chunks[0]), int(windows.fetchone()[0])
     finally:
