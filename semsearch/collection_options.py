@@ -1,4 +1,5 @@
-"""The checks ``Database.collection`` runs on its arguments and on a collection's stored options.
+"""The checks ``Database.collection`` runs on its arguments and on a collection's stored options,
+and the options it stores when asked (sentence windows, keyword stop words).
 
 Also the rule that keeps conversation memory private: its collection holds every user's
 messages, so only the memory API (which scopes each read to one user) may open it.
@@ -6,6 +7,9 @@ messages, so only the memory API (which scopes each read to one user) may open i
 
 from __future__ import annotations
 
+import dataclasses
+
+from semsearch.collection import Collection
 from semsearch.errors import InvalidQuery
 from semsearch.memory_marks import MEMORY_COLLECTION, MEMORY_OPTION, is_memory, reuse_scope
 from semsearch.schema import Schema
@@ -17,10 +21,16 @@ __all__ = [
     "MEMORY_OPTION",
     "check_arguments",
     "check_options",
+    "check_stopwords",
+    "check_window_vectors",
     "is_memory",
     "keyword_options",
     "memory_refused",
     "reuse_scope",
+    "window_vectors_option",
+    "with_option",
+    "with_stopwords",
+    "with_windows",
 ]
 
 
@@ -89,3 +99,75 @@ def check_arguments(schema: object, embedder: object, **flags: object) -> None:
             f"embedder must be a spec string or an Embedder, got {type(embedder).__name__}",
             hint="e.g. embedder='fake:32' or embedder='local:all-MiniLM-L6-v2' (docs/embedders.md)",
         )
+
+
+def with_windows(coll: Collection, sentence_windows: bool | None) -> Collection:
+    """``coll`` with its ``sentence_windows`` option stored as asked (None: as stored)."""
+    from semsearch.windows import OPTION, windows_enabled
+
+    if sentence_windows is None or windows_enabled(coll.info.options) == sentence_windows:
+        return coll
+    return with_option(coll, OPTION, sentence_windows)
+
+
+def with_stopwords(coll: Collection, keyword_stopwords: str | None) -> Collection:
+    """``coll`` with its ``keyword_stopwords`` option stored as asked (None: as stored). Stop
+    words apply to queries only, so a collection may change its list at any time."""
+    from semsearch.keyword_query import DEFAULT_STOPWORDS
+
+    if keyword_stopwords is None:
+        return coll
+    if coll.info.options.get("keyword_stopwords", DEFAULT_STOPWORDS) == keyword_stopwords:
+        return coll
+    return with_option(coll, "keyword_stopwords", keyword_stopwords)
+
+
+def check_stopwords(keyword_stopwords: object) -> None:
+    """Refuse an unknown stop-word list name before anything is created."""
+    from semsearch.keyword_query import STOPWORD_LISTS
+
+    if keyword_stopwords is not None and keyword_stopwords not in STOPWORD_LISTS:
+        from semsearch.errors import InvalidQuery
+
+        raise InvalidQuery(
+            f"unknown keyword stop-word list {keyword_stopwords!r}",
+            hint=f"use one of: {', '.join(STOPWORD_LISTS)}",
+        )
+
+
+def window_vectors_option(window_vectors: object) -> dict[str, object]:
+    """The option a new collection stores for ``window_vectors``; InvalidQuery if unknown."""
+    from semsearch.windows import KINDS, VECTORS_OPTION
+
+    if window_vectors is None:
+        return {}
+    if window_vectors not in KINDS:
+        from semsearch.errors import InvalidQuery
+
+        raise InvalidQuery(
+            f"unknown window_vectors {window_vectors!r}", hint=f"use one of: {', '.join(KINDS)}"
+        )
+    return {VECTORS_OPTION: window_vectors}
+
+
+def check_window_vectors(info: CollectionInfo, window_vectors: str | None) -> None:
+    """Refuse another kind of window vectors than an existing collection keeps."""
+    from semsearch.windows import window_kind
+
+    stored = window_kind(info.options)
+    if window_vectors is not None and window_vectors != stored:
+        from semsearch.schema import SchemaConflict
+
+        raise SchemaConflict(
+            f"collection {info.name!r} keeps {stored} sentence windows; asked for {window_vectors}",
+            hint=f"rebuild them with `semsearch reembed --window-vectors {window_vectors}` "
+            "(the old ones serve until it is done)",
+        )
+
+
+def with_option(coll: Collection, key: str, value: object) -> Collection:
+    """``coll`` with ``options[key] = value`` stored (the store's collection row updated)."""
+    info = dataclasses.replace(coll.info, options={**coll.info.options, key: value})
+    coll.store.update_collection(info)
+    coll.info = info
+    return coll

@@ -18,9 +18,14 @@ from semsearch.collection_options import (
     MEMORY_OPTION,
     check_arguments,
     check_options,
+    check_stopwords,
+    check_window_vectors,
     is_memory,
     keyword_options,
     memory_refused,
+    window_vectors_option,
+    with_stopwords,
+    with_windows,
 )
 from semsearch.embedders.base import Embedder
 from semsearch.embedders.registry import resolve_embedder, same_model
@@ -70,77 +75,6 @@ def connect(location: str | os.PathLike[str]) -> Database:
     from semsearch.stores.milvus.store import MilvusStore
 
     return Database(MilvusStore(loc))
-
-
-def _with_windows(coll: Collection, sentence_windows: bool | None) -> Collection:
-    """``coll`` with its ``sentence_windows`` option stored as asked (None: as stored)."""
-    from semsearch.windows import OPTION, windows_enabled
-
-    if sentence_windows is None or windows_enabled(coll.info.options) == sentence_windows:
-        return coll
-    return _with_option(coll, OPTION, sentence_windows)
-
-
-def _with_stopwords(coll: Collection, keyword_stopwords: str | None) -> Collection:
-    """``coll`` with its ``keyword_stopwords`` option stored as asked (None: as stored). Stop
-    words apply to queries only, so a collection may change its list at any time."""
-    from semsearch.keyword_query import DEFAULT_STOPWORDS
-
-    if keyword_stopwords is None:
-        return coll
-    if coll.info.options.get("keyword_stopwords", DEFAULT_STOPWORDS) == keyword_stopwords:
-        return coll
-    return _with_option(coll, "keyword_stopwords", keyword_stopwords)
-
-
-def _check_stopwords(keyword_stopwords: object) -> None:
-    """Refuse an unknown stop-word list name before anything is created."""
-    from semsearch.keyword_query import STOPWORD_LISTS
-
-    if keyword_stopwords is not None and keyword_stopwords not in STOPWORD_LISTS:
-        from semsearch.errors import InvalidQuery
-
-        raise InvalidQuery(
-            f"unknown keyword stop-word list {keyword_stopwords!r}",
-            hint=f"use one of: {', '.join(STOPWORD_LISTS)}",
-        )
-
-
-def _window_vectors_option(window_vectors: object) -> dict[str, object]:
-    """The option a new collection stores for ``window_vectors``; InvalidQuery if unknown."""
-    from semsearch.windows import KINDS, VECTORS_OPTION
-
-    if window_vectors is None:
-        return {}
-    if window_vectors not in KINDS:
-        from semsearch.errors import InvalidQuery
-
-        raise InvalidQuery(
-            f"unknown window_vectors {window_vectors!r}", hint=f"use one of: {', '.join(KINDS)}"
-        )
-    return {VECTORS_OPTION: window_vectors}
-
-
-def _check_window_vectors(info: CollectionInfo, window_vectors: str | None) -> None:
-    """Refuse another kind of window vectors than an existing collection keeps."""
-    from semsearch.windows import window_kind
-
-    stored = window_kind(info.options)
-    if window_vectors is not None and window_vectors != stored:
-        from semsearch.schema import SchemaConflict
-
-        raise SchemaConflict(
-            f"collection {info.name!r} keeps {stored} sentence windows; asked for {window_vectors}",
-            hint=f"rebuild them with `semsearch reembed --window-vectors {window_vectors}` "
-            "(the old ones serve until it is done)",
-        )
-
-
-def _with_option(coll: Collection, key: str, value: object) -> Collection:
-    info = dataclasses.replace(coll.info, options={**coll.info.options, key: value})
-    coll.store.update_collection(info)
-    coll.info = info
-    return coll
 
 
 class Database:
@@ -259,11 +193,11 @@ class Database:
                 f"sentence_windows must be a bool or None, got {sentence_windows!r}",
                 hint="sentence_windows=False",
             )
-        _check_stopwords(keyword_stopwords)
-        kind = _window_vectors_option(window_vectors)
+        check_stopwords(keyword_stopwords)
+        kind = window_vectors_option(window_vectors)
         coll = self._open(name, schema, embedder, create, keyword_tokenizer, strict_model, kind)
-        _check_window_vectors(coll.info, window_vectors)
-        return _with_stopwords(_with_windows(coll, sentence_windows), keyword_stopwords)
+        check_window_vectors(coll.info, window_vectors)
+        return with_stopwords(with_windows(coll, sentence_windows), keyword_stopwords)
 
     def memory_collection(
         self, name: str = MEMORY_COLLECTION, *, schema: Schema, embedder: str | Embedder | None
