@@ -4,7 +4,7 @@ Every store gets the same data through the Store protocol (what ingestion calls)
 per chunk, ``n`` clustered 384-d unit vectors (benchmarks/ann_data.py), a deterministic text of
 ``words`` words per chunk drawn from a Zipf-like vocabulary (so full-text indexes grow as they
 do on prose), an int field ``bucket`` (``i % 100``) for filters, and ``windows`` sentence
-windows per chunk (random float16 unit vectors, so no compressor shrinks them; spans cut the
+windows per chunk (random unit vectors, stored as int8 codes, so no compressor shrinks them; spans cut the
 text into equal parts). Disk counters return ``{part: bytes}``.
 """
 

@@ -53,11 +53,11 @@ def test_runs_end_to_end_at_a_tiny_size(tmp_path: Path) -> None:
     default = hnsw["HNSW, fp16, codes in SQLite (default)"]
     assert with_codes - default == pytest.approx(2 * 384 - 8, abs=4)
     assert hnsw["HNSW, float32 graph"] - with_codes == pytest.approx(2 * 384, abs=4)
-    # 3 windows a chunk make a row of 3 x (384 x 2 bytes of vector + 8 bytes of span) = 2,328
-    # bytes plus a 64-character hash: more than half a 4,096-byte page, so one row a page
-    # (the primary-key index adds under 5%).
+    # 3 windows a chunk make a row of 3 x (384 int8 codes + 8 bytes of span) + a 2-byte header
+    # = 1,178 bytes plus a 64-character hash: under a third of a 4,096-byte page and over a
+    # quarter, so three rows a page (the primary-key index adds under 5%).
     windows = per[("disk", "SQLite file", "windows")]
-    assert 4096 <= windows < 1.05 * 4096
+    assert 4096 / 3 <= windows < 1.05 * 4096 / 3
     # A fresh process that searched has RAM rows for every layout.
     stores = {store for kind, store, _ in rows if kind == "RAM"}
     assert stores == {f"SQLite, {label}" for label in capacity.LAYOUTS}
