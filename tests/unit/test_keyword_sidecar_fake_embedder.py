@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import semsearch
-from semsearch.bm25.chunks import best_chunks_from_text
+from semsearch.bm25.chunks import ShownChunks, best_chunks_from_text
 from semsearch.bm25.file import keyword_path
 from semsearch.bm25.sidecar import KeywordSidecar, fts_stamp
 from semsearch.collection import Collection
@@ -59,6 +59,34 @@ def sidecar_of(coll: Collection) -> KeywordSidecar:
     (sidecar,) = store._keywords.sidecars.values()
     sidecar.wait(60)
     return sidecar
+
+
+def best_chunks_both_ways(
+    coll: Collection,
+    sidecar: KeywordSidecar,
+    text: str,
+    ids: list[str],
+    shown: ShownChunks | None = None,
+) -> tuple[dict[str, int], dict[str, int]]:
+    """Inside a read transaction: (``sidecar``'s best chunk per record, FTS5's own choice)."""
+    store = coll.store
+    cid, tokenizer, counts = store._keywords.setup(coll.name)
+    snap = sidecar.current(store._rows)
+    assert snap is not None
+    clauses = scoring_clauses(text, ENGLISH_STOPWORDS)
+    fts = [k.fts for k in clauses]
+    ours = best_chunks_from_text(
+        store._rows,
+        cid,
+        sidecar.tokenizer,
+        snap.live,
+        fts,
+        ids,
+        counts,
+        shown,  # type: ignore[arg-type]
+    )
+    theirs = sqlite_keyword.best_chunks(store._rows, cid, tokenizer, text, ids, counts, clauses)
+    return ours, theirs
 
 
 def is_current(coll: Collection) -> bool:
@@ -236,20 +264,11 @@ def test_best_chunk_from_text_is_the_fts5_best_chunk(db: semsearch.Database) -> 
     n_chunks = store._rows("SELECT count(*) FROM chunks", ())[0][0]
     assert fts_totals(store._rows, f"fts_{sidecar.cid}")[0] == n_chunks  # the averages record
 
-    def both(text: str, ids: list[str]) -> tuple[dict[str, int], dict[str, int]]:
-        cid, tokenizer, counts = store._keywords.setup(c.name)
-        snap = sidecar.current(store._rows)
-        assert snap is not None
-        clauses = scoring_clauses(text, ENGLISH_STOPWORDS)
-        ours = best_chunks_from_text(
-            store._rows, cid, sidecar.tokenizer, snap.live, [k.fts for k in clauses], ids, counts
-        )
-        theirs = sqlite_keyword.best_chunks(store._rows, cid, tokenizer, text, ids, counts, clauses)
-        return ours, theirs
-
     for text in [*queries(80), "COVID-19 T-cell responses"]:
         ids = [h.record_id for h in store.keyword_search(c.name, text, 20, None)]
-        ours, theirs = store._in_read_txn(lambda _, t=text, i=ids: both(t, i))
+        ours, theirs = store._in_read_txn(
+            lambda _, t=text, i=ids: best_chunks_both_ways(c, sidecar, t, i)
+        )
         chunks = {i: [r[0] for r in store._rows(CHUNKS, (i,))] for i in ids}
         single = {i for i in ids if len(chunks[i]) == 1}
         assert {i: k for i, k in ours.items() if i not in single} == {
@@ -320,29 +339,17 @@ def test_index_and_import_commands_leave_a_current_sidecar_for_the_next_process_
 def test_kept_chunk_texts_give_the_fts5_best_chunk_and_follow_every_write(
     db: semsearch.Database,
 ) -> None:
-    from semsearch.bm25.chunks import ShownChunks
-
     c = db.collection("kept", schema=SCHEMA, embedder=FakeEmbedder(dim=32, max_tokens=64))
     c.upsert(scifact(120))
     sidecar = sidecar_of(c)
     store = c.store
     shown = ShownChunks(capacity=15)  # fewer than a query's ids: records are dropped and read
 
-    def both(text: str, ids: list[str]) -> tuple[dict[str, int], dict[str, int]]:
-        cid, tokenizer, counts = store._keywords.setup(c.name)
-        snap = sidecar.current(store._rows)
-        assert snap is not None
-        clauses = scoring_clauses(text, ENGLISH_STOPWORDS)
-        ours = best_chunks_from_text(
-            store._rows, cid, sidecar.tokenizer, snap.live, [k.fts for k in clauses], ids,
-            counts, shown,
-        )  # fmt: skip
-        theirs = sqlite_keyword.best_chunks(store._rows, cid, tokenizer, text, ids, counts, clauses)
-        return ours, theirs
-
     for text in [*queries(30), *queries(30)]:  # the second round reads kept texts
         ids = [h.record_id for h in store.keyword_search(c.name, text, 20, None)]
-        ours, theirs = store._in_read_txn(lambda _, t=text, i=ids: both(t, i))
+        ours, theirs = store._in_read_txn(
+            lambda _, t=text, i=ids: best_chunks_both_ways(c, sidecar, t, i, shown)
+        )
         several = {i for i in ids if len(store._rows(CHUNKS, (i,))) > 1}
         assert {i: ours[i] for i in several if i in ours} == {
             i: theirs[i] for i in several if i in theirs
